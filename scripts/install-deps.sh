@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs every Debian package Ferry needs to build, test and benchmark.
+# Idempotent: when everything is present it only runs dpkg-query and exits.
+#   scripts/install-deps.sh          build + test dependencies
+#   scripts/install-deps.sh --bench  also the benchmark peers (awscli, rclone)
+set -euo pipefail
+
+build_pkgs=(
+  build-essential cmake ninja-build pkg-config git
+  libcurl4-openssl-dev libssl-dev libpugixml-dev nlohmann-json3-dev libcli11-dev
+  libfmt-dev libisal-dev libgtest-dev libgmock-dev libbenchmark-dev
+)
+test_pkgs=(
+  radosgw ceph-mon ceph-osd ceph-common uuid-runtime curl python3 python3-pytest python3-boto3
+)
+bench_pkgs=(awscli rclone time)
+
+want=("${build_pkgs[@]}" "${test_pkgs[@]}")
+[[ "${1:-}" == "--bench" ]] && want+=("${bench_pkgs[@]}")
+
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#want[@]} packages present"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt_get() { apt-get -o DPkg::Lock::Timeout=600 "$@"; }
+# Refresh package lists only when an install fails for lack of them.
+apt_get install -y --no-install-recommends "${missing[@]}" ||
+  { apt_get update && apt_get install -y --no-install-recommends "${missing[@]}"; }

@@ -1,0 +1,105 @@
+#include "aws/endpoint.h"
+
+#include "aws/shared_config.h"
+#include "base/strings.h"
+
+namespace ferry::aws {
+
+namespace {
+bool IsAlnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+bool DnsCompatible(std::string_view bucket) {
+  for (char c : bucket) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  }
+  return true;
+}
+}  // namespace
+
+Status ValidateBucketName(std::string_view b) {
+  if (b.size() < 3 || b.size() > 63) {
+    return InvalidArgument("bucket name '" + std::string(b) + "' must be 3 to 63 characters long");
+  }
+  if (!IsAlnum(b.front()) || !IsAlnum(b.back())) {
+    return InvalidArgument("bucket name '" + std::string(b) +
+                           "' must start and end with a letter or digit");
+  }
+  for (char c : b) {
+    if (!IsAlnum(c) && c != '.' && c != '-' && c != '_') {
+      return InvalidArgument("bucket name '" + std::string(b) + "' contains '" +
+                             std::string(1, c) + "'; allowed are letters, digits, '.', '-', '_'");
+    }
+  }
+  return Status();
+}
+
+std::string S3Endpoint::ObjectPath(const std::string& bucket, const std::string& key) const {
+  return path_style ? "/" + bucket + "/" + key : "/" + key;
+}
+
+std::string S3Endpoint::ObjectUrl(const std::string& bucket, const std::string& key) const {
+  return scheme + "://" + authority + ObjectPath(bucket, key);
+}
+
+Result<S3Endpoint> ResolveS3Endpoint(const Environment& env, const S3EndpointInput& in) {
+  FERRY_RETURN_IF_ERROR(ValidateBucketName(in.bucket));
+  SharedConfig cfg = LoadSharedConfig(env, in.profile);
+  bool ignore_configured = ToLower(env.GetOr("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "")) == "true";
+
+  S3Endpoint ep;
+  ep.region = in.region;
+  if (ep.region.empty()) ep.region = env.GetOr("AWS_REGION", "");
+  if (ep.region.empty()) ep.region = env.GetOr("AWS_DEFAULT_REGION", "");
+  if (ep.region.empty()) ep.region = cfg.Get("region").value_or("us-east-1");
+
+  std::string endpoint = in.endpoint;
+  if (endpoint.empty() && !ignore_configured) {
+    if (auto e = env.Get("AWS_ENDPOINT_URL_S3")) endpoint = *e;
+    else if (auto e2 = env.Get("AWS_ENDPOINT_URL")) endpoint = *e2;
+    else if (auto e3 = cfg.Get("s3.endpoint_url")) endpoint = *e3;
+    else if (auto e4 = cfg.Get("endpoint_url")) endpoint = *e4;
+  }
+  if (endpoint.empty()) {
+    ep.scheme = "https";
+    ep.authority = "s3." + ep.region + ".amazonaws.com";
+  } else {
+    size_t sep = endpoint.find("://");
+    if (sep == std::string::npos) {
+      return InvalidArgument("S3 endpoint '" + endpoint +
+                             "' must start with http:// or https://");
+    }
+    ep.scheme = ToLower(endpoint.substr(0, sep));
+    if (ep.scheme != "http" && ep.scheme != "https") {
+      return InvalidArgument("S3 endpoint '" + endpoint + "' must use http or https");
+    }
+    ep.authority = endpoint.substr(sep + 3);
+    while (!ep.authority.empty() && ep.authority.back() == '/') ep.authority.pop_back();
+    if (ep.authority.empty() || ep.authority.find('/') != std::string::npos ||
+        ep.authority.find('?') != std::string::npos) {
+      return InvalidArgument("S3 endpoint '" + endpoint +
+                             "' must be scheme://host[:port] with no path");
+    }
+    ep.custom = true;
+  }
+
+  std::string addressing = in.addressing;
+  if (addressing.empty()) addressing = cfg.Get("s3.addressing_style").value_or("");
+  if (addressing.empty() || addressing == "auto") {
+    ep.path_style = ep.custom || !DnsCompatible(in.bucket);
+  } else if (addressing == "path") {
+    ep.path_style = true;
+  } else if (addressing == "virtual") {
+    if (!DnsCompatible(in.bucket) && ep.scheme == "https") {
+      return InvalidArgument("bucket '" + in.bucket +
+                             "' cannot use virtual-hosted addressing over https");
+    }
+    ep.path_style = false;
+  } else {
+    return InvalidArgument("addressing must be 'path' or 'virtual', not '" + addressing + "'");
+  }
+  if (!ep.path_style) ep.authority = in.bucket + "." + ep.authority;
+  return ep;
+}
+
+}  // namespace ferry::aws

@@ -1,0 +1,42 @@
+#include "base/hash.h"
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include "base/strings.h"
+
+namespace ferry {
+
+namespace {
+template <size_t N>
+std::array<uint8_t, N> Digest(const EVP_MD* md, std::string_view data) {
+  std::array<uint8_t, N> out{};
+  unsigned int len = 0;
+  EVP_Digest(data.data(), data.size(), out.data(), &len, md, nullptr);
+  return out;
+}
+}  // namespace
+
+Sha256Digest Sha256(std::string_view data) { return Digest<32>(EVP_sha256(), data); }
+
+std::string Sha256Hex(std::string_view data) { return HexEncode(Sha256(data)); }
+
+Md5Digest Md5(std::string_view data) { return Digest<16>(EVP_md5(), data); }
+
+Sha256Digest HmacSha256(std::span<const uint8_t> key, std::string_view data) {
+  Sha256Digest out{};
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+       reinterpret_cast<const unsigned char*>(data.data()), data.size(), out.data(), &len);
+  return out;
+}
+
+std::string Base64Encode(std::span<const uint8_t> bytes) {
+  std::string out(4 * ((bytes.size() + 2) / 3), '\0');
+  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), bytes.data(),
+                          static_cast<int>(bytes.size()));
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
+}  // namespace ferry

@@ -1,0 +1,39 @@
+#include "base/redact.h"
+
+#include <gtest/gtest.h>
+
+namespace ferry {
+namespace {
+
+TEST(RedactTest, RemovesHeaderSecrets) {
+  std::string out = Redact(
+      "> GET / HTTP/1.1\r\nAuthorization: AWS4-HMAC-SHA256 Credential=AKID/x, Signature=abc\r\n"
+      "X-Amz-Security-Token: FQoGZXIvYXdzEXAMPLETOKEN\r\nHost: h\r\n");
+  EXPECT_EQ(out.find("abc"), std::string::npos);
+  EXPECT_EQ(out.find("FQoGZXIvYXdzEXAMPLETOKEN"), std::string::npos);
+  EXPECT_NE(out.find("Host: h"), std::string::npos);
+}
+
+TEST(RedactTest, RemovesPresignedQuerySecrets) {
+  std::string out = Redact(
+      "https://b.s3.amazonaws.com/k?X-Amz-Credential=AKID%2F2013&X-Amz-Signature=deadbeef&x=1");
+  EXPECT_EQ(out.find("deadbeef"), std::string::npos);
+  EXPECT_EQ(out.find("AKID"), std::string::npos);
+  EXPECT_NE(out.find("x=1"), std::string::npos);
+}
+
+TEST(RedactTest, RemovesCredentialFieldsInJsonXmlAndIni) {
+  EXPECT_EQ(Redact(R"({"SecretAccessKey": "s3cr3tvalue", "Token": "tok3nvalue"})")
+                .find("s3cr3tvalue"), std::string::npos);
+  EXPECT_EQ(Redact("<SecretAccessKey>abcdefgh</SecretAccessKey>").find("abcdefgh"),
+            std::string::npos);
+  EXPECT_EQ(Redact("aws_secret_access_key = abcdefgh").find("abcdefgh"), std::string::npos);
+}
+
+TEST(RedactTest, RemovesRegisteredSecretValuesAnywhere) {
+  RegisterSecret("verysecretvalue123");
+  EXPECT_EQ(Redact("oops verysecretvalue123 leaked"), "oops [REDACTED] leaked");
+}
+
+}  // namespace
+}  // namespace ferry

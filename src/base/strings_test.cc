@@ -1,0 +1,37 @@
+#include "base/strings.h"
+
+#include <gtest/gtest.h>
+
+namespace ferry {
+namespace {
+
+TEST(StringsTest, PercentEncodeKeepsUnreservedOnly) {
+  EXPECT_EQ(PercentEncode("a b+c/d~e"), "a%20b%2Bc%2Fd~e");
+  EXPECT_EQ(PercentEncode("a b/c", true), "a%20b/c");
+  EXPECT_EQ(PercentEncode("\xc3\xa9"), "%C3%A9");
+}
+
+TEST(StringsTest, PercentDecodeRejectsMalformedEscapes) {
+  EXPECT_EQ(PercentDecode("a%20b+c"), "a b+c");
+  EXPECT_EQ(PercentDecode("%25"), "%");
+  EXPECT_FALSE(PercentDecode("100%").has_value());
+  EXPECT_FALSE(PercentDecode("%4").has_value());
+  EXPECT_FALSE(PercentDecode("%zz").has_value());
+}
+
+TEST(StringsTest, ParsesByteSizes) {
+  EXPECT_EQ(ParseByteSize("64"), 64u);
+  EXPECT_EQ(ParseByteSize("8MiB"), 8u << 20);
+  EXPECT_EQ(ParseByteSize("1G"), 1ull << 30);
+  EXPECT_FALSE(ParseByteSize("1X").has_value());
+  EXPECT_FALSE(ParseByteSize("").has_value());
+}
+
+TEST(StringsTest, SplitKeepsEmptyFields) {
+  auto parts = Split("a//b", '/');
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(parts[1], "");
+}
+
+}  // namespace
+}  // namespace ferry

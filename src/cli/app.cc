@@ -1,0 +1,74 @@
+#include "cli/app.h"
+
+#include <csignal>
+#include <cstdio>
+
+#include "base/log.h"
+#include "base/redact.h"
+#include "cli/command.h"
+#include "storage/backends.h"
+
+#ifndef FERRY_VERSION
+#define FERRY_VERSION "dev"
+#endif
+
+namespace ferry::cli {
+
+int RunFerry(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);
+  CLI::App app{"ferry: move training data and results between storage and GPU jobs"};
+  app.set_version_flag("--version", "ferry " FERRY_VERSION);
+  app.require_subcommand(1);
+  int verbosity = 0;
+  bool trace_http = false;
+  app.add_flag("-v,--verbose", verbosity, "More log output (-v info, -vv debug, -vvv trace)");
+  app.add_flag("--trace-http", trace_http,
+               "Log HTTP request and response headers, secrets redacted (implies -vvv)");
+
+  Action action;
+  AddLsCommand(app, action);
+  AddStatCommand(app, action);
+  AddCatCommand(app, action);
+  AddCpCommand(app, action);
+  AddRmCommand(app, action);
+  AddMbCommand(app, action);
+  AddAuthCommand(app, action);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "ferry: usage error: %s (see ferry --help)\n",
+                 Redact(e.what()).c_str());
+    return kExitUsage;
+  }
+
+  if (trace_http) verbosity = 3;
+  SetLogLevel(static_cast<LogLevel>(std::min(static_cast<int>(LogLevel::kWarn) + verbosity,
+                                             static_cast<int>(LogLevel::kTrace))));
+  auto env = std::make_shared<ProcessEnvironment>();
+  storage::StoreRegistry registry;
+  storage::RegisterDefaultBackends(registry, {.env = env, .trace_http = trace_http});
+  Context ctx{.env = env, .registry = &registry};
+
+  Status s = action ? action(ctx) : Internal("no command");
+  std::fflush(stdout);
+  if (s.code() == StatusCode::kCancelled && s.message() == "output closed") return kExitOk;
+  if (!s.ok()) {
+    std::string line = Redact(s.message());
+    for (char& c : line) {
+      if (c == '\n' || c == '\r') c = ' ';
+    }
+    std::fprintf(stderr, "ferry: error: %s\n", line.c_str());
+    return s.code() == StatusCode::kInvalidArgument && s.detail().http_status == 0 ? kExitUsage
+                                                                                     : kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace ferry::cli

@@ -1,0 +1,62 @@
+// ferry auth s3://bucket[/prefix]: which credentials, endpoint, region and addressing Ferry
+// would use for the URL, and (unless --no-check) whether a ListObjectsV2 call succeeds with them.
+// Never prints a secret: the access key id is masked.
+
+#include <fmt/format.h>
+
+#include "aws/credential_chain.h"
+#include "aws/endpoint.h"
+#include "cli/command.h"
+#include "storage/url.h"
+
+namespace ferry::cli {
+
+namespace {
+
+struct AuthOptions {
+  std::string url;
+  bool no_check = false;
+};
+
+std::string Param(const storage::ParsedUrl& u, const char* name) {
+  auto it = u.params.find(name);
+  return it == u.params.end() ? "" : it->second;
+}
+
+Status RunAuth(Context& ctx, const AuthOptions& o) {
+  FERRY_ASSIGN_OR_RETURN(auto parsed, storage::ParseUrl(o.url));
+  if (parsed.scheme != storage::Scheme::kS3) {
+    return Print(ctx, "'" + o.url + "' needs no credentials (not an s3:// URL)\n");
+  }
+  FERRY_ASSIGN_OR_RETURN(auto ep, aws::ResolveS3Endpoint(*ctx.env, {.bucket = parsed.bucket,
+                                                                    .endpoint = Param(parsed, "endpoint"),
+                                                                    .region = Param(parsed, "region"),
+                                                                    .addressing = Param(parsed, "addressing"),
+                                                                    .profile = Param(parsed, "profile")}));
+  auto chain = aws::MakeDefaultCredentialsChain({.env = ctx.env,
+                                                 .profile = Param(parsed, "profile"),
+                                                 .anonymous = Param(parsed, "anonymous") == "true"});
+  FERRY_ASSIGN_OR_RETURN(auto creds, chain->GetCredentials());
+  FERRY_RETURN_IF_ERROR(Print(ctx, fmt::format("endpoint:    {}://{}\nregion:      {}\naddressing:  {}\n"
+                                               "credentials: {}\n",
+                                               ep.scheme, ep.authority, ep.region,
+                                               ep.path_style ? "path" : "virtual-hosted",
+                                               aws::DescribeCredentials(creds))));
+  if (o.no_check) return Status();
+  FERRY_ASSIGN_OR_RETURN(auto opened, ctx.registry->Open(o.url));
+  auto page = opened.store->List({.prefix = parsed.key, .recursive = false, .max_keys = 1});
+  if (!page.ok()) return page.status().WithContext("access check failed");
+  return Print(ctx, "check:       ListObjectsV2 on " + opened.store->UrlFor(parsed.key) + " succeeded\n");
+}
+
+}  // namespace
+
+void AddAuthCommand(CLI::App& app, Action& action) {
+  auto o = std::make_shared<AuthOptions>();
+  auto* cmd = app.add_subcommand("auth", "Show which credentials and endpoint an s3:// URL uses");
+  cmd->add_option("url", o->url, "s3://bucket[/prefix][?params]")->required();
+  cmd->add_flag("--no-check", o->no_check, "Do not make a test request");
+  cmd->callback([o, &action] { action = [o](Context& ctx) { return RunAuth(ctx, *o); }; });
+}
+
+}  // namespace ferry::cli

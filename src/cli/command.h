@@ -1,0 +1,53 @@
+#pragma once
+// Shared pieces of the ferry subcommands: the context every command gets, and output helpers.
+// Each subcommand lives in its own file and registers itself with Add*Command().
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "base/environment.h"
+#include "base/status.h"
+#include "storage/registry.h"
+
+namespace ferry::cli {
+
+// Exit codes: documented in README and docs/semantics/urls.md.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+
+struct Context {
+  std::shared_ptr<const Environment> env;
+  storage::StoreRegistry* registry = nullptr;
+  std::FILE* out = stdout;
+};
+
+// A parsed subcommand's action; returns the process exit code.
+using Action = std::function<Status(Context&)>;
+
+// Each Add*Command adds a subcommand to `app`; when it is chosen, its action is put in `action`.
+void AddLsCommand(CLI::App& app, Action& action);
+void AddStatCommand(CLI::App& app, Action& action);
+void AddCatCommand(CLI::App& app, Action& action);
+void AddRmCommand(CLI::App& app, Action& action);
+void AddCpCommand(CLI::App& app, Action& action);
+void AddMbCommand(CLI::App& app, Action& action);
+void AddAuthCommand(CLI::App& app, Action& action);
+
+// Writes to ctx.out; a closed pipe (ferry ls | head) ends the command quietly with kCancelled.
+Status Print(Context& ctx, std::string_view text);
+
+// The last path segment of a key ("a/b/c" -> "c", "a/b/" -> "b").
+std::string BaseName(std::string_view key);
+
+// True when `opened` is a local path naming an existing directory.
+bool LocalDirExists(const storage::OpenedUrl& opened);
+
+// JSON string literal with escapes.
+std::string JsonString(std::string_view s);
+
+}  // namespace ferry::cli

@@ -1,0 +1,44 @@
+// ferry stat URL [--json]: size, time, ETag and user metadata of one object.
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+
+namespace ferry::cli {
+
+namespace {
+
+struct StatOptions {
+  std::string url;
+  bool json = false;
+};
+
+Status RunStat(Context& ctx, const StatOptions& o) {
+  FERRY_ASSIGN_OR_RETURN(auto opened, ctx.registry->Open(o.url));
+  FERRY_ASSIGN_OR_RETURN(auto info, opened.store->Stat(opened.key));
+  std::string modified = info.modified ? FormatIso8601(*info.modified) : "";
+  if (o.json) {
+    nlohmann::json j = {{"url", opened.store->UrlFor(info.key)}, {"key", info.key},
+                        {"size", info.size}, {"modified", modified}, {"etag", info.etag},
+                        {"metadata", info.metadata}};
+    return Print(ctx, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  }
+  std::string out = fmt::format("url:      {}\nsize:     {}\nmodified: {}\netag:     {}\n",
+                                opened.store->UrlFor(info.key), info.size, modified, info.etag);
+  for (const auto& [k, v] : info.metadata) out += fmt::format("meta:     {}={}\n", k, v);
+  return Print(ctx, out);
+}
+
+}  // namespace
+
+void AddStatCommand(CLI::App& app, Action& action) {
+  auto o = std::make_shared<StatOptions>();
+  auto* cmd = app.add_subcommand("stat", "Show an object's size, time, ETag and metadata");
+  cmd->add_option("url", o->url, "Path or URL of one object")->required();
+  cmd->add_flag("--json", o->json, "Print JSON");
+  cmd->callback([o, &action] { action = [o](Context& ctx) { return RunStat(ctx, *o); }; });
+}
+
+}  // namespace ferry::cli

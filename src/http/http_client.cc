@@ -1,0 +1,237 @@
+#include "http/http_client.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include "base/log.h"
+#include "base/strings.h"
+#include "http/curl_error.h"
+
+namespace ferry::http {
+
+namespace {
+
+void GlobalInit() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+// State of one transfer, reached from curl's C callbacks. No exception may leave a callback.
+struct Transfer {
+  const Request* request = nullptr;
+  const BodySink* sink = nullptr;
+  const ResponseStart* on_start = nullptr;
+  Response* response = nullptr;
+  CURL* easy = nullptr;
+  size_t body_offset = 0;  // upload position
+  size_t max_error_body = 0;
+  Status sink_status;
+  bool status_known = false;
+  bool deliver = false;  // body goes to the sink
+};
+
+size_t OnHeader(char* data, size_t size, size_t n, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  std::string_view line(data, size * n);
+  if (StartsWith(line, "HTTP/")) {  // a new status line (100-continue, redirect): reset
+    t->response->headers.clear();
+    return size * n;
+  }
+  size_t colon = line.find(':');
+  if (colon != std::string_view::npos) {
+    t->response->headers.push_back(
+        {ToLower(Trim(line.substr(0, colon))), std::string(Trim(line.substr(colon + 1)))});
+  }
+  return size * n;
+}
+
+size_t OnBody(char* data, size_t size, size_t n, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  size_t len = size * n;
+  if (!t->status_known) {
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &t->response->status);
+    t->status_known = true;
+    t->deliver = t->sink != nullptr && *t->sink && t->response->ok();
+    if (t->deliver && t->on_start != nullptr && *t->on_start) {
+      t->sink_status = (*t->on_start)(*t->response);
+      if (!t->sink_status.ok()) return 0;
+    }
+  }
+  if (t->deliver) {
+    try {
+      t->sink_status = (*t->sink)(std::string_view(data, len));
+    } catch (...) {
+      t->sink_status = Internal("exception in body sink");
+    }
+    return t->sink_status.ok() ? len : 0;  // 0 aborts with CURLE_WRITE_ERROR
+  }
+  std::string& body = t->response->body;
+  bool is_error = !t->response->ok();
+  size_t room = is_error ? (t->max_error_body > body.size() ? t->max_error_body - body.size() : 0)
+                         : len;
+  body.append(data, std::min(len, room));
+  return len;
+}
+
+size_t OnRead(char* buffer, size_t size, size_t n, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  std::string_view body = t->request->body;
+  size_t len = std::min(size * n, body.size() - t->body_offset);
+  std::copy_n(body.data() + t->body_offset, len, buffer);
+  t->body_offset += len;
+  return len;
+}
+
+int OnSeek(void* user, curl_off_t offset, int origin) {
+  auto* t = static_cast<Transfer*>(user);
+  if (origin != SEEK_SET || offset < 0 ||
+      static_cast<size_t>(offset) > t->request->body.size()) {
+    return CURL_SEEKFUNC_CANTSEEK;
+  }
+  t->body_offset = static_cast<size_t>(offset);
+  return CURL_SEEKFUNC_OK;
+}
+
+int OnDebug(CURL*, curl_infotype type, char* data, size_t size, void*) {
+  const char* prefix = nullptr;
+  switch (type) {
+    case CURLINFO_TEXT: prefix = "* "; break;
+    case CURLINFO_HEADER_OUT: prefix = "> "; break;
+    case CURLINFO_HEADER_IN: prefix = "< "; break;
+    default: return 0;  // bodies are never traced
+  }
+  std::string_view text(data, size);
+  for (auto line : Split(text, '\n')) {
+    line = Trim(line);
+    if (!line.empty()) Log(LogLevel::kTrace, "http {}{}", prefix, line);
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::optional<std::string_view> Response::Header(std::string_view lower_name) const {
+  for (const auto& h : headers) {
+    if (h.name == lower_name) return std::string_view(h.value);
+  }
+  return std::nullopt;
+}
+
+struct Client::Pool {
+  std::mutex mu;
+  std::vector<CURL*> idle;
+
+  CURL* Acquire() {
+    {
+      std::lock_guard lock(mu);
+      if (!idle.empty()) {
+        CURL* e = idle.back();
+        idle.pop_back();
+        curl_easy_reset(e);  // keeps live connections and DNS cache
+        return e;
+      }
+    }
+    return curl_easy_init();
+  }
+  void Release(CURL* e) {
+    std::lock_guard lock(mu);
+    idle.push_back(e);
+  }
+  ~Pool() {
+    for (CURL* e : idle) curl_easy_cleanup(e);
+  }
+};
+
+Client::Client(ClientOptions options) : options_(std::move(options)), pool_(new Pool) {
+  GlobalInit();
+}
+
+Client::~Client() = default;
+
+Result<Response> Client::Send(const Request& request, const BodySink& sink,
+                              const ResponseStart& on_start) {
+  CURL* easy = pool_->Acquire();
+  if (easy == nullptr) return Internal("curl_easy_init failed");
+  Response response;
+  Transfer t{.request = &request, .sink = &sink, .on_start = &on_start, .response = &response, .easy = easy,
+             .max_error_body = static_cast<size_t>(options_.max_error_body)};
+  char errbuf[CURL_ERROR_SIZE] = {0};
+
+  curl_easy_setopt(easy, CURLOPT_URL, request.url.c_str());
+  curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(easy, CURLOPT_PATH_AS_IS, 1L);  // keys may contain "//", "./", "../"
+  curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, errbuf);
+  curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
+  curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options_.low_speed_time.count()));
+  if (options_.total_timeout.count() > 0) {
+    curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.total_timeout.count()));
+  }
+  // Larger buffers cut per-chunk overhead on multi-hundred-MB/s transfers.
+  curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, 256L * 1024);
+  curl_easy_setopt(easy, CURLOPT_UPLOAD_BUFFERSIZE, 1024L * 1024);
+  curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+  if (!options_.ca_bundle.empty()) curl_easy_setopt(easy, CURLOPT_CAINFO, options_.ca_bundle.c_str());
+  if (options_.follow_redirects) {
+    curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(easy, CURLOPT_MAXREDIRS, 5L);
+  }
+  if (options_.trace && LogEnabled(LogLevel::kTrace)) {
+    curl_easy_setopt(easy, CURLOPT_DEBUGFUNCTION, OnDebug);
+    curl_easy_setopt(easy, CURLOPT_VERBOSE, 1L);
+  }
+  curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, OnHeader);
+  curl_easy_setopt(easy, CURLOPT_HEADERDATA, &t);
+  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, OnBody);
+  curl_easy_setopt(easy, CURLOPT_WRITEDATA, &t);
+
+  if (request.method == "HEAD") {
+    curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);
+  } else if (request.send_body) {
+    curl_easy_setopt(easy, CURLOPT_UPLOAD, 1L);
+    curl_easy_setopt(easy, CURLOPT_READFUNCTION, OnRead);
+    curl_easy_setopt(easy, CURLOPT_READDATA, &t);
+    curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION, OnSeek);
+    curl_easy_setopt(easy, CURLOPT_SEEKDATA, &t);
+    curl_easy_setopt(easy, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+    if (request.method != "PUT") curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  } else if (request.method != "GET") {
+    curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  }
+
+  curl_slist* headers = nullptr;
+  for (const auto& h : request.headers) {
+    std::string line = h.name + ": " + h.value;
+    headers = curl_slist_append(headers, line.c_str());
+  }
+  headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
+  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
+
+  CURLcode rc = curl_easy_perform(easy);
+  if (response.status == 0) curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &response.status);
+  curl_slist_free_all(headers);
+  curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, nullptr);
+  pool_->Release(easy);
+
+  if (!t.sink_status.ok()) return t.sink_status;
+  if (rc != CURLE_OK) return CurlError(rc, errbuf);
+  return response;
+}
+
+std::string DisplayUrl(std::string_view url) {
+  std::string_view u = url.substr(0, url.find('?'));
+  size_t scheme = u.find("://");
+  if (scheme != std::string_view::npos) {
+    size_t host_start = scheme + 3;
+    size_t path = u.find('/', host_start);
+    size_t at = u.find('@', host_start);
+    if (at != std::string_view::npos && (path == std::string_view::npos || at < path)) {
+      return std::string(u.substr(0, host_start)) + std::string(u.substr(at + 1));
+    }
+  }
+  return std::string(u);
+}
+
+}  // namespace ferry::http

@@ -1,0 +1,89 @@
+#pragma once
+// A small HTTP/1.1 client over libcurl (the only file set that includes curl).
+//
+// Thread-safety: Client is safe to share; each Send() borrows an easy handle from a pool, so
+// connections stay alive across requests (keep-alive reuse) without a global lock during
+// transfers. Errors: a transport failure (refused, reset, timeout, TLS) is a Status from
+// CurlError(); any HTTP answer, 4xx/5xx included, is a Response: interpreting status codes is
+// the caller's job (S3 errors carry XML bodies, plain HTTP does not).
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace ferry::http {
+
+struct Header {
+  std::string name;
+  std::string value;
+};
+using Headers = std::vector<Header>;
+
+struct Request {
+  std::string method = "GET";
+  std::string url;  // fully encoded
+  Headers headers;
+  std::string_view body;  // request body, not owned; sent with Content-Length
+  bool send_body = false; // PUT/POST with `body` (may be empty)
+};
+
+struct Response;
+// Called once with the status and headers of a 2xx answer before its body reaches the sink.
+using ResponseStart = std::function<Status(const Response&)>;
+
+struct Response {
+  long status = 0;
+  Headers headers;   // names lower-cased
+  std::string body;  // the body when no sink consumed it (errors, small answers)
+
+  std::optional<std::string_view> Header(std::string_view lower_name) const;
+  bool ok() const { return status >= 200 && status < 300; }
+};
+
+// Receives the body of a 2xx answer in order. A non-OK return aborts the transfer and becomes
+// Send()'s result.
+using BodySink = std::function<Status(std::string_view chunk)>;
+
+struct ClientOptions {
+  std::chrono::milliseconds connect_timeout{5000};
+  // A transfer slower than 1 byte/s for this long is aborted as a timeout.
+  std::chrono::seconds low_speed_time{30};
+  // Overall limit per request; 0 = none (large objects).
+  std::chrono::milliseconds total_timeout{0};
+  std::string ca_bundle;        // PEM bundle path; empty = system default
+  bool follow_redirects = false;
+  bool trace = false;           // log redacted request/response headers at trace level
+  int max_error_body = 64 * 1024;
+};
+
+class Client final {
+ public:
+  explicit Client(ClientOptions options = {});
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Performs one request. With a sink, a 2xx body streams into it; otherwise the body is
+  // returned in Response::body. Never retries: retry policy belongs to the caller.
+  Result<Response> Send(const Request& request, const BodySink& sink = nullptr,
+                        const ResponseStart& on_start = nullptr);
+
+  const ClientOptions& options() const { return options_; }
+
+ private:
+  struct Pool;
+  ClientOptions options_;
+  std::unique_ptr<Pool> pool_;
+};
+
+// Text of a URL safe to show a user: query strings are dropped (they may hold presigned
+// credentials) and userinfo is removed.
+std::string DisplayUrl(std::string_view url);
+
+}  // namespace ferry::http

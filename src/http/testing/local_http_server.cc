@@ -1,0 +1,103 @@
+#include "http/testing/local_http_server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <sstream>
+
+#include "base/strings.h"
+
+namespace ferry::http::testing {
+
+LocalHttpServer::LocalHttpServer(Handler handler) : handler_(std::move(handler)) {
+  listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+  int one = 1;
+  ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  ::listen(listen_fd_, 16);
+  socklen_t len = sizeof addr;
+  ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+  port_ = ntohs(addr.sin_port);
+  thread_ = std::thread([this] { Serve(); });
+}
+
+LocalHttpServer::~LocalHttpServer() {
+  stop_ = true;
+  ::shutdown(listen_fd_, SHUT_RDWR);
+  thread_.join();
+  ::close(listen_fd_);
+}
+
+std::vector<ServerRequest> LocalHttpServer::requests() const {
+  std::lock_guard lock(mu_);
+  return requests_;
+}
+
+void LocalHttpServer::Serve() {
+  while (!stop_) {
+    pollfd pfd{listen_fd_, POLLIN, 0};
+    if (::poll(&pfd, 1, 100) <= 0) continue;
+    int fd = ::accept(listen_fd_, nullptr, nullptr);
+    if (fd < 0) continue;
+    std::string data;
+    char buf[8192];
+    size_t header_end = std::string::npos;
+    while (header_end == std::string::npos) {
+      ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      data.append(buf, static_cast<size_t>(n));
+      header_end = data.find("\r\n\r\n");
+    }
+    if (header_end == std::string::npos) {
+      ::close(fd);
+      continue;
+    }
+    ServerRequest req;
+    std::istringstream head(data.substr(0, header_end));
+    std::string line;
+    std::getline(head, line);
+    std::istringstream first(line);
+    first >> req.method >> req.target;
+    while (std::getline(head, line)) {
+      size_t colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      req.headers[ToLower(Trim(line.substr(0, colon)))] = std::string(Trim(line.substr(colon + 1)));
+    }
+    size_t want = 0;
+    if (auto it = req.headers.find("content-length"); it != req.headers.end()) {
+      want = std::stoul(it->second);
+    }
+    req.body = data.substr(header_end + 4);
+    while (req.body.size() < want) {
+      ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      req.body.append(buf, static_cast<size_t>(n));
+    }
+    ServerResponse resp = handler_(req);
+    {
+      std::lock_guard lock(mu_);
+      requests_.push_back(req);
+    }
+    std::string out = "HTTP/1.1 " + std::to_string(resp.status) + " X\r\n";
+    for (const auto& [k, v] : resp.headers) out += k + ": " + v + "\r\n";
+    out += "Content-Length: " + std::to_string(resp.body.size()) + "\r\nConnection: close\r\n\r\n";
+    if (req.method != "HEAD") out += resp.body;
+    size_t off = 0;
+    while (off < out.size()) {
+      ssize_t n = ::send(fd, out.data() + off, out.size() - off, MSG_NOSIGNAL);
+      if (n <= 0) break;
+      off += static_cast<size_t>(n);
+    }
+    ::close(fd);
+  }
+}
+
+}  // namespace ferry::http::testing

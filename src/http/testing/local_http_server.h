@@ -1,0 +1,50 @@
+#pragma once
+// A minimal HTTP/1.1 server on 127.0.0.1 for unit tests (fake metadata, container-credential
+// and STS endpoints). One connection at a time, `Connection: close` on every answer. Not for
+// production use.
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace ferry::http::testing {
+
+struct ServerRequest {
+  std::string method;
+  std::string target;  // path + query as sent
+  std::map<std::string, std::string> headers;  // lower-case names
+  std::string body;
+};
+
+struct ServerResponse {
+  int status = 200;
+  std::map<std::string, std::string> headers;
+  std::string body;
+};
+
+class LocalHttpServer final {
+ public:
+  using Handler = std::function<ServerResponse(const ServerRequest&)>;
+  explicit LocalHttpServer(Handler handler);
+  ~LocalHttpServer();
+
+  int port() const { return port_; }
+  std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::vector<ServerRequest> requests() const;
+
+ private:
+  void Serve();
+  Handler handler_;
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  mutable std::mutex mu_;
+  std::vector<ServerRequest> requests_;
+  std::thread thread_;
+};
+
+}  // namespace ferry::http::testing

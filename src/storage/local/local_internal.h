@@ -1,0 +1,21 @@
+#pragma once
+// Pieces of the local store shared between its files. Not part of the public interface.
+
+#include <sys/stat.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "storage/store.h"
+
+namespace ferry::storage::local_internal {
+
+std::string Etag(const struct stat& st);
+ObjectInfo InfoFromStat(std::string key, const struct stat& st);
+Result<std::unique_ptr<Writer>> NewLocalWriter(const std::string& key, const std::string& path,
+                                               const WriteOptions& options);
+std::map<std::string, std::string> ReadUserXattrs(const std::string& path);
+Result<ListPage> ListLocal(const std::string& root, const ListOptions& options);
+
+}  // namespace ferry::storage::local_internal

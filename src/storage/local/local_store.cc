@@ -1,0 +1,175 @@
+#include "storage/local/local_store.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <vector>
+
+#include "base/errno_status.h"
+#include "base/strings.h"
+#include "storage/local/local_internal.h"
+
+namespace ferry::storage {
+
+Result<std::string> LocalPath(const std::string& root, std::string_view key) {
+  if (key.empty()) return InvalidArgument("empty key");
+  for (auto seg : Split(key, '/')) {
+    if (seg.empty() || seg == "." || seg == "..") {
+      return InvalidArgument("'" + std::string(key) +
+                             "' is not a valid local path (empty, '.' or '..' segment)");
+    }
+  }
+  std::string path = root;
+  if (path.back() != '/') path.push_back('/');
+  return path + std::string(key);
+}
+
+namespace local_internal {
+
+std::string Etag(const struct stat& st) {
+  char buf[80];
+  std::snprintf(buf, sizeof buf, "%llx-%llx-%llx", static_cast<unsigned long long>(st.st_ino),
+                static_cast<unsigned long long>(st.st_size),
+                static_cast<unsigned long long>(st.st_mtim.tv_sec * 1000000000ll + st.st_mtim.tv_nsec));
+  return buf;
+}
+
+ObjectInfo InfoFromStat(std::string key, const struct stat& st) {
+  return ObjectInfo{
+      .key = std::move(key),
+      .size = static_cast<uint64_t>(st.st_size),
+      .modified = SystemTime(std::chrono::duration_cast<SystemTime::duration>(
+          std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec))),
+      .etag = Etag(st)};
+}
+
+std::map<std::string, std::string> ReadUserXattrs(const std::string& path) {
+  std::map<std::string, std::string> out;
+  char names[4096];
+  ssize_t n = ::listxattr(path.c_str(), names, sizeof names);
+  for (ssize_t i = 0; i < n;) {
+    std::string name(names + i);
+    i += static_cast<ssize_t>(name.size()) + 1;
+    if (!StartsWith(name, "user.")) continue;
+    char value[1024];
+    ssize_t v = ::getxattr(path.c_str(), name.c_str(), value, sizeof value);
+    if (v >= 0) out[name.substr(5)] = std::string(value, static_cast<size_t>(v));
+  }
+  return out;
+}
+
+}  // namespace local_internal
+
+namespace {
+
+using local_internal::InfoFromStat;
+
+class LocalStore final : public Store {
+ public:
+  explicit LocalStore(std::string root) : root_(std::move(root)) {}
+
+  std::string UrlFor(std::string_view key) const override {
+    std::string r = root_;
+    if (r.back() != '/') r.push_back('/');
+    return r + std::string(key);
+  }
+
+  Capabilities capabilities() const override {
+    // Metadata goes to user.* xattrs where the filesystem has them (best effort), so it is not
+    // promised.
+    return {.server_side_copy = false, .conditional_write = true, .arbitrary_keys = false,
+            .user_metadata = false};
+  }
+
+  Result<ObjectInfo> Stat(std::string_view key) override {
+    auto path = LocalPath(root_, key);
+    if (!path.ok()) return path.status().WithContext("Stat '" + UrlFor(key) + "'");
+    struct stat st;
+    if (::stat(path->c_str(), &st) != 0) return ErrnoToStatus(errno, "Stat '" + *path + "'");
+    if (S_ISDIR(st.st_mode)) {
+      return NotFound("Stat '" + *path + "': is a directory, not a file");
+    }
+    ObjectInfo info = InfoFromStat(std::string(key), st);
+    info.metadata = local_internal::ReadUserXattrs(*path);
+    return info;
+  }
+
+  Status Read(std::string_view key, const ReadOptions& options, const ByteSink& sink) override {
+    auto path = LocalPath(root_, key);
+    if (!path.ok()) return path.status().WithContext("Read '" + UrlFor(key) + "'");
+    int fd = ::open(path->c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ErrnoToStatus(errno, "Read '" + *path + "'");
+    Status s = ReadFd(fd, *path, options, sink);
+    ::close(fd);
+    return s;
+  }
+
+  Result<std::unique_ptr<Writer>> NewWriter(std::string_view key,
+                                            const WriteOptions& options) override {
+    auto path = LocalPath(root_, key);
+    if (!path.ok()) return path.status().WithContext("Write '" + UrlFor(key) + "'");
+    return local_internal::NewLocalWriter(std::string(key), *path, options);
+  }
+
+  Result<ListPage> List(const ListOptions& options) override {
+    return local_internal::ListLocal(root_, options);
+  }
+
+  Status Delete(std::string_view key) override {
+    auto path = LocalPath(root_, key);
+    if (!path.ok()) return path.status().WithContext("Delete '" + UrlFor(key) + "'");
+    if (::unlink(path->c_str()) != 0 && errno != ENOENT) {
+      return ErrnoToStatus(errno, "Delete '" + *path + "'");
+    }
+    return Status();
+  }
+
+ private:
+  static Status ReadFd(int fd, const std::string& path, const ReadOptions& options,
+                       const ByteSink& sink) {
+    struct stat st;
+    if (::fstat(fd, &st) != 0) return ErrnoToStatus(errno, "Read '" + path + "'");
+    if (S_ISDIR(st.st_mode)) return InvalidArgument("Read '" + path + "': is a directory");
+    if (!options.if_match.empty() && options.if_match != local_internal::Etag(st)) {
+      return Status(StatusCode::kFailedPrecondition, "Read '" + path + "': file changed");
+    }
+    uint64_t size = static_cast<uint64_t>(st.st_size);
+    uint64_t off = options.range ? options.range->offset : 0;
+    if (off > size) {
+      return Status(StatusCode::kOutOfRange, "Read '" + path + "': offset " + std::to_string(off) +
+                                                 " is past the end (" + std::to_string(size) + ")");
+    }
+    uint64_t remaining = size - off;
+    if (options.range && options.range->length) remaining = std::min(remaining, *options.range->length);
+    ::posix_fadvise(fd, static_cast<off_t>(off), static_cast<off_t>(remaining), POSIX_FADV_SEQUENTIAL);
+    constexpr size_t kChunk = 1 << 20;
+    std::vector<char> buf(std::min<uint64_t>(kChunk, std::max<uint64_t>(remaining, 1)));
+    while (remaining > 0) {
+      size_t want = static_cast<size_t>(std::min<uint64_t>(buf.size(), remaining));
+      ssize_t n = ::pread(fd, buf.data(), want, static_cast<off_t>(off));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return ErrnoToStatus(errno, "Read '" + path + "'");
+      }
+      if (n == 0) return Status(StatusCode::kDataLoss, "Read '" + path + "': file shrank while reading");
+      FERRY_RETURN_IF_ERROR(sink(std::string_view(buf.data(), static_cast<size_t>(n))));
+      off += static_cast<uint64_t>(n);
+      remaining -= static_cast<uint64_t>(n);
+    }
+    return Status();
+  }
+
+  std::string root_;
+};
+
+}  // namespace
+
+std::shared_ptr<Store> MakeLocalStore(std::string root) {
+  if (root.empty()) root = "/";
+  return std::make_shared<LocalStore>(std::move(root));
+}
+
+}  // namespace ferry::storage

@@ -1,0 +1,143 @@
+// Atomic file writer for the local store (protocol in local_store.h).
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <random>
+
+#include "base/errno_status.h"
+#include "storage/local/local_internal.h"
+#include "storage/local/local_store.h"
+
+namespace ferry::storage::local_internal {
+
+namespace {
+
+std::string RandomSuffix() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(rng()));
+  return buf;
+}
+
+Status MakeParents(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return ErrnoToStatus(ec.value(), "create directory '" + dir + "'");
+  return Status();
+}
+
+Status FsyncDir(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoToStatus(errno, "open directory '" + dir + "'");
+  int rc = ::fsync(fd);
+  int err = errno;
+  ::close(fd);
+  // Some filesystems (and NFS clients) refuse fsync on directories; the rename is still done.
+  if (rc != 0 && err != EINVAL && err != EBADF) return ErrnoToStatus(err, "fsync '" + dir + "'");
+  return Status();
+}
+
+class LocalWriter final : public Writer {
+ public:
+  LocalWriter(std::string key, std::string path, std::string dir, std::string tmp, int fd,
+              WriteOptions options)
+      : key_(std::move(key)), path_(std::move(path)), dir_(std::move(dir)), tmp_(std::move(tmp)),
+        fd_(fd), options_(std::move(options)) {}
+  ~LocalWriter() override { Abort(); }
+
+  Status Append(std::string_view data) override {
+    if (fd_ < 0) return Status(StatusCode::kFailedPrecondition, "writer already finished");
+    while (!data.empty()) {
+      ssize_t n = ::write(fd_, data.data(), data.size());
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        Status s = ErrnoToStatus(errno, "Write '" + path_ + "'");
+        Abort();
+        return s;
+      }
+      data.remove_prefix(static_cast<size_t>(n));
+    }
+    return Status();
+  }
+
+  Result<ObjectInfo> Commit() override {
+    if (fd_ < 0) return Status(StatusCode::kFailedPrecondition, "writer already finished");
+    for (const auto& [name, value] : options_.metadata) {
+      std::string attr = "user." + name;
+      // Best effort: filesystems without user xattrs (some NFS servers) keep no metadata.
+      ::fsetxattr(fd_, attr.c_str(), value.data(), value.size(), 0);
+    }
+    if (::fsync(fd_) != 0) {
+      Status s = ErrnoToStatus(errno, "Write '" + path_ + "' (fsync)");
+      Abort();
+      return s;
+    }
+    struct stat st;
+    ::fstat(fd_, &st);
+    if (::close(fd_) != 0) {
+      fd_ = -1;
+      Status s = ErrnoToStatus(errno, "Write '" + path_ + "' (close)");
+      ::unlink(tmp_.c_str());
+      return s;
+    }
+    fd_ = -1;
+    if (options_.if_none_match) {
+      if (::link(tmp_.c_str(), path_.c_str()) != 0) {
+        int err = errno;
+        ::unlink(tmp_.c_str());
+        if (err == EEXIST) {
+          return Status(StatusCode::kAlreadyExists, "Write '" + path_ + "': file exists");
+        }
+        return ErrnoToStatus(err, "Write '" + path_ + "' (link)");
+      }
+      ::unlink(tmp_.c_str());
+    } else if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
+      int err = errno;
+      ::unlink(tmp_.c_str());
+      return ErrnoToStatus(err, "Write '" + path_ + "' (rename)");
+    }
+    FERRY_RETURN_IF_ERROR(FsyncDir(dir_));
+    ObjectInfo info = InfoFromStat(key_, st);
+    info.metadata = options_.metadata;
+    return info;
+  }
+
+  void Abort() override {
+    if (fd_ < 0) return;
+    ::close(fd_);
+    fd_ = -1;
+    ::unlink(tmp_.c_str());
+  }
+
+ private:
+  std::string key_, path_, dir_, tmp_;
+  int fd_;
+  WriteOptions options_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Writer>> NewLocalWriter(const std::string& key, const std::string& path,
+                                               const WriteOptions& options) {
+  size_t slash = path.rfind('/');
+  std::string dir = path.substr(0, slash == 0 ? 1 : slash);
+  std::string name = path.substr(slash + 1);
+  FERRY_RETURN_IF_ERROR(MakeParents(dir).WithContext("Write '" + path + "'"));
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return InvalidArgument("Write '" + path + "': is a directory");
+  }
+  // Temp names stay under NAME_MAX (255) even for long target names.
+  std::string base = name.size() > 200 ? name.substr(0, 200) : name;
+  std::string tmp = dir + "/" + std::string(kLocalTempPrefix) + base + "." + RandomSuffix();
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoToStatus(errno, "Write '" + path + "' (create temporary file)");
+  return std::unique_ptr<Writer>(new LocalWriter(key, path, dir, tmp, fd, options));
+}
+
+}  // namespace ferry::storage::local_internal

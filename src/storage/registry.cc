@@ -1,0 +1,42 @@
+#include "storage/registry.h"
+
+namespace ferry::storage {
+
+std::string_view SchemeName(Scheme scheme) {
+  switch (scheme) {
+    case Scheme::kLocal: return "file";
+    case Scheme::kS3: return "s3";
+    case Scheme::kHttp: return "http";
+    case Scheme::kHttps: return "https";
+  }
+  return "?";
+}
+
+void StoreRegistry::Register(Scheme scheme, Factory factory) {
+  std::lock_guard lock(mu_);
+  factories_[scheme] = std::move(factory);
+}
+
+Result<OpenedUrl> StoreRegistry::Open(std::string_view url, std::string_view cwd) {
+  FERRY_ASSIGN_OR_RETURN(ParsedUrl parsed, ParseUrl(url, cwd));
+  std::string cache_key = std::string(SchemeName(parsed.scheme)) + "://" + parsed.bucket;
+  for (const auto& [k, v] : parsed.params) cache_key += "&" + k + "=" + v;
+  std::lock_guard lock(mu_);
+  auto f = factories_.find(parsed.scheme);
+  if (f == factories_.end()) {
+    return Unimplemented("ferry was built without " + std::string(SchemeName(parsed.scheme)) +
+                         " support");
+  }
+  auto& store = cache_[cache_key];
+  if (!store) {
+    auto made = f->second(parsed);
+    if (!made.ok()) {
+      cache_.erase(cache_key);
+      return made.status();
+    }
+    store = *made;
+  }
+  return OpenedUrl{.store = store, .key = parsed.key, .url = std::move(parsed)};
+}
+
+}  // namespace ferry::storage

@@ -1,0 +1,147 @@
+#include "storage/s3/s3_client.h"
+
+#include "aws/s3_xml.h"
+#include "aws/sigv4.h"
+#include "base/hash.h"
+#include "base/log.h"
+#include "base/strings.h"
+#include "storage/url.h"
+
+namespace ferry::storage::s3 {
+
+namespace {
+
+std::string HostHeader(const aws::S3Endpoint& ep) {
+  std::string_view a = ep.authority;
+  if (ep.scheme == "http" && EndsWith(a, ":80")) a.remove_suffix(3);
+  if (ep.scheme == "https" && EndsWith(a, ":443")) a.remove_suffix(4);
+  return std::string(a);
+}
+
+}  // namespace
+
+std::string S3Client::UrlFor(std::string_view key) const { return FormatS3Url(opt_.bucket, key); }
+
+void S3Client::CountRetry(const S3Call& call, const Status& why, std::chrono::milliseconds delay) {
+  ++retries_;
+  Log(LogLevel::kInfo, "retrying {} in {} ms: {}", call.op, delay.count(), why.message());
+}
+
+Result<http::Response> S3Client::Once(const S3Call& call, const http::BodySink& sink) {
+  const aws::S3Endpoint& ep = opt_.endpoint;
+  std::string path;
+  if (call.bucket_level) {
+    path = ep.path_style ? "/" + opt_.bucket : "/";
+  } else {
+    path = ep.ObjectPath(opt_.bucket, PercentEncode(call.key, /*keep_slash=*/true));
+  }
+  std::string query = aws::CanonicalQueryString(call.query);
+  http::Request req{.method = call.method,
+                    .url = ep.scheme + "://" + ep.authority + path + (query.empty() ? "" : "?" + query),
+                    .headers = call.headers,
+                    .body = call.body,
+                    .send_body = call.send_body};
+  std::string host = HostHeader(ep);
+  req.headers.push_back({"Host", host});
+
+  FERRY_ASSIGN_OR_RETURN(aws::Credentials creds, opt_.credentials->GetCredentials());
+  if (!creds.anonymous) {
+    auto now = std::chrono::system_clock::now();
+    std::string payload = call.sign_body ? Sha256Hex(call.body)
+                          : call.send_body ? std::string(aws::kUnsignedPayload)
+                                           : std::string(aws::kEmptyPayloadSha256);
+    req.headers.push_back({"x-amz-date", FormatAmzDate(now)});
+    req.headers.push_back({"x-amz-content-sha256", payload});
+    if (!creds.session_token.empty()) {
+      req.headers.push_back({"x-amz-security-token", creds.session_token});
+    }
+    aws::SigningInput in{.method = call.method, .encoded_path = path, .query = call.query,
+                         .payload_hash = payload};
+    for (const auto& h : req.headers) {
+      std::string lower = ToLower(h.name);
+      if (lower == "host" || StartsWith(lower, "x-amz-") || lower == "content-md5" ||
+          lower == "range" || lower == "if-match" || lower == "if-none-match") {
+        in.headers.emplace_back(h.name, h.value);
+      }
+    }
+    auto sig = aws::SignV4(in, creds, ep.region, "s3", now);
+    req.headers.push_back({"Authorization", sig.authorization});
+  }
+
+  auto resp = opt_.http->Send(req, sink);
+  std::string url = UrlFor(call.bucket_level ? "" : call.key);
+  if (!resp.ok()) {
+    return resp.status().WithContext(call.op + " '" + url + "' at " + ep.scheme + "://" + host);
+  }
+  if (!resp->ok()) return S3ErrorToStatus(call, url, *resp);
+  return resp;
+}
+
+Result<http::Response> S3Client::Call(const S3Call& call) {
+  Result<http::Response> out = Internal("not sent");
+  Status s = RunWithRetry(
+      opt_.retry,
+      [&]() -> Status {
+        out = Once(call);
+        return out.ok() ? Status() : out.status();
+      },
+      RetryHooks{.on_retry = [&](int, const Status& why, std::chrono::milliseconds d) {
+        CountRetry(call, why, d);
+      }});
+  if (!s.ok()) return s;
+  return out;
+}
+
+Status S3ErrorToStatus(const S3Call& call, const std::string& url, const http::Response& resp) {
+  auto err = aws::ParseS3Error(resp.body);
+  ErrorDetail detail{.http_status = static_cast<int>(resp.status)};
+  if (auto id = resp.Header("x-amz-request-id")) detail.request_id = std::string(*id);
+  std::string code, message;
+  if (err) {
+    code = err->code;
+    message = err->message;
+    if (!err->request_id.empty()) detail.request_id = err->request_id;
+  }
+  detail.remote_code = code;
+
+  StatusCode sc = StatusCode::kInternal;
+  std::string hint;
+  long st = resp.status;
+  if (st == 404) {
+    sc = StatusCode::kNotFound;
+    if (code == "NoSuchBucket") hint = "bucket does not exist";
+    else if (code.empty() || code == "NoSuchKey") hint = "no such object";
+  } else if (code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" ||
+             code == "ExpiredToken" || code == "InvalidToken" || code == "TokenRefreshRequired" ||
+             code == "AuthorizationHeaderMalformed" || code == "RequestTimeTooSkewed") {
+    sc = StatusCode::kUnauthenticated;
+    hint = "check the credentials (ferry auth shows which ones are used)";
+  } else if (st == 403) {
+    sc = StatusCode::kPermissionDenied;
+    if (code.empty()) hint = "access denied or bad credentials (a HEAD answer carries no details)";
+  } else if (st == 301 || st == 307 || code == "PermanentRedirect") {
+    sc = StatusCode::kFailedPrecondition;
+    hint = err && !err->region.empty() ? "the bucket is in region '" + err->region +
+                                             "'; add ?region=" + err->region
+                                       : "the bucket is in another region or endpoint";
+  } else if (st == 412) {
+    sc = call.method == "PUT" ? StatusCode::kAlreadyExists : StatusCode::kFailedPrecondition;
+    hint = call.method == "PUT" ? "object exists" : "object changed";
+  } else if (st == 416) {
+    sc = StatusCode::kOutOfRange;
+  } else if (st == 429 || st >= 500 || code == "RequestTimeout" || code == "SlowDown") {
+    sc = st == 501 ? StatusCode::kUnimplemented : StatusCode::kUnavailable;
+  } else if (st == 409) {
+    sc = StatusCode::kFailedPrecondition;
+  } else if (st == 400) {
+    sc = StatusCode::kInvalidArgument;
+  }
+  std::string msg = call.op + " '" + url + "' failed: HTTP " + std::to_string(st);
+  if (!code.empty()) msg += " " + code;
+  if (!message.empty()) msg += ": " + message;
+  if (!hint.empty()) msg += " (" + hint + ")";
+  if (!detail.request_id.empty()) msg += " [request id " + detail.request_id + "]";
+  return Status(sc, msg, detail);
+}
+
+}  // namespace ferry::storage::s3

@@ -1,0 +1,50 @@
+#pragma once
+// Internal to the S3 backend: builds, signs and sends one S3 REST call, maps failures to Status
+// and retries transient ones. The store and writer files express operations through it.
+
+#include <atomic>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "http/http_client.h"
+#include "storage/s3/s3_store.h"
+
+namespace ferry::storage::s3 {
+
+struct S3Call {
+  std::string op;  // S3 operation name, for messages: "GetObject"
+  std::string method = "GET";
+  std::string key;  // unencoded object key
+  bool bucket_level = false;
+  std::vector<std::pair<std::string, std::string>> query;  // unencoded
+  http::Headers headers;
+  std::string_view body;
+  bool send_body = false;
+  bool sign_body = false;  // hash the body into the signature (small XML bodies)
+};
+
+class S3Client final {
+ public:
+  explicit S3Client(S3StoreOptions options) : opt_(std::move(options)) {}
+
+  // One attempt. HTTP error answers become a Status naming op, URL, status, code, request id.
+  // With a sink, a 2xx body streams into it.
+  Result<http::Response> Once(const S3Call& call, const http::BodySink& sink = nullptr);
+  // Retries retryable failures with backoff (no sink: the whole answer is buffered).
+  Result<http::Response> Call(const S3Call& call);
+
+  std::string UrlFor(std::string_view key) const;
+  const S3StoreOptions& options() const { return opt_; }
+  uint64_t retries() const { return retries_.load(); }
+  void CountRetry(const S3Call& call, const Status& why, std::chrono::milliseconds delay);
+
+ private:
+  S3StoreOptions opt_;
+  std::atomic<uint64_t> retries_{0};
+};
+
+// Maps an HTTP error answer of an S3 call to a Status.
+Status S3ErrorToStatus(const S3Call& call, const std::string& url, const http::Response& resp);
+
+}  // namespace ferry::storage::s3

@@ -1,0 +1,18 @@
+#pragma once
+// Pieces of the S3 backend shared between its files. Not part of the public interface.
+
+#include <memory>
+#include <string>
+
+#include "http/http_client.h"
+#include "storage/s3/s3_client.h"
+#include "storage/store.h"
+
+namespace ferry::storage::s3 {
+
+ObjectInfo InfoFromHeaders(std::string key, const http::Response& r);
+
+Result<std::unique_ptr<Writer>> NewS3Writer(std::shared_ptr<S3Client> client, std::string key,
+                                            WriteOptions options);
+
+}  // namespace ferry::storage::s3

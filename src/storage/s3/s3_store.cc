@@ -1,0 +1,225 @@
+#include "storage/s3/s3_store.h"
+
+#include "aws/s3_xml.h"
+#include "base/hash.h"
+#include "base/log.h"
+#include "base/strings.h"
+#include "storage/s3/s3_client.h"
+#include "storage/s3/s3_internal.h"
+
+namespace ferry::storage {
+
+namespace s3 {
+
+ObjectInfo InfoFromHeaders(std::string key, const http::Response& r) {
+  ObjectInfo info{.key = std::move(key)};
+  if (auto len = r.Header("content-length")) info.size = ParseUint64(*len).value_or(0);
+  if (auto etag = r.Header("etag")) {
+    std::string e(*etag);
+    if (e.size() >= 2 && e.front() == '"') e = e.substr(1, e.size() - 2);
+    info.etag = e;
+  }
+  if (auto lm = r.Header("last-modified")) {
+    if (auto t = ParseHttpDate(*lm)) info.modified = *t;
+  }
+  for (const auto& h : r.headers) {
+    if (StartsWith(h.name, "x-amz-meta-")) info.metadata[h.name.substr(11)] = h.value;
+  }
+  return info;
+}
+
+}  // namespace s3
+
+namespace {
+
+using s3::S3Call;
+using s3::S3Client;
+
+class S3Store final : public Store {
+ public:
+  explicit S3Store(S3StoreOptions options) : client_(std::make_shared<S3Client>(std::move(options))) {}
+
+  std::string UrlFor(std::string_view key) const override { return client_->UrlFor(key); }
+  Capabilities capabilities() const override {
+    return {.server_side_copy = true, .conditional_write = false, .batch_delete = true};
+  }
+
+  Result<ObjectInfo> Stat(std::string_view key) override {
+    if (key.empty()) return InvalidArgument("HeadObject '" + UrlFor(key) + "': empty key");
+    FERRY_ASSIGN_OR_RETURN(auto resp,
+                           client_->Call({.op = "HeadObject", .method = "HEAD", .key = std::string(key)}));
+    return s3::InfoFromHeaders(std::string(key), resp);
+  }
+
+  Status Read(std::string_view key, const ReadOptions& options, const ByteSink& sink) override;
+
+  Result<std::unique_ptr<Writer>> NewWriter(std::string_view key,
+                                            const WriteOptions& options) override {
+    if (key.empty()) return InvalidArgument("PutObject '" + UrlFor(key) + "': empty key");
+    return s3::NewS3Writer(client_, std::string(key), options);
+  }
+
+  Result<ListPage> List(const ListOptions& options) override;
+
+  Status Delete(std::string_view key) override {
+    if (key.empty()) return InvalidArgument("DeleteObject '" + UrlFor(key) + "': empty key");
+    return client_->Call({.op = "DeleteObject", .method = "DELETE", .key = std::string(key)}).status();
+  }
+
+  std::vector<Status> DeleteMany(std::span<const std::string> keys) override;
+  Status Copy(std::string_view src, std::string_view dst) override;
+
+ private:
+  std::shared_ptr<S3Client> client_;
+};
+
+// GET with resume: a transfer that breaks is retried from the first byte not yet delivered, with
+// If-Match on the ETag of the first answer so a replaced object is never spliced.
+Status S3Store::Read(std::string_view key, const ReadOptions& options, const ByteSink& sink) {
+  if (key.empty()) return InvalidArgument("GetObject '" + UrlFor(key) + "': empty key");
+  uint64_t start = options.range ? options.range->offset : 0;
+  std::optional<uint64_t> length;
+  if (options.range) length = options.range->length;
+  if (length && *length == 0) return Status();
+  uint64_t delivered = 0;
+  std::string etag = options.if_match;
+  Status result = RunWithRetry(
+      client_->options().retry,
+      [&]() -> Status {
+        S3Call call{.op = "GetObject", .key = std::string(key)};
+        uint64_t from = start + delivered;
+        if (from > 0 || length) {
+          std::string range = "bytes=" + std::to_string(from) + "-";
+          if (length) range += std::to_string(start + *length - 1);
+          call.headers.push_back({"Range", range});
+        }
+        if (!etag.empty()) call.headers.push_back({"If-Match", "\"" + etag + "\""});
+        auto resp = client_->Once(call, [&](std::string_view chunk) {
+          Status s = sink(chunk);
+          if (s.ok()) delivered += chunk.size();
+          return s;
+        });
+        if (!resp.ok()) {
+          if (resp.status().code() == StatusCode::kOutOfRange && delivered == 0) {
+            // 416: an offset equal to the size is an empty read; beyond it is an error.
+            auto info = Stat(key);
+            if (info.ok() && info->size == from) return Status();
+          }
+          if (resp.status().code() == StatusCode::kFailedPrecondition && options.if_match.empty()) {
+            return Status(StatusCode::kFailedPrecondition,
+                          "GetObject '" + UrlFor(key) + "': object was replaced while reading");
+          }
+          return resp.status();
+        }
+        if (etag.empty()) {
+          if (auto e = resp->Header("etag")) {
+            etag = std::string(*e);
+            if (etag.size() >= 2 && etag.front() == '"') etag = etag.substr(1, etag.size() - 2);
+          }
+        }
+        return Status();
+      },
+      RetryHooks{.on_retry = [&](int, const Status& why, std::chrono::milliseconds d) {
+        client_->CountRetry({.op = "GetObject"}, why, d);
+      }});
+  return result;
+}
+
+Result<ListPage> S3Store::List(const ListOptions& options) {
+  S3Call call{.op = "ListObjectsV2", .bucket_level = true};
+  call.query = {{"list-type", "2"},
+                {"prefix", options.prefix},
+                {"max-keys", std::to_string(options.max_keys)},
+                {"encoding-type", "url"}};
+  if (!options.recursive) call.query.emplace_back("delimiter", "/");
+  if (!options.continuation.empty()) call.query.emplace_back("continuation-token", options.continuation);
+  FERRY_ASSIGN_OR_RETURN(auto resp, client_->Call(call));
+  auto parsed = aws::ParseListObjectsV2(resp.body);
+  if (!parsed.ok()) return parsed.status().WithContext("ListObjectsV2 '" + UrlFor(options.prefix) + "'");
+  ListPage page;
+  for (auto& o : parsed->objects) {
+    page.objects.push_back(
+        {.key = std::move(o.key), .size = o.size, .modified = o.last_modified, .etag = o.etag});
+  }
+  page.prefixes = std::move(parsed->common_prefixes);
+  if (parsed->is_truncated) {
+    page.next = parsed->next_continuation_token;
+    if (page.next.empty()) {
+      return Internal("ListObjectsV2 '" + UrlFor(options.prefix) +
+                      "': truncated answer without a continuation token");
+    }
+  }
+  // Prefixes and objects come as two sorted lists; the Store contract wants each sorted, which
+  // they are.
+  return page;
+}
+
+std::vector<Status> S3Store::DeleteMany(std::span<const std::string> keys) {
+  std::vector<Status> out(keys.size());
+  constexpr size_t kBatch = 1000;  // S3's DeleteObjects limit
+  for (size_t begin = 0; begin < keys.size(); begin += kBatch) {
+    size_t end = std::min(keys.size(), begin + kBatch);
+    std::vector<std::string> batch(keys.begin() + begin, keys.begin() + end);
+    std::string body = aws::BuildDeleteObjects(batch, /*quiet=*/true);
+    S3Call call{.op = "DeleteObjects", .method = "POST", .bucket_level = true,
+                .query = {{"delete", ""}},
+                .headers = {{"Content-MD5", Base64Encode(Md5(body))},
+                            {"Content-Type", "application/xml"}},
+                .body = body, .send_body = true, .sign_body = true};
+    auto resp = client_->Call(call);
+    if (!resp.ok()) {
+      for (size_t i = begin; i < end; ++i) out[i] = resp.status();
+      continue;
+    }
+    auto failures = aws::ParseDeleteObjectsResult(resp->body);
+    if (!failures.ok()) {
+      for (size_t i = begin; i < end; ++i) out[i] = failures.status();
+      continue;
+    }
+    for (const auto& f : *failures) {
+      for (size_t i = begin; i < end; ++i) {
+        if (keys[i] == f.key) {
+          out[i] = Status(f.code == "AccessDenied" ? StatusCode::kPermissionDenied
+                                                   : StatusCode::kInternal,
+                          "DeleteObjects '" + UrlFor(f.key) + "' failed: " + f.code + ": " + f.message,
+                          ErrorDetail{.http_status = 200, .remote_code = f.code});
+        }
+      }
+    }
+  }
+  return out;
+}
+
+Status S3Store::Copy(std::string_view src, std::string_view dst) {
+  FERRY_ASSIGN_OR_RETURN(ObjectInfo info, Stat(src));
+  if (info.size > client_->options().max_single_copy) return Store::Copy(src, dst);
+  S3Call call{.op = "CopyObject", .method = "PUT", .key = std::string(dst)};
+  call.headers.push_back({"x-amz-copy-source",
+                          "/" + client_->options().bucket + "/" + PercentEncode(src, true)});
+  call.headers.push_back({"x-amz-metadata-directive", "COPY"});
+  call.send_body = true;  // empty PUT body
+  FERRY_ASSIGN_OR_RETURN(auto resp, client_->Call(call));
+  return aws::ParseCopyObjectResult(resp.body).status().WithContext(
+      "CopyObject '" + UrlFor(src) + "' to '" + UrlFor(dst) + "'");
+}
+
+}  // namespace
+
+std::shared_ptr<Store> MakeS3Store(S3StoreOptions options) {
+  return std::make_shared<S3Store>(std::move(options));
+}
+
+Status CreateS3Bucket(const S3StoreOptions& options) {
+  S3Client client(options);
+  std::string body;
+  if (options.endpoint.region != "us-east-1" && !options.endpoint.custom) {
+    body = "<CreateBucketConfiguration><LocationConstraint>" + options.endpoint.region +
+           "</LocationConstraint></CreateBucketConfiguration>";
+  }
+  auto resp = client.Call({.op = "CreateBucket", .method = "PUT", .bucket_level = true,
+                           .body = body, .send_body = true, .sign_body = true});
+  if (!resp.ok() && resp.status().detail().remote_code == "BucketAlreadyOwnedByYou") return Status();
+  return resp.status();
+}
+
+}  // namespace ferry::storage

@@ -1,0 +1,39 @@
+#pragma once
+// The S3 backend: any S3-compatible endpoint (AWS, Ceph RGW, MinIO, ...).
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "aws/credentials.h"
+#include "aws/endpoint.h"
+#include "base/retry.h"
+#include "storage/store.h"
+
+namespace ferry::http {
+class Client;
+}
+
+namespace ferry::storage {
+
+struct S3StoreOptions {
+  std::string bucket;
+  aws::S3Endpoint endpoint;
+  std::shared_ptr<aws::CredentialsProvider> credentials;  // required
+  std::shared_ptr<http::Client> http;                     // required; shared for reuse
+  RetryPolicy retry;
+  // Multipart: objects above part_size are uploaded in parts of part_size (min 5 MiB, the S3
+  // minimum), with up to upload_concurrency parts in flight. Memory per writer is about
+  // (upload_concurrency + 1) * part_size.
+  uint64_t part_size = 8ull << 20;
+  int upload_concurrency = 4;
+  uint64_t max_single_copy = 5ull << 30;  // CopyObject limit; larger copies stream
+};
+
+std::shared_ptr<Store> MakeS3Store(S3StoreOptions options);
+
+// Creates the bucket (for tests, benchmarks and `ferry mb`). An existing bucket owned by the
+// caller is not an error.
+Status CreateS3Bucket(const S3StoreOptions& options);
+
+}  // namespace ferry::storage

@@ -1,0 +1,97 @@
+#include "storage/store.h"
+
+#include <algorithm>
+
+#include "base/strings.h"
+
+namespace ferry::storage {
+
+std::vector<Status> Store::DeleteMany(std::span<const std::string> keys) {
+  std::vector<Status> out;
+  out.reserve(keys.size());
+  for (const auto& k : keys) out.push_back(Delete(k));
+  return out;
+}
+
+Status Store::Copy(std::string_view src_key, std::string_view dst_key) {
+  FERRY_ASSIGN_OR_RETURN(auto writer, NewWriter(dst_key, {}));
+  Status s = Read(src_key, {}, [&](std::string_view chunk) { return writer->Append(chunk); });
+  if (!s.ok()) {
+    writer->Abort();
+    return s;
+  }
+  return writer->Commit().status();
+}
+
+Result<std::string> Store::ReadAll(std::string_view key, const ReadOptions& options) {
+  std::string out;
+  FERRY_RETURN_IF_ERROR(Read(key, options, [&](std::string_view c) {
+    out.append(c);
+    return Status();
+  }));
+  return out;
+}
+
+Result<ObjectInfo> Store::WriteAll(std::string_view key, std::string_view data,
+                                   const WriteOptions& options) {
+  FERRY_ASSIGN_OR_RETURN(auto writer, NewWriter(key, options));
+  Status s = writer->Append(data);
+  if (!s.ok()) {
+    writer->Abort();
+    return s;
+  }
+  return writer->Commit();
+}
+
+Status Store::ListAll(ListOptions options, const std::function<Status(const ListPage&)>& fn) {
+  while (true) {
+    FERRY_ASSIGN_OR_RETURN(ListPage page, List(options));
+    FERRY_RETURN_IF_ERROR(fn(page));
+    if (page.next.empty()) return Status();
+    options.continuation = page.next;
+  }
+}
+
+ListPage PageFromSortedKeys(const std::vector<std::string>& keys,
+                            const std::function<ObjectInfo(size_t)>& info,
+                            const ListOptions& options) {
+  ListPage page;
+  auto it = std::lower_bound(keys.begin(), keys.end(), options.prefix);
+  if (!options.continuation.empty()) {
+    it = std::max(it, std::upper_bound(keys.begin(), keys.end(), options.continuation));
+  }
+  int count = 0;
+  std::string last;
+  for (; it != keys.end() && StartsWith(*it, options.prefix); ++it) {
+    const std::string& key = *it;
+    std::string entry;
+    bool is_prefix = false;
+    if (!options.recursive) {
+      size_t slash = key.find('/', options.prefix.size());
+      if (slash != std::string::npos) {
+        entry = key.substr(0, slash + 1);
+        is_prefix = true;
+        if (entry <= options.continuation || entry == last) continue;
+      }
+    }
+    if (count == options.max_keys) {
+      page.next = last;
+      return page;
+    }
+    if (is_prefix) {
+      page.prefixes.push_back(entry);
+      last = entry;
+      // Jump past every key under this prefix.
+      std::string after = entry;
+      after.back() = static_cast<char>('/' + 1);
+      it = std::lower_bound(it, keys.end(), after) - 1;
+    } else {
+      page.objects.push_back(info(static_cast<size_t>(it - keys.begin())));
+      last = key;
+    }
+    ++count;
+  }
+  return page;
+}
+
+}  // namespace ferry::storage

@@ -1,0 +1,131 @@
+#pragma once
+// Store: the one storage interface every part of Ferry reads and writes through.
+//
+// A store is a flat namespace of keys (byte strings) mapping to immutable objects, like an S3
+// bucket. Directories are implied by '/' in keys. Backends: memory (tests), local (disks and
+// NFS/NAS paths), s3 (any S3-compatible endpoint), http(s) (read-only).
+//
+// Contract (checked for every backend by storage/testing/store_conformance):
+//  - A write appears complete or not at all: Writer::Commit() publishes the whole object at once;
+//    a writer destroyed or aborted before Commit() leaves nothing visible.
+//  - Read() delivers bytes in order to a sink; a range starting past the end is kOutOfRange, one
+//    ending past the end is cut at the end. Transient faults are retried inside the backend,
+//    resuming where the sink left off, never delivering a byte twice.
+//  - List() pages are in byte order of keys. With recursive=false, keys below a '/' after the
+//    prefix are folded into common prefixes ("dir/").
+//  - Delete() of a missing key succeeds (S3 semantics); callers that care Stat() first.
+//  - Missing objects are kNotFound; errors name the operation and the URL.
+// Thread-safety: every method may be called concurrently; a Writer is used by one thread.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "base/time_format.h"
+
+namespace ferry::storage {
+
+struct ObjectInfo {
+  std::string key;
+  uint64_t size = 0;
+  std::optional<SystemTime> modified;
+  std::string etag;  // opaque version tag ("" when the backend has none)
+  std::map<std::string, std::string> metadata;  // user metadata; filled by Stat(), not List()
+};
+
+struct ByteRange {
+  uint64_t offset = 0;
+  std::optional<uint64_t> length;  // nullopt = to the end
+};
+
+struct ReadOptions {
+  std::optional<ByteRange> range;
+  std::string if_match;  // non-empty: kFailedPrecondition unless the etag matches
+};
+
+// Receives data in order; a non-OK status stops the read and is returned by Read().
+using ByteSink = std::function<Status(std::string_view chunk)>;
+
+struct WriteOptions {
+  bool if_none_match = false;  // create only: kAlreadyExists (or kFailedPrecondition) if present
+  std::map<std::string, std::string> metadata;  // lower-case names, ASCII values
+  std::string content_type;
+};
+
+// Streams one object into a store. Append() any number of times, then Commit() or Abort().
+// Destroying an uncommitted writer aborts it.
+class Writer {
+ public:
+  virtual ~Writer() = default;
+  virtual Status Append(std::string_view data) = 0;
+  virtual Result<ObjectInfo> Commit() = 0;
+  virtual void Abort() = 0;
+};
+
+struct ListOptions {
+  std::string prefix;
+  bool recursive = true;
+  std::string continuation;  // ListPage::next of the previous page
+  int max_keys = 1000;
+};
+
+struct ListPage {
+  std::vector<ObjectInfo> objects;
+  std::vector<std::string> prefixes;  // common prefixes, each ending in '/'
+  std::string next;                   // "" when this is the last page
+};
+
+struct Capabilities {
+  bool writable = true;
+  bool listable = true;
+  bool server_side_copy = false;
+  bool conditional_write = false;  // WriteOptions::if_none_match is enforced
+  bool batch_delete = false;
+  bool arbitrary_keys = true;  // keys with "//", "." segments, trailing '/' are objects
+  bool user_metadata = true;   // WriteOptions::metadata is kept and returned by Stat()
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // A URL naming `key` in this store, for messages and listings.
+  virtual std::string UrlFor(std::string_view key) const = 0;
+  virtual Capabilities capabilities() const = 0;
+
+  virtual Result<ObjectInfo> Stat(std::string_view key) = 0;
+  virtual Status Read(std::string_view key, const ReadOptions& options, const ByteSink& sink) = 0;
+  virtual Result<std::unique_ptr<Writer>> NewWriter(std::string_view key,
+                                                    const WriteOptions& options) = 0;
+  virtual Result<ListPage> List(const ListOptions& options) = 0;
+  virtual Status Delete(std::string_view key) = 0;
+
+  // Deletes many keys; one status per key. Default: Delete() each. S3 batches 1000 a request.
+  virtual std::vector<Status> DeleteMany(std::span<const std::string> keys);
+
+  // Copies src to dst inside this store. Default: streams through Read() and a Writer;
+  // backends with a server-side copy override it.
+  virtual Status Copy(std::string_view src_key, std::string_view dst_key);
+
+  // Helpers built on the interface.
+  Result<std::string> ReadAll(std::string_view key, const ReadOptions& options = {});
+  Result<ObjectInfo> WriteAll(std::string_view key, std::string_view data,
+                              const WriteOptions& options = {});
+  // Calls `fn` for every page until the listing ends or `fn` fails.
+  Status ListAll(ListOptions options, const std::function<Status(const ListPage&)>& fn);
+};
+
+// Builds one page from a sorted key range (memory store, tests): applies prefix, delimiter
+// folding, continuation and max_keys. `keys` must be sorted; `info(i)` describes key i.
+ListPage PageFromSortedKeys(const std::vector<std::string>& keys,
+                            const std::function<ObjectInfo(size_t)>& info,
+                            const ListOptions& options);
+
+}  // namespace ferry::storage

@@ -1,0 +1,157 @@
+#include "storage/url.h"
+
+#include <unistd.h>
+
+#include <set>
+
+#include "base/strings.h"
+
+namespace ferry::storage {
+
+namespace {
+
+std::string CurrentDir() {
+  char buf[4096];
+  if (getcwd(buf, sizeof buf) == nullptr) return "/";
+  return buf;
+}
+
+Result<ParsedUrl> ParseLocal(std::string_view path, std::string_view cwd, std::string_view url) {
+  if (path.empty()) return InvalidArgument("empty path");
+  if (path.find('\0') != std::string_view::npos) {
+    return InvalidArgument("path '" + std::string(url) + "' contains a NUL byte");
+  }
+  std::string abs;
+  if (path.front() == '/') {
+    abs = std::string(path);
+  } else {
+    abs = cwd.empty() ? CurrentDir() : std::string(cwd);
+    if (abs.back() != '/') abs.push_back('/');
+    abs += path;
+  }
+  ParsedUrl out;
+  out.scheme = Scheme::kLocal;
+  out.trailing_slash = abs.size() > 1 && abs.back() == '/';
+  // Normalise: drop empty and "." segments, resolve "..".
+  std::vector<std::string_view> parts;
+  for (auto seg : Split(abs, '/')) {
+    if (seg.empty() || seg == ".") continue;
+    if (seg == "..") {
+      if (!parts.empty()) parts.pop_back();
+      continue;
+    }
+    parts.push_back(seg);
+  }
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) out.key.push_back('/');
+    out.key += parts[i];
+  }
+  if (out.trailing_slash && !out.key.empty()) out.key.push_back('/');
+  return out;
+}
+
+Result<ParsedUrl> ParseS3(std::string_view rest, std::string_view url) {
+  static const std::set<std::string, std::less<>> kParams = {"endpoint", "region", "addressing",
+                                                             "profile", "anonymous"};
+  ParsedUrl out;
+  out.scheme = Scheme::kS3;
+  std::string_view query;
+  if (size_t q = rest.find('?'); q != std::string_view::npos) {
+    query = rest.substr(q + 1);
+    rest = rest.substr(0, q);
+  }
+  if (rest.find('#') != std::string_view::npos) {
+    return InvalidArgument("malformed URL '" + std::string(url) +
+                           "': '#' in a key must be written %23");
+  }
+  size_t slash = rest.find('/');
+  out.bucket = std::string(rest.substr(0, slash));
+  if (out.bucket.empty()) {
+    return InvalidArgument("malformed URL '" + std::string(url) + "': no bucket name");
+  }
+  std::string_view raw_key = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
+  auto key = PercentDecode(raw_key);
+  if (!key) {
+    return InvalidArgument("malformed URL '" + std::string(url) +
+                           "': invalid percent-escape in key (write a literal '%' as %25)");
+  }
+  out.key = std::move(*key);
+  out.trailing_slash = !out.key.empty() && out.key.back() == '/';
+  if (!query.empty()) {
+    for (auto pair : Split(query, '&')) {
+      size_t eq = pair.find('=');
+      std::string name(pair.substr(0, eq));
+      if (!kParams.contains(name)) {
+        if (name == "access_key" || name == "secret_key" || name == "session_token") {
+          return InvalidArgument("credentials are never taken from URLs or arguments; set "
+                                 "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or use a profile");
+        }
+        return InvalidArgument("unknown parameter '" + name + "' in URL '" +
+                               std::string(url.substr(0, url.find('?'))) +
+                               "' (known: endpoint, region, addressing, profile, anonymous; a "
+                               "'?' in a key must be written %3F)");
+      }
+      if (eq == std::string_view::npos) {
+        return InvalidArgument("parameter '" + name + "' needs a value (" + name + "=...)");
+      }
+      auto value = PercentDecode(pair.substr(eq + 1));
+      if (!value) return InvalidArgument("parameter '" + name + "' has a bad percent-escape");
+      if (name == "anonymous" && *value != "true" && *value != "false") {
+        return InvalidArgument("parameter 'anonymous' must be true or false");
+      }
+      out.params[name] = *value;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<ParsedUrl> ParseUrl(std::string_view url, std::string_view cwd) {
+  size_t sep = url.find("://");
+  if (sep == std::string_view::npos) return ParseLocal(url, cwd, url);
+  std::string scheme = ToLower(url.substr(0, sep));
+  std::string_view rest = url.substr(sep + 3);
+  if (scheme == "file") {
+    size_t slash = rest.find('/');
+    std::string_view host = rest.substr(0, slash);
+    if (!host.empty() && host != "localhost") {
+      return InvalidArgument("file URL '" + std::string(url) +
+                             "' names host '" + std::string(host) + "'; only local files work");
+    }
+    if (slash == std::string_view::npos) return InvalidArgument("file URL '" + std::string(url) + "' has no path");
+    auto path = PercentDecode(rest.substr(slash));
+    if (!path) return InvalidArgument("malformed URL '" + std::string(url) + "': invalid percent-escape");
+    return ParseLocal(*path, cwd, url);
+  }
+  if (scheme == "s3") return ParseS3(rest, url);
+  if (scheme == "http" || scheme == "https") {
+    ParsedUrl out;
+    out.scheme = scheme == "http" ? Scheme::kHttp : Scheme::kHttps;
+    size_t slash = rest.find('/');
+    out.bucket = std::string(rest.substr(0, slash));
+    if (out.bucket.empty()) return InvalidArgument("malformed URL '" + std::string(url) + "': no host");
+    if (slash != std::string_view::npos) out.key = std::string(rest.substr(slash + 1));
+    out.trailing_slash = !out.key.empty() && out.key.back() == '/';
+    return out;
+  }
+  return InvalidArgument("unknown URL scheme '" + scheme + "' in '" +
+                         std::string(url.substr(0, sep + 3)) + "...' (supported: a path, "
+                         "file://, s3://, http://, https://)");
+}
+
+std::string FormatS3Url(std::string_view bucket, std::string_view key) {
+  std::string out = "s3://" + std::string(bucket) + "/";
+  for (unsigned char c : key) {
+    if (c == '%' || c == '?' || c == '#' || c < 0x20 || c == 0x7f) {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", c);
+      out += buf;
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  return out;
+}
+
+}  // namespace ferry::storage

@@ -1,0 +1,38 @@
+#pragma once
+// Parsing of the URLs users write. The rules (docs/semantics/urls.md):
+//
+//   /abs/path, ./rel, rel     local path, taken literally (no decoding), made absolute
+//   file:///abs/path          local path, percent-decoded; host must be empty or localhost
+//   s3://bucket/key?params    S3 object or prefix; the key is percent-decoded ('%' must be
+//                             written %25, '?' %3F, '#' %23); parameters: endpoint, region,
+//                             addressing (path|virtual), profile, anonymous (true|false)
+//   http(s)://host/path?q     read-only; the whole URL is used as given
+//
+// Parsing is strict: unknown schemes and unknown parameters are errors, never ignored.
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace ferry::storage {
+
+enum class Scheme { kLocal, kS3, kHttp, kHttps };
+
+struct ParsedUrl {
+  Scheme scheme = Scheme::kLocal;
+  std::string bucket;     // s3: bucket; http(s): host[:port]
+  std::string key;        // s3: object key or prefix; local: absolute path without leading '/';
+                          // http(s): path and query without the leading '/'
+  std::map<std::string, std::string> params;  // s3 only
+  bool trailing_slash = false;  // the user wrote a trailing '/': a directory or prefix
+};
+
+// `cwd` makes relative local paths absolute (empty = the process's working directory).
+Result<ParsedUrl> ParseUrl(std::string_view url, std::string_view cwd = {});
+
+// Renders a key of an s3 store back into URL form, escaping what ParseUrl decodes.
+std::string FormatS3Url(std::string_view bucket, std::string_view key);
+
+}  // namespace ferry::storage

@@ -1,0 +1,25 @@
+#pragma once
+// The read-only http(s) backend: Stat via HEAD, ranged and resumable GET. Keys are the URL's
+// path and query after "scheme://host/". Writing, listing and deleting fail with kUnimplemented.
+
+#include <memory>
+#include <string>
+
+#include "base/retry.h"
+#include "storage/store.h"
+
+namespace ferry::http {
+class Client;
+}
+
+namespace ferry::storage {
+
+struct HttpStoreOptions {
+  std::string origin;  // "https://host[:port]"
+  std::shared_ptr<http::Client> http;
+  RetryPolicy retry;
+};
+
+std::shared_ptr<Store> MakeHttpStore(HttpStoreOptions options);
+
+}  // namespace ferry::storage
