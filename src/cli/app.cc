@@ -34,6 +34,19 @@ int RunFerry(int argc, char** argv) {
   AddMbCommand(app, action);
   AddAuthCommand(app, action);
 
+  bool known = true;
+  if (argc > 1 && argv[1][0] != '-') {
+    try {
+      app.get_subcommand(argv[1]);
+    } catch (const CLI::OptionNotFound&) {
+      known = false;
+    }
+  }
+  if (!known) {
+    std::fprintf(stderr, "ferry: usage error: unknown command '%s' (see ferry --help)\n",
+                 Redact(argv[1]).c_str());
+    return kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -115,7 +115,7 @@ Status S3ErrorToStatus(const S3Call& call, const std::string& url, const http::R
              code == "ExpiredToken" || code == "InvalidToken" || code == "TokenRefreshRequired" ||
              code == "AuthorizationHeaderMalformed" || code == "RequestTimeTooSkewed") {
     sc = StatusCode::kUnauthenticated;
-    hint = "check the credentials (ferry auth shows which ones are used)";
+    hint = "check the credentials; `ferry auth URL` shows which are used";
   } else if (st == 403) {
     sc = StatusCode::kPermissionDenied;
     if (code.empty()) hint = "access denied or bad credentials (a HEAD answer carries no details)";

@@ -1,0 +1,128 @@
+"""Shared fixtures for ferry's end-to-end CLI tests.
+
+The tests run the real ferry binary (FERRY_BIN) against the real Ceph RGW that the ctest fixture
+started (FERRY_RGW_ENV names its env file). Run them through ctest, or by hand:
+  tests/tools/rgw.sh start /tmp/rgw && FERRY_RGW_ENV=/tmp/rgw/env FERRY_BIN=build/dev/src/apps/ferry \
+    /usr/bin/python3 -m pytest tests/cli
+"""
+import os
+import pathlib
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def _rgw():
+    path = os.environ.get("FERRY_RGW_ENV")
+    if not path or not os.path.exists(path):
+        pytest.fail("FERRY_RGW_ENV does not name an RGW env file; run via ctest or tests/tools/rgw.sh")
+    env = {}
+    for line in open(path):
+        if "=" in line:
+            k, v = line.strip().split("=", 1)
+            env[k] = v
+    return env
+
+
+@pytest.fixture(scope="session")
+def rgw():
+    return _rgw()
+
+
+@pytest.fixture(scope="session")
+def ferry_bin():
+    path = os.path.abspath(os.environ.get("FERRY_BIN") or str(ROOT / "build/dev/src/apps/ferry"))
+    if not os.path.exists(path):
+        pytest.fail(f"ferry binary not found at {path}; build first or set FERRY_BIN")
+    return path
+
+
+def base_env(rgw, **extra):
+    """A minimal environment: RGW credentials the AWS way, nothing from the caller's AWS setup."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": os.environ.get("HOME", "/root"),
+        "AWS_ACCESS_KEY_ID": rgw["FERRY_TEST_S3_ACCESS_KEY"],
+        "AWS_SECRET_ACCESS_KEY": rgw["FERRY_TEST_S3_SECRET_KEY"],
+        "AWS_ENDPOINT_URL": rgw["FERRY_TEST_S3_ENDPOINT"],
+        "AWS_REGION": rgw["FERRY_TEST_S3_REGION"],
+        "AWS_CONFIG_FILE": "/nonexistent",
+        "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
+        "AWS_EC2_METADATA_DISABLED": "true",
+    }
+    env.update({k: v for k, v in extra.items() if v is not None})
+    for k, v in extra.items():
+        if v is None:
+            env.pop(k, None)
+    return env
+
+
+class Ferry:
+    def __init__(self, binary, rgw):
+        self.binary = binary
+        self.rgw = rgw
+
+    def run(self, *args, env=None, input=None, timeout=120, check=False):
+        e = base_env(self.rgw, **(env or {}))
+        p = subprocess.run([self.binary, *map(str, args)], env=e, input=input,
+                           capture_output=True, timeout=timeout)
+        if check and p.returncode != 0:
+            raise AssertionError(f"ferry {' '.join(map(str, args))} failed ({p.returncode}): "
+                                 f"{p.stderr.decode(errors='replace')}")
+        return p
+
+
+@pytest.fixture(scope="session")
+def ferry(ferry_bin, rgw):
+    return Ferry(ferry_bin, rgw)
+
+
+@pytest.fixture
+def bucket(rgw):
+    return rgw["FERRY_TEST_S3_BUCKET"]
+
+
+@pytest.fixture
+def prefix(bucket):
+    """A fresh s3:// prefix for one test."""
+    return f"s3://{bucket}/cli-{uuid.uuid4().hex[:10]}/"
+
+
+def one_line_error(p):
+    err = p.stderr.decode(errors="replace").strip()
+    assert err, "expected an error message on stderr"
+    assert len(err.splitlines()) == 1, f"error must be one line, got: {err!r}"
+    return err
+
+
+class Proxy:
+    """tests/tools/fault_proxy.py as a context manager."""
+
+    def __init__(self, target, tmp_path, *args):
+        self.port_file = tmp_path / f"proxy-{uuid.uuid4().hex[:6]}.port"
+        self.proc = subprocess.Popen([sys.executable, str(ROOT / "tests/tools/fault_proxy.py"),
+                                      "--target", target, "--port-file", str(self.port_file),
+                                      "--lifetime", "300", *map(str, args)])
+        for _ in range(100):
+            if self.port_file.exists() and self.port_file.read_text():
+                break
+            time.sleep(0.05)
+        self.endpoint = f"http://127.0.0.1:{self.port_file.read_text()}"
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.proc.kill()
+        self.proc.wait()
+
+
+@pytest.fixture
+def fault_proxy(rgw, tmp_path):
+    target = rgw["FERRY_TEST_S3_ENDPOINT"].split("://", 1)[1]
+    return lambda *args: Proxy(target, tmp_path, *args)

@@ -1,0 +1,98 @@
+"""ferry ls/stat/cat/cp/rm on local paths: the embedded default store, no server."""
+import json
+import os
+import subprocess
+
+import pytest
+
+from conftest import one_line_error
+
+
+def test_cp_ls_stat_cat_rm_round_trip(ferry, tmp_path):
+    src = tmp_path / "src" / "data.bin"
+    src.parent.mkdir()
+    payload = os.urandom(3 * 1024 * 1024 + 17)
+    src.write_bytes(payload)
+    dst_dir = tmp_path / "dst"
+    assert ferry.run("cp", src, f"{dst_dir}/").returncode == 0
+    assert (dst_dir / "data.bin").read_bytes() == payload
+    out = ferry.run("ls", dst_dir, check=True).stdout.decode()
+    assert out == "data.bin\n"
+    st = json.loads(ferry.run("stat", "--json", dst_dir / "data.bin", check=True).stdout)
+    assert st["size"] == len(payload)
+    part = ferry.run("cat", "--range", "10-19", dst_dir / "data.bin", check=True).stdout
+    assert part == payload[10:20]
+    assert ferry.run("rm", dst_dir / "data.bin").returncode == 0
+    assert not (dst_dir / "data.bin").exists()
+
+
+def test_ls_shows_directories_and_recursive_listing(ferry, tmp_path):
+    for name in ["a/1", "a/b/2", "c"]:
+        p = tmp_path / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(name)
+    assert ferry.run("ls", tmp_path, check=True).stdout.decode() == "a/\nc\n"
+    assert ferry.run("ls", "-r", tmp_path, check=True).stdout.decode() == "a/1\na/b/2\nc\n"
+    lines = ferry.run("ls", "--json", "-r", tmp_path, check=True).stdout.decode().splitlines()
+    assert [json.loads(l)["size"] for l in lines] == [3, 5, 1]
+
+
+def test_file_urls_and_relative_paths(ferry, tmp_path):
+    (tmp_path / "a b.txt").write_text("space")
+    assert ferry.run("cat", f"file://{tmp_path}/a%20b.txt", check=True).stdout == b"space"
+    p = subprocess.run([ferry.binary, "cat", "a b.txt"], cwd=tmp_path, capture_output=True)
+    assert p.stdout == b"space"
+
+
+def test_missing_file_is_one_line_error_naming_it(ferry, tmp_path):
+    p = ferry.run("cat", tmp_path / "nope.txt")
+    assert p.returncode == 1
+    err = one_line_error(p)
+    assert "nope.txt" in err and "No such file" in err
+    p = ferry.run("ls", tmp_path / "nothing")
+    assert p.returncode == 1
+    assert "nothing" in one_line_error(p)
+
+
+def test_failed_copy_leaves_nothing_at_destination(ferry, tmp_path):
+    p = ferry.run("cp", tmp_path / "missing.bin", tmp_path / "out.bin")
+    assert p.returncode == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_usage_errors_exit_2(ferry, tmp_path):
+    assert ferry.run().returncode == 2
+    assert ferry.run("frobnicate").returncode == 2
+    assert ferry.run("cat", "--range", "9-1", tmp_path / "x").returncode == 2
+    p = ferry.run("ls", "gs://bucket/key")
+    assert p.returncode == 2
+    assert "unknown URL scheme 'gs'" in one_line_error(p)
+
+
+def test_rm_recursive_refuses_root_and_deletes_tree(ferry, tmp_path):
+    (tmp_path / "t" / "x").mkdir(parents=True)
+    (tmp_path / "t" / "x" / "f").write_text("1")
+    (tmp_path / "t" / "g").write_text("2")
+    assert ferry.run("rm", "-r", "-q", tmp_path / "t", check=True).stdout == b""
+    assert not (tmp_path / "t" / "g").exists() and not (tmp_path / "t" / "x" / "f").exists()
+    assert ferry.run("rm", "-r", "/").returncode == 2
+
+
+@pytest.fixture
+def tiny_fs(tmp_path):
+    mnt = tmp_path / "tiny"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)]).returncode != 0:
+        pytest.skip("cannot mount tmpfs (needs root)")
+    yield mnt
+    subprocess.run(["umount", "-l", str(mnt)])
+
+
+def test_full_disk_fails_clearly_and_leaves_no_partial_file(ferry, tmp_path, tiny_fs):
+    src = tmp_path / "big.bin"
+    src.write_bytes(os.urandom(3 * 1024 * 1024))
+    p = ferry.run("cp", src, tiny_fs / "big.bin")
+    assert p.returncode == 1
+    err = one_line_error(p)
+    assert "No space left" in err and "big.bin" in err
+    assert list(tiny_fs.iterdir()) == []

@@ -1,0 +1,152 @@
+"""ferry against a real Ceph RGW: every command, unusual keys, errors, boto3 interop."""
+import json
+import os
+import time
+import urllib.parse
+
+import boto3
+import pytest
+from botocore.config import Config
+
+from conftest import one_line_error
+
+
+@pytest.fixture(scope="module")
+def s3(rgw):
+    return boto3.client("s3", endpoint_url=rgw["FERRY_TEST_S3_ENDPOINT"],
+                        aws_access_key_id=rgw["FERRY_TEST_S3_ACCESS_KEY"],
+                        aws_secret_access_key=rgw["FERRY_TEST_S3_SECRET_KEY"], region_name="us-east-1",
+                        config=Config(s3={"addressing_style": "path"}))
+
+
+def split(url):
+    rest = url[len("s3://"):]
+    bucket, _, key = rest.partition("/")
+    return bucket, urllib.parse.unquote(key)
+
+
+def test_upload_download_round_trip_multipart(ferry, prefix, tmp_path, s3):
+    payload = os.urandom(21 * 1024 * 1024 + 5)  # > 2 parts of 8 MiB
+    src = tmp_path / "model.pt"
+    src.write_bytes(payload)
+    ferry.run("cp", src, prefix, check=True)
+    bucket, key = split(prefix + "model.pt")
+    head = s3.head_object(Bucket=bucket, Key=key)
+    assert head["ContentLength"] == len(payload)
+    assert head["ETag"].strip('"').endswith("-3")  # uploaded in parts
+    ferry.run("cp", prefix + "model.pt", tmp_path / "back.pt", check=True)
+    assert (tmp_path / "back.pt").read_bytes() == payload
+    assert ferry.run("cat", "--range", "100-199", prefix + "model.pt", check=True).stdout == payload[100:200]
+
+
+def test_unusual_keys_round_trip_exactly(ferry, prefix, tmp_path, s3):
+    # (A key ending in '/' round-trips through the Store API, see the conformance suite; on the
+    # command line a trailing '/' means "into this prefix".)
+    names = ["with space.txt", "unicodé/日本.bin", "plus+sign", "100%.txt", "q?mark", "a//double",
+             "tilde~&=,;'quote"]
+    src = tmp_path / "f"
+    src.write_bytes(b"x")
+    for n in names:
+        url = prefix + n.replace("%", "%25").replace("?", "%3F")
+        ferry.run("cp", src, url, check=True)
+    bucket, base = split(prefix)
+    got = sorted(o["Key"][len(base):] for o in s3.list_objects_v2(Bucket=bucket, Prefix=base)["Contents"])
+    assert got == sorted(names)
+    listed = [json.loads(l)["key"][len(base):] for l in
+              ferry.run("ls", "-r", "--json", prefix, check=True).stdout.decode().splitlines()]
+    assert listed == sorted(names)
+    # Listing URLs paste back into ferry.
+    for line in ferry.run("ls", "-r", "--json", prefix, check=True).stdout.decode().splitlines():
+        assert ferry.run("cat", json.loads(line)["url"], check=True).stdout == b"x"
+
+
+def test_ferry_reads_what_boto3_wrote(ferry, prefix, s3, tmp_path):
+    bucket, base = split(prefix)
+    payload = os.urandom(12 * 1024 * 1024)
+    s3.upload_fileobj(__import__("io").BytesIO(payload), bucket, base + "boto.bin",
+                      Config=boto3.s3.transfer.TransferConfig(multipart_threshold=5 * 1024 * 1024,
+                                                              multipart_chunksize=5 * 1024 * 1024))
+    ferry.run("cp", prefix + "boto.bin", tmp_path / "b.bin", check=True)
+    assert (tmp_path / "b.bin").read_bytes() == payload
+
+
+def test_ls_stat_rm(ferry, prefix, tmp_path):
+    (tmp_path / "f").write_text("hello")
+    for k in ["a/1", "a/2", "b"]:
+        ferry.run("cp", tmp_path / "f", prefix + k, check=True)
+    assert ferry.run("ls", prefix, check=True).stdout.decode() == "a/\nb\n"
+    assert ferry.run("ls", prefix.rstrip("/"), check=True).stdout.decode() == "a/\nb\n"
+    st = json.loads(ferry.run("stat", "--json", prefix + "b", check=True).stdout)
+    assert st["size"] == 5 and st["etag"]
+    out = ferry.run("rm", "-r", prefix + "a", check=True).stdout.decode()
+    assert out.count("deleted") == 2
+    assert ferry.run("ls", "-r", prefix, check=True).stdout.decode() == "b\n"
+    assert ferry.run("rm", prefix + "b").returncode == 0
+    p = ferry.run("rm", prefix + "b")
+    assert p.returncode == 1 and "no such object" in one_line_error(p)
+
+
+def test_server_side_copy_within_bucket(ferry, prefix, tmp_path):
+    (tmp_path / "f").write_text("copied")
+    ferry.run("cp", tmp_path / "f", prefix + "src", check=True)
+    ferry.run("cp", prefix + "src", prefix + "dst", check=True)
+    assert ferry.run("cat", prefix + "dst", check=True).stdout == b"copied"
+
+
+def test_mb_and_virtual_hosted_addressing(ferry, rgw, tmp_path):
+    bucket = f"ferry-mb-{os.getpid()}"
+    ferry.run("mb", f"s3://{bucket}", check=True)
+    ferry.run("mb", f"s3://{bucket}", check=True)  # idempotent for the owner
+    endpoint = rgw["FERRY_TEST_S3_ENDPOINT"].replace("127.0.0.1", "localhost")
+    (tmp_path / "f").write_text("vh")
+    url = f"s3://{bucket}/k?addressing=virtual&endpoint={endpoint}"
+    ferry.run("cp", tmp_path / "f", url, check=True)
+    assert ferry.run("cat", url, check=True).stdout == b"vh"
+
+
+def test_auth_reports_source_without_secret(ferry, bucket, rgw):
+    p = ferry.run("auth", f"s3://{bucket}", check=True)
+    out = p.stdout.decode()
+    assert "environment variables" in out and "succeeded" in out
+    assert rgw["FERRY_TEST_S3_SECRET_KEY"] not in out
+    assert rgw["FERRY_TEST_S3_ACCESS_KEY"] not in out  # masked
+
+
+def test_wrong_secret_is_clear_authentication_error(ferry, bucket):
+    p = ferry.run("ls", f"s3://{bucket}/", env={"AWS_SECRET_ACCESS_KEY": "wrong-secret-value"})
+    assert p.returncode == 1
+    assert "SignatureDoesNotMatch" in one_line_error(p)
+
+
+def test_missing_bucket_and_key_say_so(ferry, bucket):
+    p = ferry.run("ls", "s3://ferry-no-such-bucket/")
+    assert p.returncode == 1 and "NoSuchBucket" in one_line_error(p)
+    p = ferry.run("cat", f"s3://{bucket}/no/such/key")
+    assert p.returncode == 1
+    err = one_line_error(p)
+    assert "NoSuchKey" in err and "s3://" in err and "no/such/key" in err
+
+
+def test_unreachable_endpoint_fails_within_bounded_time(ferry, bucket):
+    start = time.time()
+    p = ferry.run("stat", f"s3://{bucket}/k", env={"AWS_ENDPOINT_URL": "http://127.0.0.1:9"})
+    assert p.returncode == 1
+    err = one_line_error(p)
+    assert "cannot connect" in err and "127.0.0.1:9" in err
+    assert time.time() - start < 30
+
+
+def test_no_credentials_is_a_clear_error(ferry, bucket):
+    p = ferry.run("ls", f"s3://{bucket}/", env={"AWS_ACCESS_KEY_ID": None, "AWS_SECRET_ACCESS_KEY": None})
+    assert p.returncode == 1
+    assert "no AWS credentials found" in one_line_error(p)
+
+
+def test_credentials_from_profile_file(ferry, bucket, rgw, tmp_path):
+    creds = tmp_path / "credentials"
+    creds.write_text(f"[train]\naws_access_key_id = {rgw['FERRY_TEST_S3_ACCESS_KEY']}\n"
+                     f"aws_secret_access_key = {rgw['FERRY_TEST_S3_SECRET_KEY']}\n")
+    env = {"AWS_ACCESS_KEY_ID": None, "AWS_SECRET_ACCESS_KEY": None,
+           "AWS_SHARED_CREDENTIALS_FILE": str(creds), "AWS_PROFILE": "train"}
+    p = ferry.run("auth", f"s3://{bucket}", env=env, check=True)
+    assert "profile 'train'" in p.stdout.decode()
