@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian package Ferry needs to build, test and benchmark.
 # Idempotent: when everything is present it only runs dpkg-query and exits.
-#   scripts/install-deps.sh          build + test dependencies
+#   scripts/install-deps.sh --build  what building ferry needs
+#   scripts/install-deps.sh          build + test dependencies (Ceph RGW, pytest, boto3)
 #   scripts/install-deps.sh --bench  also the benchmark peers (awscli, rclone)
 set -euo pipefail
 
@@ -15,8 +16,12 @@ test_pkgs=(
 )
 bench_pkgs=(awscli rclone time)
 
-want=("${build_pkgs[@]}" "${test_pkgs[@]}")
-[[ "${1:-}" == "--bench" ]] && want+=("${bench_pkgs[@]}")
+case "${1:-}" in
+  --build) want=("${build_pkgs[@]}") ;;
+  --bench) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${bench_pkgs[@]}") ;;
+  "") want=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
+  *) echo "usage: install-deps.sh [--build|--bench]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${want[@]}"; do

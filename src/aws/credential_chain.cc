@@ -5,8 +5,8 @@
 
 #include "aws/shared_config.h"
 #include "base/log.h"
-#include "base/strings.h"
 #include "base/redact.h"
+#include "base/strings.h"
 #include "http/http_client.h"
 
 namespace ferry::aws {
@@ -117,7 +117,9 @@ Result<FetchFn> SelectSource(std::shared_ptr<ChainOptions> opts) {
   }
   return NoCredentials(
       "no AWS credentials found (looked at AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, web identity, "
-      "profile '" + cfg.profile_name + "', container and instance metadata); set them, or add "
+      "profile '" +
+      cfg.profile_name +
+      "', container and instance metadata); set them, or add "
       "?anonymous=true to the URL for public buckets");
 }
 
@@ -136,9 +138,9 @@ class LazyChainProvider final : public CredentialsProvider {
               Credentials{.source = "anonymous", .anonymous = true});
         } else {
           if (!opts_->http) {
-            opts_->http = std::make_shared<http::Client>(http::ClientOptions{
-                .connect_timeout = opts_->metadata_timeout,
-                .total_timeout = std::chrono::milliseconds(10000)});
+            opts_->http = std::make_shared<http::Client>(
+                http::ClientOptions{.connect_timeout = opts_->metadata_timeout,
+                                    .total_timeout = std::chrono::milliseconds(10000)});
           }
           auto fetch = SelectSource(opts_);
           if (!fetch.ok()) return fetch.status();
@@ -165,8 +167,9 @@ Result<Credentials> FetchEnvironmentCredentials(const Environment& env) {
   auto id = env.Get("AWS_ACCESS_KEY_ID");
   auto secret = env.Get("AWS_SECRET_ACCESS_KEY");
   if (!id || !secret) {
-    return NoCredentials(std::string(id ? "AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not"
-                                        : "AWS_SECRET_ACCESS_KEY is set but AWS_ACCESS_KEY_ID is not"));
+    return NoCredentials(
+        std::string(id ? "AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not"
+                       : "AWS_SECRET_ACCESS_KEY is set but AWS_ACCESS_KEY_ID is not"));
   }
   return Credentials{.access_key_id = *id,
                      .secret_access_key = *secret,

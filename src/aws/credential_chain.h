@@ -24,10 +24,10 @@ class Client;
 namespace ferry::aws {
 
 struct ChainOptions {
-  std::shared_ptr<const Environment> env;  // required
-  std::string profile;                     // overrides AWS_PROFILE
-  bool anonymous = false;                  // sign nothing
-  std::shared_ptr<http::Client> http;      // for STS/container/IMDS; made when null
+  std::shared_ptr<const Environment> env;            // required
+  std::string profile;                               // overrides AWS_PROFILE
+  bool anonymous = false;                            // sign nothing
+  std::shared_ptr<http::Client> http;                // for STS/container/IMDS; made when null
   std::chrono::milliseconds metadata_timeout{1000};  // IMDS and container endpoints
   std::chrono::seconds refresh_margin{300};
 };

@@ -22,8 +22,8 @@ class CredentialChainTest : public ::testing::Test {
            ("ferry-chain-" + std::to_string(getpid()) + "-" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
-    env_ = std::make_shared<MapEnvironment>(MapEnvironment(
-        {{"HOME", dir_.string()}, {"AWS_EC2_METADATA_DISABLED", "true"}}));
+    env_ = std::make_shared<MapEnvironment>(
+        MapEnvironment({{"HOME", dir_.string()}, {"AWS_EC2_METADATA_DISABLED", "true"}}));
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
@@ -86,7 +86,8 @@ TEST_F(CredentialChainTest, WebIdentityExchangesTokenWithSts) {
   LocalHttpServer sts([](const ServerRequest& r) {
     if (r.body.find("Action=AssumeRoleWithWebIdentity") == std::string::npos ||
         r.body.find("WebIdentityToken=jwt-token-value") == std::string::npos) {
-      return ServerResponse{400, {}, "<ErrorResponse><Error><Code>Bad</Code></Error></ErrorResponse>"};
+      return ServerResponse{
+          400, {}, "<ErrorResponse><Error><Code>Bad</Code></Error></ErrorResponse>"};
     }
     return ServerResponse{200, {}, R"(<AssumeRoleWithWebIdentityResponse>
 <AssumeRoleWithWebIdentityResult><Credentials><AccessKeyId>ASIAWEB</AccessKeyId>
@@ -112,8 +113,11 @@ TEST_F(CredentialChainTest, ContainerEndpointWithTokenFile) {
     if (it == r.headers.end() || it->second != "container-auth-token") {
       return ServerResponse{401, {}, ""};
     }
-    return ServerResponse{200, {}, R"({"AccessKeyId":"ASIAECS","SecretAccessKey":"ecssecret123",
-      "Token":"ecstoken123","Expiration":")" + Future(3600) + R"("})"};
+    return ServerResponse{200,
+                          {},
+                          R"({"AccessKeyId":"ASIAECS","SecretAccessKey":"ecssecret123",
+      "Token":"ecstoken123","Expiration":")" +
+                              Future(3600) + R"("})"};
   });
   env_->Set("AWS_CONTAINER_CREDENTIALS_FULL_URI", ecs.base_url() + "/creds");
   env_->Set("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", Write("ecs-token", "container-auth-token"));
@@ -125,14 +129,19 @@ TEST_F(CredentialChainTest, ContainerEndpointWithTokenFile) {
 
 TEST_F(CredentialChainTest, ImdsV2UsesSessionToken) {
   LocalHttpServer imds([](const ServerRequest& r) {
-    if (r.method == "PUT" && r.target == "/latest/api/token") return ServerResponse{200, {}, "imds-session-tok"};
+    if (r.method == "PUT" && r.target == "/latest/api/token")
+      return ServerResponse{200, {}, "imds-session-tok"};
     auto it = r.headers.find("x-aws-ec2-metadata-token");
-    if (it == r.headers.end() || it->second != "imds-session-tok") return ServerResponse{401, {}, ""};
-    if (r.target == "/latest/meta-data/iam/security-credentials/") return ServerResponse{200, {}, "gpu-node\n"};
+    if (it == r.headers.end() || it->second != "imds-session-tok")
+      return ServerResponse{401, {}, ""};
+    if (r.target == "/latest/meta-data/iam/security-credentials/")
+      return ServerResponse{200, {}, "gpu-node\n"};
     if (r.target == "/latest/meta-data/iam/security-credentials/gpu-node") {
-      return ServerResponse{200, {}, R"({"Code":"Success","AccessKeyId":"ASIAIMDS",
+      return ServerResponse{200,
+                            {},
+                            R"({"Code":"Success","AccessKeyId":"ASIAIMDS",
         "SecretAccessKey":"imdssecret123","Token":"imdstoken123","Expiration":")" +
-                                         Future(3600) + R"("})"};
+                                Future(3600) + R"("})"};
     }
     return ServerResponse{404, {}, ""};
   });
@@ -156,8 +165,10 @@ TEST_F(CredentialChainTest, RefreshesBeforeExpiry) {
     ++calls;
     // First answer expires within the refresh margin, so the next call must fetch again.
     std::string exp = Future(calls == 1 ? 60 : 3600);
-    return ServerResponse{200, {}, R"({"AccessKeyId":"ASIA)" + std::to_string(calls) +
-                                       R"(","SecretAccessKey":"s3cretvalue","Token":"t0kenvalue",
+    return ServerResponse{200,
+                          {},
+                          R"({"AccessKeyId":"ASIA)" + std::to_string(calls) +
+                              R"(","SecretAccessKey":"s3cretvalue","Token":"t0kenvalue",
       "Expiration":")" + exp + R"("})"};
   });
   env_->Set("AWS_CONTAINER_CREDENTIALS_FULL_URI", ecs.base_url() + "/creds");

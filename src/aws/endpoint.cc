@@ -27,8 +27,8 @@ Status ValidateBucketName(std::string_view b) {
   }
   for (char c : b) {
     if (!IsAlnum(c) && c != '.' && c != '-' && c != '_') {
-      return InvalidArgument("bucket name '" + std::string(b) + "' contains '" +
-                             std::string(1, c) + "'; allowed are letters, digits, '.', '-', '_'");
+      return InvalidArgument("bucket name '" + std::string(b) + "' contains '" + std::string(1, c) +
+                             "'; allowed are letters, digits, '.', '-', '_'");
     }
   }
   return Status();
@@ -55,10 +55,14 @@ Result<S3Endpoint> ResolveS3Endpoint(const Environment& env, const S3EndpointInp
 
   std::string endpoint = in.endpoint;
   if (endpoint.empty() && !ignore_configured) {
-    if (auto e = env.Get("AWS_ENDPOINT_URL_S3")) endpoint = *e;
-    else if (auto e2 = env.Get("AWS_ENDPOINT_URL")) endpoint = *e2;
-    else if (auto e3 = cfg.Get("s3.endpoint_url")) endpoint = *e3;
-    else if (auto e4 = cfg.Get("endpoint_url")) endpoint = *e4;
+    if (auto e = env.Get("AWS_ENDPOINT_URL_S3"))
+      endpoint = *e;
+    else if (auto e2 = env.Get("AWS_ENDPOINT_URL"))
+      endpoint = *e2;
+    else if (auto e3 = cfg.Get("s3.endpoint_url"))
+      endpoint = *e3;
+    else if (auto e4 = cfg.Get("endpoint_url"))
+      endpoint = *e4;
   }
   if (endpoint.empty()) {
     ep.scheme = "https";
@@ -66,8 +70,7 @@ Result<S3Endpoint> ResolveS3Endpoint(const Environment& env, const S3EndpointInp
   } else {
     size_t sep = endpoint.find("://");
     if (sep == std::string::npos) {
-      return InvalidArgument("S3 endpoint '" + endpoint +
-                             "' must start with http:// or https://");
+      return InvalidArgument("S3 endpoint '" + endpoint + "' must start with http:// or https://");
     }
     ep.scheme = ToLower(endpoint.substr(0, sep));
     if (ep.scheme != "http" && ep.scheme != "https") {

@@ -29,7 +29,7 @@ struct S3Endpoint {
   std::string authority;  // host[:port] the request goes to (with the bucket when virtual)
   std::string region;
   bool path_style = true;
-  bool custom = false;    // not an amazonaws.com default
+  bool custom = false;  // not an amazonaws.com default
 
   // The URL of an object, its key already encoded with PercentEncode(key, keep_slash=true).
   std::string ObjectUrl(const std::string& bucket, const std::string& encoded_key) const;

@@ -6,8 +6,8 @@ namespace ferry::aws {
 namespace {
 
 MapEnvironment NoFiles() {
-  return MapEnvironment({{"AWS_CONFIG_FILE", "/nonexistent"},
-                         {"AWS_SHARED_CREDENTIALS_FILE", "/nonexistent"}});
+  return MapEnvironment(
+      {{"AWS_CONFIG_FILE", "/nonexistent"}, {"AWS_SHARED_CREDENTIALS_FILE", "/nonexistent"}});
 }
 
 TEST(EndpointTest, DefaultsToVirtualHostedAws) {
@@ -36,8 +36,8 @@ TEST(EndpointTest, ServiceSpecificAndParameterOverridesWin) {
   env.Set("AWS_ENDPOINT_URL_S3", "http://s3specific:2");
   auto ep = ResolveS3Endpoint(env, {.bucket = "data"});
   EXPECT_EQ(ep->authority, "s3specific:2");
-  ep = ResolveS3Endpoint(env, {.bucket = "data", .endpoint = "http://param:3",
-                               .addressing = "virtual"});
+  ep = ResolveS3Endpoint(env,
+                         {.bucket = "data", .endpoint = "http://param:3", .addressing = "virtual"});
   EXPECT_EQ(ep->authority, "data.param:3");
   EXPECT_FALSE(ep->path_style);
 }
@@ -45,10 +45,12 @@ TEST(EndpointTest, ServiceSpecificAndParameterOverridesWin) {
 TEST(EndpointTest, RejectsBadInput) {
   auto env = NoFiles();
   EXPECT_EQ(ResolveS3Endpoint(env, {.bucket = "a"}).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(ResolveS3Endpoint(env, {.bucket = "ok-bucket", .endpoint = "localhost:9000"})
-                .status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(ResolveS3Endpoint(env, {.bucket = "ok-bucket", .addressing = "sideways"})
-                .status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      ResolveS3Endpoint(env, {.bucket = "ok-bucket", .endpoint = "localhost:9000"}).status().code(),
+      StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      ResolveS3Endpoint(env, {.bucket = "ok-bucket", .addressing = "sideways"}).status().code(),
+      StatusCode::kInvalidArgument);
   EXPECT_EQ(ValidateBucketName("bad/name").code(), StatusCode::kInvalidArgument);
 }
 

@@ -44,14 +44,13 @@ Result<Credentials> ParseJsonCredentials(const std::string& body, std::string so
 }
 
 Status HttpFailure(std::string_view what, const http::Response& r) {
-  StatusCode code = r.status >= 500 || r.status == 429 ? StatusCode::kUnavailable
-                                                         : StatusCode::kUnauthenticated;
+  StatusCode code =
+      r.status >= 500 || r.status == 429 ? StatusCode::kUnavailable : StatusCode::kUnauthenticated;
   return Status(code, std::string(what) + " answered HTTP " + std::to_string(r.status),
                 ErrorDetail{.http_status = static_cast<int>(r.status)});
 }
 
-Result<http::Response> SendWithRetry(http::Client& client, const http::Request& req,
-                                     int attempts) {
+Result<http::Response> SendWithRetry(http::Client& client, const http::Request& req, int attempts) {
   Result<http::Response> out = Status(StatusCode::kInternal, "not sent");
   Status s = RunWithRetry(RetryPolicy{.max_attempts = attempts}, [&]() -> Status {
     out = client.Send(req);
@@ -84,9 +83,10 @@ Result<Credentials> FetchWebIdentityCredentials(const ChainOptions& opts,
     if (!region) region = cfg.Get("region");
     endpoint = region ? "https://sts." + *region + ".amazonaws.com" : "https://sts.amazonaws.com";
   }
-  std::string body = "Action=AssumeRoleWithWebIdentity&Version=2011-06-15&RoleArn=" +
-                     PercentEncode(role_arn) + "&RoleSessionName=" + PercentEncode(session_name) +
-                     "&WebIdentityToken=" + PercentEncode(token);
+  std::string body =
+      "Action=AssumeRoleWithWebIdentity&Version=2011-06-15&RoleArn=" + PercentEncode(role_arn) +
+      "&RoleSessionName=" + PercentEncode(session_name) +
+      "&WebIdentityToken=" + PercentEncode(token);
   http::Request req{.method = "POST",
                     .url = endpoint + "/",
                     .headers = {{"Content-Type", "application/x-www-form-urlencoded"}},

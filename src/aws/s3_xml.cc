@@ -30,9 +30,10 @@ Status ErrorInBody(const pugi::xml_document& doc, std::string_view op) {
   StatusCode sc = (code == "InternalError" || code == "SlowDown" || code == "ServiceUnavailable")
                       ? StatusCode::kUnavailable
                       : StatusCode::kInternal;
-  return Status(sc, std::string(op) + " failed: " + code + ": " + err.child_value("Message"),
-                ErrorDetail{.http_status = 200, .remote_code = code,
-                            .request_id = err.child_value("RequestId")});
+  return Status(
+      sc, std::string(op) + " failed: " + code + ": " + err.child_value("Message"),
+      ErrorDetail{
+          .http_status = 200, .remote_code = code, .request_id = err.child_value("RequestId")});
 }
 
 }  // namespace
@@ -120,7 +121,8 @@ Result<ListPartsPage> ParseListParts(std::string_view xml) {
   if (!root) return Internal("ListParts answer has no ListPartsResult");
   ListPartsPage page;
   page.is_truncated = std::string_view(root.child_value("IsTruncated")) == "true";
-  page.next_marker = static_cast<int>(ParseUint64(root.child_value("NextPartNumberMarker")).value_or(0));
+  page.next_marker =
+      static_cast<int>(ParseUint64(root.child_value("NextPartNumberMarker")).value_or(0));
   for (auto p : root.children("Part")) {
     page.parts.push_back(
         {.number = static_cast<int>(ParseUint64(p.child_value("PartNumber")).value_or(0)),

@@ -38,9 +38,10 @@ TEST(S3XmlTest, CompleteMultipartRoundTrip) {
   EXPECT_EQ(xml,
             "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>\"e1\"</ETag></Part>"
             "<Part><PartNumber>2</PartNumber><ETag>\"e2\"</ETag></Part></CompleteMultipartUpload>");
-  EXPECT_EQ(*ParseCompleteMultipartUpload(
-                "<CompleteMultipartUploadResult><ETag>\"x-2\"</ETag></CompleteMultipartUploadResult>"),
-            "x-2");
+  EXPECT_EQ(
+      *ParseCompleteMultipartUpload(
+          "<CompleteMultipartUploadResult><ETag>\"x-2\"</ETag></CompleteMultipartUploadResult>"),
+      "x-2");
   auto err = ParseCompleteMultipartUpload("<Error><Code>InternalError</Code></Error>");
   EXPECT_EQ(err.status().code(), StatusCode::kUnavailable);
 }
@@ -58,9 +59,8 @@ TEST(S3XmlTest, DeleteObjectsEscapesKeysAndReportsFailures) {
 }
 
 TEST(S3XmlTest, ParsesMultipartAnswers) {
-  EXPECT_EQ(*ParseInitiateMultipartUpload(
-                "<InitiateMultipartUploadResult><UploadId>u-1</UploadId>"
-                "</InitiateMultipartUploadResult>"),
+  EXPECT_EQ(*ParseInitiateMultipartUpload("<InitiateMultipartUploadResult><UploadId>u-1</UploadId>"
+                                          "</InitiateMultipartUploadResult>"),
             "u-1");
   auto parts = ParseListParts(
       "<ListPartsResult><IsTruncated>false</IsTruncated><Part><PartNumber>3</PartNumber>"

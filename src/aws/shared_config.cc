@@ -68,8 +68,7 @@ SharedConfig LoadSharedConfig(const Environment& env, std::string_view profile) 
 
   if (auto text = ReadFile(config_path)) {
     auto ini = ParseIni(*text);
-    std::string section =
-        cfg.profile_name == "default" ? "default" : "profile " + cfg.profile_name;
+    std::string section = cfg.profile_name == "default" ? "default" : "profile " + cfg.profile_name;
     auto it = ini.find(section);
     if (it == ini.end() && cfg.profile_name == "default") it = ini.find("profile default");
     if (it != ini.end()) {

@@ -76,7 +76,8 @@ SigningResult SignV4(const SigningInput& input, const Credentials& creds, std::s
   r.canonical_request = input.method + "\n" + input.encoded_path + "\n" +
                         CanonicalQueryString(input.query) + "\n" + canonical_headers + "\n" +
                         r.signed_headers + "\n" + input.payload_hash;
-  std::string scope = date + "/" + std::string(region) + "/" + std::string(service) + "/aws4_request";
+  std::string scope =
+      date + "/" + std::string(region) + "/" + std::string(service) + "/aws4_request";
   r.string_to_sign =
       "AWS4-HMAC-SHA256\n" + amz_date + "\n" + scope + "\n" + Sha256Hex(r.canonical_request);
   r.signature = HexEncode(HmacSha256(SigningKey(creds, date, region, service), r.string_to_sign));
@@ -85,9 +86,11 @@ SigningResult SignV4(const SigningInput& input, const Credentials& creds, std::s
   return r;
 }
 
-std::vector<std::pair<std::string, std::string>> PresignV4(
-    const SigningInput& input, const Credentials& creds, std::string_view region,
-    std::string_view service, SystemTime now, int expires_seconds) {
+std::vector<std::pair<std::string, std::string>> PresignV4(const SigningInput& input,
+                                                           const Credentials& creds,
+                                                           std::string_view region,
+                                                           std::string_view service, SystemTime now,
+                                                           int expires_seconds) {
   std::string amz_date = FormatAmzDate(now);
   std::string scope = amz_date.substr(0, 8) + "/" + std::string(region) + "/" +
                       std::string(service) + "/aws4_request";
@@ -97,7 +100,8 @@ std::vector<std::pair<std::string, std::string>> PresignV4(
       {"X-Amz-Date", amz_date},
       {"X-Amz-Expires", std::to_string(expires_seconds)},
   };
-  if (!creds.session_token.empty()) params.emplace_back("X-Amz-Security-Token", creds.session_token);
+  if (!creds.session_token.empty())
+    params.emplace_back("X-Amz-Security-Token", creds.session_token);
   params.emplace_back("X-Amz-SignedHeaders", "host");
   SigningInput in = input;
   in.query.insert(in.query.end(), params.begin(), params.end());

@@ -21,8 +21,8 @@ inline constexpr std::string_view kEmptyPayloadSha256 =
 
 struct SigningInput {
   std::string method;
-  std::string encoded_path;  // e.g. "/examplebucket/a%20b.txt"
-  std::vector<std::pair<std::string, std::string>> query;  // unencoded name/value pairs
+  std::string encoded_path;                                  // e.g. "/examplebucket/a%20b.txt"
+  std::vector<std::pair<std::string, std::string>> query;    // unencoded name/value pairs
   std::vector<std::pair<std::string, std::string>> headers;  // includes host and x-amz-date
   std::string payload_hash;  // hex SHA-256 of the body, or UNSIGNED-PAYLOAD
 };
@@ -43,8 +43,10 @@ std::string CanonicalQueryString(const std::vector<std::pair<std::string, std::s
 
 // Presigned URL query parameters (X-Amz-Algorithm ... X-Amz-Signature) for a request whose only
 // signed header is host. Returned in the order they should be appended.
-std::vector<std::pair<std::string, std::string>> PresignV4(
-    const SigningInput& input, const Credentials& creds, std::string_view region,
-    std::string_view service, SystemTime now, int expires_seconds);
+std::vector<std::pair<std::string, std::string>> PresignV4(const SigningInput& input,
+                                                           const Credentials& creds,
+                                                           std::string_view region,
+                                                           std::string_view service, SystemTime now,
+                                                           int expires_seconds);
 
 }  // namespace ferry::aws

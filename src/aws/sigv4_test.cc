@@ -24,11 +24,12 @@ TEST(SigV4Test, S3GetObjectWithRange) {
                               {"x-amz-date", "20130524T000000Z"}},
                   .payload_hash = std::string(kEmptyPayloadSha256)};
   auto r = SignV4(in, kS3ExampleCreds, "us-east-1", "s3", Time("2013-05-24T00:00:00Z"));
-  EXPECT_EQ(r.canonical_request,
-            "GET\n/test.txt\n\nhost:examplebucket.s3.amazonaws.com\nrange:bytes=0-9\n"
-            "x-amz-content-sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n"
-            "x-amz-date:20130524T000000Z\n\nhost;range;x-amz-content-sha256;x-amz-date\n"
-            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(
+      r.canonical_request,
+      "GET\n/test.txt\n\nhost:examplebucket.s3.amazonaws.com\nrange:bytes=0-9\n"
+      "x-amz-content-sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n"
+      "x-amz-date:20130524T000000Z\n\nhost;range;x-amz-content-sha256;x-amz-date\n"
+      "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   EXPECT_EQ(r.string_to_sign,
             "AWS4-HMAC-SHA256\n20130524T000000Z\n20130524/us-east-1/s3/aws4_request\n"
             "7344ae5b7ee6c3e7e6b0fe0640412a37625d1fbfff95c48bbb2dc43964946972");
@@ -85,8 +86,8 @@ TEST(SigV4Test, S3PresignedUrl) {
   SigningInput in{.method = "GET",
                   .encoded_path = "/test.txt",
                   .headers = {{"Host", "examplebucket.s3.amazonaws.com"}}};
-  auto params = PresignV4(in, kS3ExampleCreds, "us-east-1", "s3", Time("2013-05-24T00:00:00Z"),
-                          86400);
+  auto params =
+      PresignV4(in, kS3ExampleCreds, "us-east-1", "s3", Time("2013-05-24T00:00:00Z"), 86400);
   ASSERT_EQ(params.back().first, "X-Amz-Signature");
   EXPECT_EQ(params.back().second,
             "aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404");
@@ -95,11 +96,11 @@ TEST(SigV4Test, S3PresignedUrl) {
 TEST(SigV4Test, GenericSuiteGetVanilla) {
   Credentials creds{.access_key_id = "AKIDEXAMPLE",
                     .secret_access_key = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"};
-  SigningInput in{.method = "GET",
-                  .encoded_path = "/",
-                  .headers = {{"Host", "example.amazonaws.com"},
-                              {"X-Amz-Date", "20150830T123600Z"}},
-                  .payload_hash = std::string(kEmptyPayloadSha256)};
+  SigningInput in{
+      .method = "GET",
+      .encoded_path = "/",
+      .headers = {{"Host", "example.amazonaws.com"}, {"X-Amz-Date", "20150830T123600Z"}},
+      .payload_hash = std::string(kEmptyPayloadSha256)};
   auto r = SignV4(in, creds, "us-east-1", "service", Time("2015-08-30T12:36:00Z"));
   EXPECT_EQ(r.signature, "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31");
 }

@@ -11,7 +11,8 @@ Result<Credentials> ParseAssumeRoleWithWebIdentityResponse(std::string_view xml)
   if (!doc.load_buffer(xml.data(), xml.size())) {
     return Status(StatusCode::kInternal, "STS answer is not XML");
   }
-  auto result = doc.child("AssumeRoleWithWebIdentityResponse").child("AssumeRoleWithWebIdentityResult");
+  auto result =
+      doc.child("AssumeRoleWithWebIdentityResponse").child("AssumeRoleWithWebIdentityResult");
   auto c = result.child("Credentials");
   Credentials out{.access_key_id = c.child_value("AccessKeyId"),
                   .secret_access_key = c.child_value("SecretAccessKey"),

@@ -49,8 +49,8 @@ void RedactPattern(std::string& text, const Pattern& p) {
   while ((pos = lower.find(p.name, pos)) != std::string::npos) {
     size_t start = pos + p.name.size();
     // Skip separators between the name and the value (" = ", ": ", "\":\"").
-    while (start < text.size() && (text[start] == ' ' || text[start] == '=' ||
-                                   text[start] == ':' || text[start] == '"')) {
+    while (start < text.size() &&
+           (text[start] == ' ' || text[start] == '=' || text[start] == ':' || text[start] == '"')) {
       ++start;
     }
     size_t end = text.find_first_of(p.stop, start);

@@ -23,8 +23,9 @@ TEST(RedactTest, RemovesPresignedQuerySecrets) {
 }
 
 TEST(RedactTest, RemovesCredentialFieldsInJsonXmlAndIni) {
-  EXPECT_EQ(Redact(R"({"SecretAccessKey": "s3cr3tvalue", "Token": "tok3nvalue"})")
-                .find("s3cr3tvalue"), std::string::npos);
+  EXPECT_EQ(
+      Redact(R"({"SecretAccessKey": "s3cr3tvalue", "Token": "tok3nvalue"})").find("s3cr3tvalue"),
+      std::string::npos);
   EXPECT_EQ(Redact("<SecretAccessKey>abcdefgh</SecretAccessKey>").find("abcdefgh"),
             std::string::npos);
   EXPECT_EQ(Redact("aws_secret_access_key = abcdefgh").find("abcdefgh"), std::string::npos);

@@ -85,12 +85,13 @@ Status Unimplemented(std::string message);
 template <typename T>
 class [[nodiscard]] Result final {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(runtime/explicit)
+  Result(T value) : v_(std::move(value)) {}                        // NOLINT(runtime/explicit)
   Result(Status status) : v_(std::unexpect, std::move(status)) {}  // NOLINT
   template <typename U>
-    requires std::is_constructible_v<T, U&&> && (!std::is_same_v<std::decay_t<U>, Status>) &&
-             (!std::is_same_v<std::decay_t<U>, Result<T>>)
-  Result(U&& value) : v_(T(std::forward<U>(value))) {}  // NOLINT
+  requires std::is_constructible_v<T, U&&> &&
+      (!std::is_same_v<std::decay_t<U>, Status>)&&(!std::is_same_v<std::decay_t<U>, Result<T>>)
+          Result(U&& value)
+      : v_(T(std::forward<U>(value))) {}  // NOLINT
 
   bool ok() const { return v_.has_value(); }
   const Status& status() const& {
@@ -117,9 +118,9 @@ class [[nodiscard]] Result final {
 #define FERRY_CONCAT_INNER_(a, b) a##b
 #define FERRY_CONCAT_(a, b) FERRY_CONCAT_INNER_(a, b)
 
-#define FERRY_RETURN_IF_ERROR(expr)        \
-  do {                                     \
-    ::ferry::Status ferry_status_ = (expr); \
+#define FERRY_RETURN_IF_ERROR(expr)                \
+  do {                                             \
+    ::ferry::Status ferry_status_ = (expr);        \
     if (!ferry_status_.ok()) return ferry_status_; \
   } while (0)
 

@@ -17,8 +17,8 @@ int HexValue(char c) {
 }
 
 bool IsUnreserved(unsigned char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-         c == '-' || c == '_' || c == '.' || c == '~';
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '_' || c == '.' || c == '~';
 }
 }  // namespace
 
@@ -137,12 +137,18 @@ std::optional<uint64_t> ParseByteSize(std::string_view s) {
   if (!n) return std::nullopt;
   std::string unit = ToLower(Trim(s.substr(i)));
   uint64_t mult = 1;
-  if (unit.empty() || unit == "b") mult = 1;
-  else if (unit == "k" || unit == "kib" || unit == "kb") mult = 1ull << 10;
-  else if (unit == "m" || unit == "mib" || unit == "mb") mult = 1ull << 20;
-  else if (unit == "g" || unit == "gib" || unit == "gb") mult = 1ull << 30;
-  else if (unit == "t" || unit == "tib" || unit == "tb") mult = 1ull << 40;
-  else return std::nullopt;
+  if (unit.empty() || unit == "b")
+    mult = 1;
+  else if (unit == "k" || unit == "kib" || unit == "kb")
+    mult = 1ull << 10;
+  else if (unit == "m" || unit == "mib" || unit == "mb")
+    mult = 1ull << 20;
+  else if (unit == "g" || unit == "gib" || unit == "gb")
+    mult = 1ull << 30;
+  else if (unit == "t" || unit == "tib" || unit == "tb")
+    mult = 1ull << 40;
+  else
+    return std::nullopt;
   if (*n > UINT64_MAX / mult) return std::nullopt;
   return *n * mult;
 }

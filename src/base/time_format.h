@@ -11,8 +11,8 @@ namespace ferry {
 
 using SystemTime = std::chrono::system_clock::time_point;
 
-std::string FormatAmzDate(SystemTime t);    // 20130524T000000Z
-std::string FormatIso8601(SystemTime t);    // 2013-05-24T00:00:00Z
+std::string FormatAmzDate(SystemTime t);                      // 20130524T000000Z
+std::string FormatIso8601(SystemTime t);                      // 2013-05-24T00:00:00Z
 std::optional<SystemTime> ParseIso8601(std::string_view s);   // 2013-05-24T00:00:00[.123]Z
 std::optional<SystemTime> ParseHttpDate(std::string_view s);  // Fri, 24 May 2013 00:00:00 GMT
 

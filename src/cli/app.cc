@@ -56,14 +56,13 @@ int RunFerry(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "ferry: usage error: %s (see ferry --help)\n",
-                 Redact(e.what()).c_str());
+    std::fprintf(stderr, "ferry: usage error: %s (see ferry --help)\n", Redact(e.what()).c_str());
     return kExitUsage;
   }
 
   if (trace_http) verbosity = 3;
-  SetLogLevel(static_cast<LogLevel>(std::min(static_cast<int>(LogLevel::kWarn) + verbosity,
-                                             static_cast<int>(LogLevel::kTrace))));
+  SetLogLevel(static_cast<LogLevel>(
+      std::min(static_cast<int>(LogLevel::kWarn) + verbosity, static_cast<int>(LogLevel::kTrace))));
   auto env = std::make_shared<ProcessEnvironment>();
   storage::StoreRegistry registry;
   storage::RegisterDefaultBackends(registry, {.env = env, .trace_http = trace_http});
@@ -79,7 +78,7 @@ int RunFerry(int argc, char** argv) {
     }
     std::fprintf(stderr, "ferry: error: %s\n", line.c_str());
     return s.code() == StatusCode::kInvalidArgument && s.detail().http_status == 0 ? kExitUsage
-                                                                                     : kExitFailure;
+                                                                                   : kExitFailure;
   }
   return kExitOk;
 }

@@ -28,25 +28,29 @@ Status RunAuth(Context& ctx, const AuthOptions& o) {
   if (parsed.scheme != storage::Scheme::kS3) {
     return Print(ctx, "'" + o.url + "' needs no credentials (not an s3:// URL)\n");
   }
-  FERRY_ASSIGN_OR_RETURN(auto ep, aws::ResolveS3Endpoint(*ctx.env, {.bucket = parsed.bucket,
-                                                                    .endpoint = Param(parsed, "endpoint"),
-                                                                    .region = Param(parsed, "region"),
-                                                                    .addressing = Param(parsed, "addressing"),
-                                                                    .profile = Param(parsed, "profile")}));
-  auto chain = aws::MakeDefaultCredentialsChain({.env = ctx.env,
-                                                 .profile = Param(parsed, "profile"),
-                                                 .anonymous = Param(parsed, "anonymous") == "true"});
+  FERRY_ASSIGN_OR_RETURN(
+      auto ep, aws::ResolveS3Endpoint(*ctx.env, {.bucket = parsed.bucket,
+                                                 .endpoint = Param(parsed, "endpoint"),
+                                                 .region = Param(parsed, "region"),
+                                                 .addressing = Param(parsed, "addressing"),
+                                                 .profile = Param(parsed, "profile")}));
+  auto chain =
+      aws::MakeDefaultCredentialsChain({.env = ctx.env,
+                                        .profile = Param(parsed, "profile"),
+                                        .anonymous = Param(parsed, "anonymous") == "true"});
   FERRY_ASSIGN_OR_RETURN(auto creds, chain->GetCredentials());
-  FERRY_RETURN_IF_ERROR(Print(ctx, fmt::format("endpoint:    {}://{}\nregion:      {}\naddressing:  {}\n"
-                                               "credentials: {}\n",
-                                               ep.scheme, ep.authority, ep.region,
-                                               ep.path_style ? "path" : "virtual-hosted",
-                                               aws::DescribeCredentials(creds))));
+  FERRY_RETURN_IF_ERROR(Print(
+      ctx,
+      fmt::format("endpoint:    {}://{}\nregion:      {}\naddressing:  {}\n"
+                  "credentials: {}\n",
+                  ep.scheme, ep.authority, ep.region, ep.path_style ? "path" : "virtual-hosted",
+                  aws::DescribeCredentials(creds))));
   if (o.no_check) return Status();
   FERRY_ASSIGN_OR_RETURN(auto opened, ctx.registry->Open(o.url));
   auto page = opened.store->List({.prefix = parsed.key, .recursive = false, .max_keys = 1});
   if (!page.ok()) return page.status().WithContext("access check failed");
-  return Print(ctx, "check:       ListObjectsV2 on " + opened.store->UrlFor(parsed.key) + " succeeded\n");
+  return Print(
+      ctx, "check:       ListObjectsV2 on " + opened.store->UrlFor(parsed.key) + " succeeded\n");
 }
 
 }  // namespace

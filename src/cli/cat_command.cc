@@ -34,7 +34,8 @@ Status RunCat(Context& ctx, const CatOptions& o) {
     FERRY_ASSIGN_OR_RETURN(ro.range, ParseRange(o.range));
   }
   FERRY_ASSIGN_OR_RETURN(auto opened, ctx.registry->Open(o.url));
-  return opened.store->Read(opened.key, ro, [&](std::string_view chunk) { return Print(ctx, chunk); });
+  return opened.store->Read(opened.key, ro,
+                            [&](std::string_view chunk) { return Print(ctx, chunk); });
 }
 
 }  // namespace

@@ -51,8 +51,8 @@ Status RunCp(Context& ctx, const CpOptions& o) {
       return writer->Append(chunk);
     });
     if (s.ok() && copied != info.size) {
-      s = Status(StatusCode::kDataLoss, fmt::format("cp '{}': read {} bytes, expected {}", o.src,
-                                                    copied, info.size));
+      s = Status(StatusCode::kDataLoss,
+                 fmt::format("cp '{}': read {} bytes, expected {}", o.src, copied, info.size));
     }
     if (!s.ok()) {
       writer->Abort();
@@ -73,7 +73,8 @@ void AddCpCommand(CLI::App& app, Action& action) {
   auto o = std::make_shared<CpOptions>();
   auto* cmd = app.add_subcommand("cp", "Copy an object between paths and URLs");
   cmd->add_option("src", o->src, "Source path or URL")->required();
-  cmd->add_option("dst", o->dst, "Destination path or URL (ending in / for a directory)")->required();
+  cmd->add_option("dst", o->dst, "Destination path or URL (ending in / for a directory)")
+      ->required();
   cmd->add_flag("-r,--recursive", o->recursive, "Copy a whole tree (not available yet)");
   cmd->callback([o, &action] { action = [o](Context& ctx) { return RunCp(ctx, *o); }; });
 }

@@ -27,10 +27,10 @@ std::string FormatTime(const std::optional<SystemTime>& t) {
 Status PrintObject(Context& ctx, const LsOptions& o, const storage::Store& store,
                    const storage::ObjectInfo& info, std::string_view name) {
   if (o.json) {
-    return Print(ctx, fmt::format("{{\"key\":{},\"url\":{},\"size\":{},\"modified\":{},\"etag\":{}}}\n",
-                                  JsonString(info.key), JsonString(store.UrlFor(info.key)),
-                                  info.size, JsonString(FormatTime(info.modified)),
-                                  JsonString(info.etag)));
+    return Print(ctx,
+                 fmt::format("{{\"key\":{},\"url\":{},\"size\":{},\"modified\":{},\"etag\":{}}}\n",
+                             JsonString(info.key), JsonString(store.UrlFor(info.key)), info.size,
+                             JsonString(FormatTime(info.modified)), JsonString(info.etag)));
   }
   if (o.long_format) {
     return Print(ctx, fmt::format("{:>14}  {}  {}\n", info.size, FormatTime(info.modified), name));
@@ -49,32 +49,34 @@ Status RunLs(Context& ctx, const LsOptions& o) {
     key.push_back('/');
   }
   bool any = false;
-  Status s = store.ListAll({.prefix = key, .recursive = o.recursive},
-                           [&](const storage::ListPage& page) -> Status {
-    // Merge the two sorted lists so output is in name order.
-    size_t i = 0, j = 0;
-    while (i < page.objects.size() || j < page.prefixes.size()) {
-      any = true;
-      bool take_prefix = j < page.prefixes.size() &&
-                         (i == page.objects.size() || page.prefixes[j] < page.objects[i].key);
-      if (take_prefix) {
-        const std::string& p = page.prefixes[j++];
-        std::string name = p.substr(key.size());
-        if (o.json) {
-          FERRY_RETURN_IF_ERROR(Print(ctx, fmt::format("{{\"prefix\":{},\"url\":{}}}\n",
-                                                       JsonString(p), JsonString(store.UrlFor(p)))));
-        } else if (o.long_format) {
-          FERRY_RETURN_IF_ERROR(Print(ctx, fmt::format("{:>14}  {:<20}  {}\n", "DIR", "", name)));
-        } else {
-          FERRY_RETURN_IF_ERROR(Print(ctx, name + "\n"));
+  Status s = store.ListAll(
+      {.prefix = key, .recursive = o.recursive}, [&](const storage::ListPage& page) -> Status {
+        // Merge the two sorted lists so output is in name order.
+        size_t i = 0, j = 0;
+        while (i < page.objects.size() || j < page.prefixes.size()) {
+          any = true;
+          bool take_prefix = j < page.prefixes.size() &&
+                             (i == page.objects.size() || page.prefixes[j] < page.objects[i].key);
+          if (take_prefix) {
+            const std::string& p = page.prefixes[j++];
+            std::string name = p.substr(key.size());
+            if (o.json) {
+              FERRY_RETURN_IF_ERROR(
+                  Print(ctx, fmt::format("{{\"prefix\":{},\"url\":{}}}\n", JsonString(p),
+                                         JsonString(store.UrlFor(p)))));
+            } else if (o.long_format) {
+              FERRY_RETURN_IF_ERROR(
+                  Print(ctx, fmt::format("{:>14}  {:<20}  {}\n", "DIR", "", name)));
+            } else {
+              FERRY_RETURN_IF_ERROR(Print(ctx, name + "\n"));
+            }
+          } else {
+            const auto& obj = page.objects[i++];
+            FERRY_RETURN_IF_ERROR(PrintObject(ctx, o, store, obj, obj.key.substr(key.size())));
+          }
         }
-      } else {
-        const auto& obj = page.objects[i++];
-        FERRY_RETURN_IF_ERROR(PrintObject(ctx, o, store, obj, obj.key.substr(key.size())));
-      }
-    }
-    return Status();
-  });
+        return Status();
+      });
   FERRY_RETURN_IF_ERROR(s);
   if (!any) {
     // An existing empty directory is fine; a name that matches nothing is not.

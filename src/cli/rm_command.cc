@@ -18,7 +18,8 @@ struct RmOptions {
   bool quiet = false;
 };
 
-Status RemoveTree(Context& ctx, const RmOptions& o, storage::OpenedUrl& opened, const std::string& url) {
+Status RemoveTree(Context& ctx, const RmOptions& o, storage::OpenedUrl& opened,
+                  const std::string& url) {
   std::string prefix = opened.key;
   if (prefix.empty()) {
     return InvalidArgument("refusing to delete everything in '" + url + "'; name a prefix");
@@ -30,14 +31,16 @@ Status RemoveTree(Context& ctx, const RmOptions& o, storage::OpenedUrl& opened, 
   // remaining ones, so the continuation stays valid.
   std::string continuation;
   while (true) {
-    FERRY_ASSIGN_OR_RETURN(auto page, opened.store->List({.prefix = prefix, .continuation = continuation}));
+    FERRY_ASSIGN_OR_RETURN(auto page,
+                           opened.store->List({.prefix = prefix, .continuation = continuation}));
     std::vector<std::string> keys;
     for (const auto& obj : page.objects) keys.push_back(obj.key);
     auto results = opened.store->DeleteMany(keys);
     for (size_t i = 0; i < results.size(); ++i) {
       if (results[i].ok()) {
         ++deleted;
-        if (!o.quiet) FERRY_RETURN_IF_ERROR(Print(ctx, "deleted " + opened.store->UrlFor(keys[i]) + "\n"));
+        if (!o.quiet)
+          FERRY_RETURN_IF_ERROR(Print(ctx, "deleted " + opened.store->UrlFor(keys[i]) + "\n"));
       } else if (first_error.ok()) {
         first_error = results[i];
       }
@@ -59,7 +62,8 @@ Status RunRm(Context& ctx, const RmOptions& o) {
     }
     FERRY_RETURN_IF_ERROR(opened.store->Stat(opened.key).status());
     FERRY_RETURN_IF_ERROR(opened.store->Delete(opened.key));
-    if (!o.quiet) FERRY_RETURN_IF_ERROR(Print(ctx, "deleted " + opened.store->UrlFor(opened.key) + "\n"));
+    if (!o.quiet)
+      FERRY_RETURN_IF_ERROR(Print(ctx, "deleted " + opened.store->UrlFor(opened.key) + "\n"));
   }
   return Status();
 }

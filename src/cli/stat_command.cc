@@ -20,8 +20,11 @@ Status RunStat(Context& ctx, const StatOptions& o) {
   FERRY_ASSIGN_OR_RETURN(auto info, opened.store->Stat(opened.key));
   std::string modified = info.modified ? FormatIso8601(*info.modified) : "";
   if (o.json) {
-    nlohmann::json j = {{"url", opened.store->UrlFor(info.key)}, {"key", info.key},
-                        {"size", info.size}, {"modified", modified}, {"etag", info.etag},
+    nlohmann::json j = {{"url", opened.store->UrlFor(info.key)},
+                        {"key", info.key},
+                        {"size", info.size},
+                        {"modified", modified},
+                        {"etag", info.etag},
                         {"metadata", info.metadata}};
     return Print(ctx, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   }

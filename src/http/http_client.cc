@@ -69,8 +69,8 @@ size_t OnBody(char* data, size_t size, size_t n, void* user) {
   }
   std::string& body = t->response->body;
   bool is_error = !t->response->ok();
-  size_t room = is_error ? (t->max_error_body > body.size() ? t->max_error_body - body.size() : 0)
-                         : len;
+  size_t room =
+      is_error ? (t->max_error_body > body.size() ? t->max_error_body - body.size() : 0) : len;
   body.append(data, std::min(len, room));
   return len;
 }
@@ -86,8 +86,7 @@ size_t OnRead(char* buffer, size_t size, size_t n, void* user) {
 
 int OnSeek(void* user, curl_off_t offset, int origin) {
   auto* t = static_cast<Transfer*>(user);
-  if (origin != SEEK_SET || offset < 0 ||
-      static_cast<size_t>(offset) > t->request->body.size()) {
+  if (origin != SEEK_SET || offset < 0 || static_cast<size_t>(offset) > t->request->body.size()) {
     return CURL_SEEKFUNC_CANTSEEK;
   }
   t->body_offset = static_cast<size_t>(offset);
@@ -97,10 +96,17 @@ int OnSeek(void* user, curl_off_t offset, int origin) {
 int OnDebug(CURL*, curl_infotype type, char* data, size_t size, void*) {
   const char* prefix = nullptr;
   switch (type) {
-    case CURLINFO_TEXT: prefix = "* "; break;
-    case CURLINFO_HEADER_OUT: prefix = "> "; break;
-    case CURLINFO_HEADER_IN: prefix = "< "; break;
-    default: return 0;  // bodies are never traced
+    case CURLINFO_TEXT:
+      prefix = "* ";
+      break;
+    case CURLINFO_HEADER_OUT:
+      prefix = "> ";
+      break;
+    case CURLINFO_HEADER_IN:
+      prefix = "< ";
+      break;
+    default:
+      return 0;  // bodies are never traced
   }
   std::string_view text(data, size);
   for (auto line : Split(text, '\n')) {
@@ -155,7 +161,11 @@ Result<Response> Client::Send(const Request& request, const BodySink& sink,
   CURL* easy = pool_->Acquire();
   if (easy == nullptr) return Internal("curl_easy_init failed");
   Response response;
-  Transfer t{.request = &request, .sink = &sink, .on_start = &on_start, .response = &response, .easy = easy,
+  Transfer t{.request = &request,
+             .sink = &sink,
+             .on_start = &on_start,
+             .response = &response,
+             .easy = easy,
              .max_error_body = static_cast<size_t>(options_.max_error_body)};
   char errbuf[CURL_ERROR_SIZE] = {0};
 
@@ -163,9 +173,11 @@ Result<Response> Client::Send(const Request& request, const BodySink& sink,
   curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(easy, CURLOPT_PATH_AS_IS, 1L);  // keys may contain "//", "./", "../"
   curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, errbuf);
-  curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
+  curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
+                   static_cast<long>(options_.connect_timeout.count()));
   curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options_.low_speed_time.count()));
+  curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME,
+                   static_cast<long>(options_.low_speed_time.count()));
   if (options_.total_timeout.count() > 0) {
     curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.total_timeout.count()));
   }
@@ -173,7 +185,8 @@ Result<Response> Client::Send(const Request& request, const BodySink& sink,
   curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, 256L * 1024);
   curl_easy_setopt(easy, CURLOPT_UPLOAD_BUFFERSIZE, 1024L * 1024);
   curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
-  if (!options_.ca_bundle.empty()) curl_easy_setopt(easy, CURLOPT_CAINFO, options_.ca_bundle.c_str());
+  if (!options_.ca_bundle.empty())
+    curl_easy_setopt(easy, CURLOPT_CAINFO, options_.ca_bundle.c_str());
   if (options_.follow_redirects) {
     curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(easy, CURLOPT_MAXREDIRS, 5L);
@@ -196,7 +209,8 @@ Result<Response> Client::Send(const Request& request, const BodySink& sink,
     curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION, OnSeek);
     curl_easy_setopt(easy, CURLOPT_SEEKDATA, &t);
     curl_easy_setopt(easy, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
-    if (request.method != "PUT") curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+    if (request.method != "PUT")
+      curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, request.method.c_str());
   } else if (request.method != "GET") {
     curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, request.method.c_str());
   }

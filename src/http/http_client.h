@@ -29,8 +29,8 @@ struct Request {
   std::string method = "GET";
   std::string url;  // fully encoded
   Headers headers;
-  std::string_view body;  // request body, not owned; sent with Content-Length
-  bool send_body = false; // PUT/POST with `body` (may be empty)
+  std::string_view body;   // request body, not owned; sent with Content-Length
+  bool send_body = false;  // PUT/POST with `body` (may be empty)
 };
 
 struct Response;
@@ -56,9 +56,9 @@ struct ClientOptions {
   std::chrono::seconds low_speed_time{30};
   // Overall limit per request; 0 = none (large objects).
   std::chrono::milliseconds total_timeout{0};
-  std::string ca_bundle;        // PEM bundle path; empty = system default
+  std::string ca_bundle;  // PEM bundle path; empty = system default
   bool follow_redirects = false;
-  bool trace = false;           // log redacted request/response headers at trace level
+  bool trace = false;  // log redacted request/response headers at trace level
   int max_error_body = 64 * 1024;
 };
 

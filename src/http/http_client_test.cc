@@ -17,8 +17,11 @@ TEST(HttpClientTest, StreamsSuccessfulBodyToSink) {
   });
   Client client;
   std::string got;
-  auto resp = client.Send({.method = "GET", .url = server.base_url() + "/x?y=1"},
-                          [&](std::string_view c) { got += c; return Status(); });
+  auto resp =
+      client.Send({.method = "GET", .url = server.base_url() + "/x?y=1"}, [&](std::string_view c) {
+        got += c;
+        return Status();
+      });
   ASSERT_TRUE(resp.ok()) << resp.status().ToString();
   EXPECT_EQ(resp->status, 200);
   EXPECT_EQ(got, "hello /x?y=1");
@@ -31,8 +34,10 @@ TEST(HttpClientTest, ErrorBodiesAreReturnedNotStreamed) {
   });
   Client client;
   bool sink_called = false;
-  auto resp = client.Send({.url = server.base_url() + "/k"},
-                          [&](std::string_view) { sink_called = true; return Status(); });
+  auto resp = client.Send({.url = server.base_url() + "/k"}, [&](std::string_view) {
+    sink_called = true;
+    return Status();
+  });
   ASSERT_TRUE(resp.ok());
   EXPECT_EQ(resp->status, 404);
   EXPECT_FALSE(sink_called);
@@ -44,12 +49,12 @@ TEST(HttpClientTest, SendsBodies) {
     return ServerResponse{200, {}, r.method + ":" + r.body};
   });
   Client client;
-  auto resp = client.Send({.method = "PUT", .url = server.base_url() + "/k", .body = "data",
-                           .send_body = true});
+  auto resp = client.Send(
+      {.method = "PUT", .url = server.base_url() + "/k", .body = "data", .send_body = true});
   ASSERT_TRUE(resp.ok());
   EXPECT_EQ(resp->body, "PUT:data");
-  resp = client.Send({.method = "POST", .url = server.base_url() + "/k", .body = "",
-                      .send_body = true});
+  resp = client.Send(
+      {.method = "POST", .url = server.base_url() + "/k", .body = "", .send_body = true});
   ASSERT_TRUE(resp.ok());
   EXPECT_EQ(resp->body, "POST:");
 }

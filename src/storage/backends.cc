@@ -23,32 +23,34 @@ void RegisterDefaultBackends(StoreRegistry& registry, BackendOptions options) {
     return MakeLocalStore("/");
   });
 
-  registry.Register(Scheme::kS3, [opts, s3_http](const ParsedUrl& url) -> Result<std::shared_ptr<Store>> {
-    auto get = [&](const char* name) {
-      auto it = url.params.find(name);
-      return it == url.params.end() ? std::string() : it->second;
-    };
-    aws::S3EndpointInput in{.bucket = url.bucket,
-                            .endpoint = get("endpoint"),
-                            .region = get("region"),
-                            .addressing = get("addressing"),
-                            .profile = get("profile")};
-    auto ep = aws::ResolveS3Endpoint(*opts->env, in);
-    if (!ep.ok()) return ep.status();
-    auto creds = aws::MakeDefaultCredentialsChain(
-        {.env = opts->env, .profile = in.profile, .anonymous = get("anonymous") == "true"});
-    return MakeS3Store({.bucket = url.bucket,
-                        .endpoint = *ep,
-                        .credentials = creds,
-                        .http = s3_http,
-                        .retry = opts->retry,
-                        .part_size = opts->part_size,
-                        .upload_concurrency = opts->upload_concurrency});
-  });
+  registry.Register(
+      Scheme::kS3, [opts, s3_http](const ParsedUrl& url) -> Result<std::shared_ptr<Store>> {
+        auto get = [&](const char* name) {
+          auto it = url.params.find(name);
+          return it == url.params.end() ? std::string() : it->second;
+        };
+        aws::S3EndpointInput in{.bucket = url.bucket,
+                                .endpoint = get("endpoint"),
+                                .region = get("region"),
+                                .addressing = get("addressing"),
+                                .profile = get("profile")};
+        auto ep = aws::ResolveS3Endpoint(*opts->env, in);
+        if (!ep.ok()) return ep.status();
+        auto creds = aws::MakeDefaultCredentialsChain(
+            {.env = opts->env, .profile = in.profile, .anonymous = get("anonymous") == "true"});
+        return MakeS3Store({.bucket = url.bucket,
+                            .endpoint = *ep,
+                            .credentials = creds,
+                            .http = s3_http,
+                            .retry = opts->retry,
+                            .part_size = opts->part_size,
+                            .upload_concurrency = opts->upload_concurrency});
+      });
 
   auto web = [opts, web_http](const ParsedUrl& url) -> Result<std::shared_ptr<Store>> {
     std::string scheme = url.scheme == Scheme::kHttp ? "http" : "https";
-    return MakeHttpStore({.origin = scheme + "://" + url.bucket, .http = web_http, .retry = opts->retry});
+    return MakeHttpStore(
+        {.origin = scheme + "://" + url.bucket, .http = web_http, .retry = opts->retry});
   };
   registry.Register(Scheme::kHttp, web);
   registry.Register(Scheme::kHttps, web);

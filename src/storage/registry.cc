@@ -4,10 +4,14 @@ namespace ferry::storage {
 
 std::string_view SchemeName(Scheme scheme) {
   switch (scheme) {
-    case Scheme::kLocal: return "file";
-    case Scheme::kS3: return "s3";
-    case Scheme::kHttp: return "http";
-    case Scheme::kHttps: return "https";
+    case Scheme::kLocal:
+      return "file";
+    case Scheme::kS3:
+      return "s3";
+    case Scheme::kHttp:
+      return "http";
+    case Scheme::kHttps:
+      return "https";
   }
   return "?";
 }

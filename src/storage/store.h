@@ -36,7 +36,7 @@ struct ObjectInfo {
   std::string key;
   uint64_t size = 0;
   std::optional<SystemTime> modified;
-  std::string etag;  // opaque version tag ("" when the backend has none)
+  std::string etag;                             // opaque version tag ("" when the backend has none)
   std::map<std::string, std::string> metadata;  // user metadata; filled by Stat(), not List()
 };
 

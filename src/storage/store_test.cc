@@ -11,9 +11,8 @@ TEST(PageFromSortedKeysTest, ContinuationAfterCommonPrefixSkipsItsKeys) {
   auto page = PageFromSortedKeys(keys, info, {.prefix = "p/", .recursive = false, .max_keys = 1});
   EXPECT_EQ(page.prefixes, std::vector<std::string>{"p/a/"});
   EXPECT_EQ(page.next, "p/a/");
-  page = PageFromSortedKeys(keys, info,
-                            {.prefix = "p/", .recursive = false, .continuation = page.next,
-                             .max_keys = 1});
+  page = PageFromSortedKeys(
+      keys, info, {.prefix = "p/", .recursive = false, .continuation = page.next, .max_keys = 1});
   ASSERT_EQ(page.objects.size(), 1u);
   EXPECT_EQ(page.objects[0].key, "p/b");
 }

@@ -83,8 +83,9 @@ Result<ParsedUrl> ParseS3(std::string_view rest, std::string_view url) {
       std::string name(pair.substr(0, eq));
       if (!kParams.contains(name)) {
         if (name == "access_key" || name == "secret_key" || name == "session_token") {
-          return InvalidArgument("credentials are never taken from URLs or arguments; set "
-                                 "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or use a profile");
+          return InvalidArgument(
+              "credentials are never taken from URLs or arguments; set "
+              "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or use a profile");
         }
         return InvalidArgument("unknown parameter '" + name + "' in URL '" +
                                std::string(url.substr(0, url.find('?'))) +
@@ -116,12 +117,14 @@ Result<ParsedUrl> ParseUrl(std::string_view url, std::string_view cwd) {
     size_t slash = rest.find('/');
     std::string_view host = rest.substr(0, slash);
     if (!host.empty() && host != "localhost") {
-      return InvalidArgument("file URL '" + std::string(url) +
-                             "' names host '" + std::string(host) + "'; only local files work");
+      return InvalidArgument("file URL '" + std::string(url) + "' names host '" +
+                             std::string(host) + "'; only local files work");
     }
-    if (slash == std::string_view::npos) return InvalidArgument("file URL '" + std::string(url) + "' has no path");
+    if (slash == std::string_view::npos)
+      return InvalidArgument("file URL '" + std::string(url) + "' has no path");
     auto path = PercentDecode(rest.substr(slash));
-    if (!path) return InvalidArgument("malformed URL '" + std::string(url) + "': invalid percent-escape");
+    if (!path)
+      return InvalidArgument("malformed URL '" + std::string(url) + "': invalid percent-escape");
     return ParseLocal(*path, cwd, url);
   }
   if (scheme == "s3") return ParseS3(rest, url);
@@ -130,13 +133,15 @@ Result<ParsedUrl> ParseUrl(std::string_view url, std::string_view cwd) {
     out.scheme = scheme == "http" ? Scheme::kHttp : Scheme::kHttps;
     size_t slash = rest.find('/');
     out.bucket = std::string(rest.substr(0, slash));
-    if (out.bucket.empty()) return InvalidArgument("malformed URL '" + std::string(url) + "': no host");
+    if (out.bucket.empty())
+      return InvalidArgument("malformed URL '" + std::string(url) + "': no host");
     if (slash != std::string_view::npos) out.key = std::string(rest.substr(slash + 1));
     out.trailing_slash = !out.key.empty() && out.key.back() == '/';
     return out;
   }
   return InvalidArgument("unknown URL scheme '" + scheme + "' in '" +
-                         std::string(url.substr(0, sep + 3)) + "...' (supported: a path, "
+                         std::string(url.substr(0, sep + 3)) +
+                         "...' (supported: a path, "
                          "file://, s3://, http://, https://)");
 }
 

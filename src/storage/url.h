@@ -22,9 +22,9 @@ enum class Scheme { kLocal, kS3, kHttp, kHttps };
 
 struct ParsedUrl {
   Scheme scheme = Scheme::kLocal;
-  std::string bucket;     // s3: bucket; http(s): host[:port]
-  std::string key;        // s3: object key or prefix; local: absolute path without leading '/';
-                          // http(s): path and query without the leading '/'
+  std::string bucket;  // s3: bucket; http(s): host[:port]
+  std::string key;     // s3: object key or prefix; local: absolute path without leading '/';
+                       // http(s): path and query without the leading '/'
   std::map<std::string, std::string> params;  // s3 only
   bool trailing_slash = false;  // the user wrote a trailing '/': a directory or prefix
 };

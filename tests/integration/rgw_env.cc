@@ -15,8 +15,9 @@ const RgwEnv& Rgw() {
     const char* path = std::getenv("FERRY_RGW_ENV");
     std::ifstream in(path ? path : "");
     if (!in) {
-      std::fprintf(stderr, "FERRY_RGW_ENV does not name an RGW env file; run via ctest "
-                           "(the rgw fixture starts the server)\n");
+      std::fprintf(stderr,
+                   "FERRY_RGW_ENV does not name an RGW env file; run via ctest "
+                   "(the rgw fixture starts the server)\n");
       std::abort();
     }
     std::map<std::string, std::string> kv;
@@ -36,8 +37,8 @@ storage::S3StoreOptions RgwStoreOptions(const std::string& bucket, bool virtual_
                                         const std::string& secret_override) {
   const RgwEnv& r = Rgw();
   std::string b = bucket.empty() ? r.bucket : bucket;
-  MapEnvironment env({{"AWS_CONFIG_FILE", "/nonexistent"},
-                      {"AWS_SHARED_CREDENTIALS_FILE", "/nonexistent"}});
+  MapEnvironment env(
+      {{"AWS_CONFIG_FILE", "/nonexistent"}, {"AWS_SHARED_CREDENTIALS_FILE", "/nonexistent"}});
   // Virtual-hosted addressing needs a name: RGW's rgw_dns_name is "localhost", and libcurl
   // resolves "BUCKET.localhost" to loopback by itself.
   std::string endpoint = r.endpoint;
@@ -46,15 +47,18 @@ storage::S3StoreOptions RgwStoreOptions(const std::string& bucket, bool virtual_
       endpoint.replace(pos, 9, "localhost");
     }
   }
-  auto ep = aws::ResolveS3Endpoint(env, {.bucket = b, .endpoint = endpoint, .region = r.region,
+  auto ep = aws::ResolveS3Endpoint(env, {.bucket = b,
+                                         .endpoint = endpoint,
+                                         .region = r.region,
                                          .addressing = virtual_host ? "virtual" : "path"});
   if (!ep.ok()) {
     std::fprintf(stderr, "bad RGW endpoint: %s\n", ep.status().ToString().c_str());
     std::abort();
   }
-  aws::Credentials creds{.access_key_id = r.access_key,
-                         .secret_access_key = secret_override.empty() ? r.secret_key : secret_override,
-                         .source = "test"};
+  aws::Credentials creds{
+      .access_key_id = r.access_key,
+      .secret_access_key = secret_override.empty() ? r.secret_key : secret_override,
+      .source = "test"};
   return storage::S3StoreOptions{
       .bucket = b,
       .endpoint = *ep,

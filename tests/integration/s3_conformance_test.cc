@@ -6,10 +6,11 @@ namespace ferry::storage::testing {
 
 INSTANTIATE_TEST_SUITE_P(
     S3, StoreConformanceTest,
-    ::testing::Values(
-        StoreUnderTest{"rgw_path_style", [] { return MakeS3Store(ferry::testing::RgwStoreOptions()); }},
-        StoreUnderTest{"rgw_virtual_host",
-                       [] { return MakeS3Store(ferry::testing::RgwStoreOptions("", true)); }}),
+    ::testing::Values(StoreUnderTest{"rgw_path_style",
+                                     [] { return MakeS3Store(ferry::testing::RgwStoreOptions()); }},
+                      StoreUnderTest{
+                          "rgw_virtual_host",
+                          [] { return MakeS3Store(ferry::testing::RgwStoreOptions("", true)); }}),
     [](const auto& info) { return info.param.name; });
 
 }  // namespace ferry::storage::testing

@@ -77,11 +77,15 @@ TEST(S3StoreTest, MultipartPrimitivesCreateListCompleteAbort) {
 TEST(S3StoreTest, PartWithWrongContentMd5IsRejected) {
   auto opts = RgwStoreOptions();
   s3::S3Client client(opts);
-  auto resp = client.Call({.op = "PutObject", .method = "PUT", .key = "md5-check",
+  auto resp = client.Call({.op = "PutObject",
+                           .method = "PUT",
+                           .key = "md5-check",
                            .headers = {{"Content-MD5", "1B2M2Y8AsgTpgAmY7PhCfg=="}},  // md5("")
-                           .body = "not empty", .send_body = true});
+                           .body = "not empty",
+                           .send_body = true});
   EXPECT_FALSE(resp.ok());
-  EXPECT_NE(resp.status().message().find("BadDigest"), std::string::npos) << resp.status().message();
+  EXPECT_NE(resp.status().message().find("BadDigest"), std::string::npos)
+      << resp.status().message();
 }
 
 TEST(S3StoreTest, ListingPagesThroughManyKeys) {
@@ -89,11 +93,14 @@ TEST(S3StoreTest, ListingPagesThroughManyKeys) {
   std::string prefix = "paging-" + std::to_string(::getpid()) + "/";
   for (int i = 0; i < 25; ++i) ASSERT_TRUE(store->WriteAll(prefix + std::to_string(i), "x").ok());
   int pages = 0, keys = 0;
-  ASSERT_TRUE(store->ListAll({.prefix = prefix, .max_keys = 10}, [&](const ListPage& p) {
-    ++pages;
-    keys += static_cast<int>(p.objects.size());
-    return Status();
-  }).ok());
+  ASSERT_TRUE(store
+                  ->ListAll({.prefix = prefix, .max_keys = 10},
+                            [&](const ListPage& p) {
+                              ++pages;
+                              keys += static_cast<int>(p.objects.size());
+                              return Status();
+                            })
+                  .ok());
   EXPECT_EQ(keys, 25);
   EXPECT_EQ(pages, 3);
 }

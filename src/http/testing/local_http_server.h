@@ -15,7 +15,7 @@ namespace ferry::http::testing {
 
 struct ServerRequest {
   std::string method;
-  std::string target;  // path + query as sent
+  std::string target;                          // path + query as sent
   std::map<std::string, std::string> headers;  // lower-case names
   std::string body;
 };

@@ -31,9 +31,10 @@ namespace local_internal {
 
 std::string Etag(const struct stat& st) {
   char buf[80];
-  std::snprintf(buf, sizeof buf, "%llx-%llx-%llx", static_cast<unsigned long long>(st.st_ino),
-                static_cast<unsigned long long>(st.st_size),
-                static_cast<unsigned long long>(st.st_mtim.tv_sec * 1000000000ll + st.st_mtim.tv_nsec));
+  std::snprintf(
+      buf, sizeof buf, "%llx-%llx-%llx", static_cast<unsigned long long>(st.st_ino),
+      static_cast<unsigned long long>(st.st_size),
+      static_cast<unsigned long long>(st.st_mtim.tv_sec * 1000000000ll + st.st_mtim.tv_nsec));
   return buf;
 }
 
@@ -80,7 +81,9 @@ class LocalStore final : public Store {
   Capabilities capabilities() const override {
     // Metadata goes to user.* xattrs where the filesystem has them (best effort), so it is not
     // promised.
-    return {.server_side_copy = false, .conditional_write = true, .arbitrary_keys = false,
+    return {.server_side_copy = false,
+            .conditional_write = true,
+            .arbitrary_keys = false,
             .user_metadata = false};
   }
 
@@ -143,8 +146,10 @@ class LocalStore final : public Store {
                                                  " is past the end (" + std::to_string(size) + ")");
     }
     uint64_t remaining = size - off;
-    if (options.range && options.range->length) remaining = std::min(remaining, *options.range->length);
-    ::posix_fadvise(fd, static_cast<off_t>(off), static_cast<off_t>(remaining), POSIX_FADV_SEQUENTIAL);
+    if (options.range && options.range->length)
+      remaining = std::min(remaining, *options.range->length);
+    ::posix_fadvise(fd, static_cast<off_t>(off), static_cast<off_t>(remaining),
+                    POSIX_FADV_SEQUENTIAL);
     constexpr size_t kChunk = 1 << 20;
     std::vector<char> buf(std::min<uint64_t>(kChunk, std::max<uint64_t>(remaining, 1)));
     while (remaining > 0) {
@@ -154,7 +159,8 @@ class LocalStore final : public Store {
         if (errno == EINTR) continue;
         return ErrnoToStatus(errno, "Read '" + path + "'");
       }
-      if (n == 0) return Status(StatusCode::kDataLoss, "Read '" + path + "': file shrank while reading");
+      if (n == 0)
+        return Status(StatusCode::kDataLoss, "Read '" + path + "': file shrank while reading");
       FERRY_RETURN_IF_ERROR(sink(std::string_view(buf.data(), static_cast<size_t>(n))));
       off += static_cast<uint64_t>(n);
       remaining -= static_cast<uint64_t>(n);

@@ -24,7 +24,8 @@ std::string TempRoot() {
 
 namespace testing {
 INSTANTIATE_TEST_SUITE_P(Local, StoreConformanceTest,
-                         ::testing::Values(StoreUnderTest{"local", [] { return MakeLocalStore(TempRoot()); }}),
+                         ::testing::Values(StoreUnderTest{
+                             "local", [] { return MakeLocalStore(TempRoot()); }}),
                          [](const auto& info) { return info.param.name; });
 }  // namespace testing
 
@@ -77,8 +78,8 @@ TEST_F(LocalStoreTest, StatOfDirectoryIsNotFound) {
 TEST_F(LocalStoreTest, WriteIntoReadOnlyDirectoryFailsClearly) {
   if (geteuid() == 0) GTEST_SKIP() << "root ignores permissions";
   std::filesystem::create_directories(root_ + "/ro");
-  std::filesystem::permissions(root_ + "/ro", std::filesystem::perms::owner_read |
-                                                  std::filesystem::perms::owner_exec);
+  std::filesystem::permissions(
+      root_ + "/ro", std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
   auto w = store_->NewWriter("ro/x", {});
   EXPECT_EQ(w.status().code(), StatusCode::kPermissionDenied);
 }

@@ -46,8 +46,12 @@ class LocalWriter final : public Writer {
  public:
   LocalWriter(std::string key, std::string path, std::string dir, std::string tmp, int fd,
               WriteOptions options)
-      : key_(std::move(key)), path_(std::move(path)), dir_(std::move(dir)), tmp_(std::move(tmp)),
-        fd_(fd), options_(std::move(options)) {}
+      : key_(std::move(key)),
+        path_(std::move(path)),
+        dir_(std::move(dir)),
+        tmp_(std::move(tmp)),
+        fd_(fd),
+        options_(std::move(options)) {}
   ~LocalWriter() override { Abort(); }
 
   Status Append(std::string_view data) override {

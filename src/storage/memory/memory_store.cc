@@ -42,7 +42,8 @@ class MemoryStore final : public Store, public std::enable_shared_from_this<Memo
       auto it = objects_.find(key);
       if (it == objects_.end()) return NotFound("Read '" + UrlFor(key) + "': no such object");
       if (!options.if_match.empty() && options.if_match != it->second.etag) {
-        return Status(StatusCode::kFailedPrecondition, "Read '" + UrlFor(key) + "': object changed");
+        return Status(StatusCode::kFailedPrecondition,
+                      "Read '" + UrlFor(key) + "': object changed");
       }
       data = it->second.data;
     }
@@ -91,7 +92,8 @@ class MemoryStore final : public Store, public std::enable_shared_from_this<Memo
     if (options.if_none_match && objects_.contains(key)) {
       return Status(StatusCode::kAlreadyExists, "Write '" + UrlFor(key) + "': object exists");
     }
-    Object obj{.data = std::move(data), .metadata = options.metadata,
+    Object obj{.data = std::move(data),
+               .metadata = options.metadata,
                .modified = std::chrono::system_clock::now()};
     obj.etag = HexEncode(Md5(obj.data));
     auto& slot = objects_[key] = std::move(obj);
@@ -137,8 +139,7 @@ class MemoryWriter final : public Writer {
 Result<std::unique_ptr<Writer>> MemoryStore::NewWriter(std::string_view key,
                                                        const WriteOptions& options) {
   if (key.empty()) return InvalidArgument("Write '" + UrlFor(key) + "': empty key");
-  return std::unique_ptr<Writer>(
-      new MemoryWriter(shared_from_this(), std::string(key), options));
+  return std::unique_ptr<Writer>(new MemoryWriter(shared_from_this(), std::string(key), options));
 }
 
 }  // namespace

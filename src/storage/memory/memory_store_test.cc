@@ -5,7 +5,8 @@
 namespace ferry::storage::testing {
 
 INSTANTIATE_TEST_SUITE_P(Memory, StoreConformanceTest,
-                         ::testing::Values(StoreUnderTest{"memory", [] { return MakeMemoryStore(); }}),
+                         ::testing::Values(StoreUnderTest{"memory",
+                                                          [] { return MakeMemoryStore(); }}),
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace ferry::storage::testing

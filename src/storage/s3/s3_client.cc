@@ -36,18 +36,19 @@ Result<http::Response> S3Client::Once(const S3Call& call, const http::BodySink& 
     path = ep.ObjectPath(opt_.bucket, PercentEncode(call.key, /*keep_slash=*/true));
   }
   std::string query = aws::CanonicalQueryString(call.query);
-  http::Request req{.method = call.method,
-                    .url = ep.scheme + "://" + ep.authority + path + (query.empty() ? "" : "?" + query),
-                    .headers = call.headers,
-                    .body = call.body,
-                    .send_body = call.send_body};
+  http::Request req{
+      .method = call.method,
+      .url = ep.scheme + "://" + ep.authority + path + (query.empty() ? "" : "?" + query),
+      .headers = call.headers,
+      .body = call.body,
+      .send_body = call.send_body};
   std::string host = HostHeader(ep);
   req.headers.push_back({"Host", host});
 
   FERRY_ASSIGN_OR_RETURN(aws::Credentials creds, opt_.credentials->GetCredentials());
   if (!creds.anonymous) {
     auto now = std::chrono::system_clock::now();
-    std::string payload = call.sign_body ? Sha256Hex(call.body)
+    std::string payload = call.sign_body   ? Sha256Hex(call.body)
                           : call.send_body ? std::string(aws::kUnsignedPayload)
                                            : std::string(aws::kEmptyPayloadSha256);
     req.headers.push_back({"x-amz-date", FormatAmzDate(now)});
@@ -55,8 +56,8 @@ Result<http::Response> S3Client::Once(const S3Call& call, const http::BodySink& 
     if (!creds.session_token.empty()) {
       req.headers.push_back({"x-amz-security-token", creds.session_token});
     }
-    aws::SigningInput in{.method = call.method, .encoded_path = path, .query = call.query,
-                         .payload_hash = payload};
+    aws::SigningInput in{
+        .method = call.method, .encoded_path = path, .query = call.query, .payload_hash = payload};
     for (const auto& h : req.headers) {
       std::string lower = ToLower(h.name);
       if (lower == "host" || StartsWith(lower, "x-amz-") || lower == "content-md5" ||
@@ -109,8 +110,10 @@ Status S3ErrorToStatus(const S3Call& call, const std::string& url, const http::R
   long st = resp.status;
   if (st == 404) {
     sc = StatusCode::kNotFound;
-    if (code == "NoSuchBucket") hint = "bucket does not exist";
-    else if (code.empty() || code == "NoSuchKey") hint = "no such object";
+    if (code == "NoSuchBucket")
+      hint = "bucket does not exist";
+    else if (code.empty() || code == "NoSuchKey")
+      hint = "no such object";
   } else if (code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" ||
              code == "ExpiredToken" || code == "InvalidToken" || code == "TokenRefreshRequired" ||
              code == "AuthorizationHeaderMalformed" || code == "RequestTimeTooSkewed") {
@@ -121,9 +124,9 @@ Status S3ErrorToStatus(const S3Call& call, const std::string& url, const http::R
     if (code.empty()) hint = "access denied or bad credentials (a HEAD answer carries no details)";
   } else if (st == 301 || st == 307 || code == "PermanentRedirect") {
     sc = StatusCode::kFailedPrecondition;
-    hint = err && !err->region.empty() ? "the bucket is in region '" + err->region +
-                                             "'; add ?region=" + err->region
-                                       : "the bucket is in another region or endpoint";
+    hint = err && !err->region.empty()
+               ? "the bucket is in region '" + err->region + "'; add ?region=" + err->region
+               : "the bucket is in another region or endpoint";
   } else if (st == 412) {
     sc = call.method == "PUT" ? StatusCode::kAlreadyExists : StatusCode::kFailedPrecondition;
     hint = call.method == "PUT" ? "object exists" : "object changed";

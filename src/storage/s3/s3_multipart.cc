@@ -8,8 +8,12 @@ namespace ferry::storage::s3 {
 Result<std::string> CreateMultipartUpload(S3Client& client, const std::string& key,
                                           const std::map<std::string, std::string>& metadata,
                                           const std::string& content_type) {
-  S3Call call{.op = "CreateMultipartUpload", .method = "POST", .key = key,
-              .query = {{"uploads", ""}}, .send_body = true, .sign_body = true};
+  S3Call call{.op = "CreateMultipartUpload",
+              .method = "POST",
+              .key = key,
+              .query = {{"uploads", ""}},
+              .send_body = true,
+              .sign_body = true};
   for (const auto& [k, v] : metadata) call.headers.push_back({"x-amz-meta-" + k, v});
   if (!content_type.empty()) call.headers.push_back({"Content-Type", content_type});
   FERRY_ASSIGN_OR_RETURN(auto resp, client.Call(call));
@@ -19,10 +23,13 @@ Result<std::string> CreateMultipartUpload(S3Client& client, const std::string& k
 Result<std::string> UploadPart(S3Client& client, const std::string& key,
                                const std::string& upload_id, int part_number,
                                std::string_view data) {
-  S3Call call{.op = "UploadPart", .method = "PUT", .key = key,
+  S3Call call{.op = "UploadPart",
+              .method = "PUT",
+              .key = key,
               .query = {{"partNumber", std::to_string(part_number)}, {"uploadId", upload_id}},
               .headers = {{"Content-MD5", Base64Encode(Md5(data))}},
-              .body = data, .send_body = true};
+              .body = data,
+              .send_body = true};
   FERRY_ASSIGN_OR_RETURN(auto resp, client.Call(call));
   auto etag = resp.Header("etag");
   if (!etag) return Internal("UploadPart '" + client.UrlFor(key) + "': answer has no ETag");
@@ -35,22 +42,30 @@ Result<std::string> CompleteMultipartUpload(S3Client& client, const std::string&
                                             const std::string& upload_id,
                                             const std::vector<aws::CompletedPart>& parts) {
   std::string body = aws::BuildCompleteMultipartUpload(parts);
-  S3Call call{.op = "CompleteMultipartUpload", .method = "POST", .key = key,
+  S3Call call{.op = "CompleteMultipartUpload",
+              .method = "POST",
+              .key = key,
               .query = {{"uploadId", upload_id}},
               .headers = {{"Content-Type", "application/xml"}},
-              .body = body, .send_body = true, .sign_body = true};
+              .body = body,
+              .send_body = true,
+              .sign_body = true};
   FERRY_ASSIGN_OR_RETURN(auto resp, client.Call(call));
   FERRY_ASSIGN_OR_RETURN(std::string etag, aws::ParseCompleteMultipartUpload(resp.body));
   if (etag.empty()) {
     // RGW 16 answers an empty ETag; HEAD has the right one.
-    FERRY_ASSIGN_OR_RETURN(auto head, client.Call({.op = "HeadObject", .method = "HEAD", .key = key}));
+    FERRY_ASSIGN_OR_RETURN(auto head,
+                           client.Call({.op = "HeadObject", .method = "HEAD", .key = key}));
     etag = InfoFromHeaders(key, head).etag;
   }
   return etag;
 }
 
-Status AbortMultipartUpload(S3Client& client, const std::string& key, const std::string& upload_id) {
-  auto resp = client.Call({.op = "AbortMultipartUpload", .method = "DELETE", .key = key,
+Status AbortMultipartUpload(S3Client& client, const std::string& key,
+                            const std::string& upload_id) {
+  auto resp = client.Call({.op = "AbortMultipartUpload",
+                           .method = "DELETE",
+                           .key = key,
                            .query = {{"uploadId", upload_id}}});
   if (!resp.ok() && resp.status().code() == StatusCode::kNotFound) return Status();
   return resp.status();

@@ -37,7 +37,8 @@ using s3::S3Client;
 
 class S3Store final : public Store {
  public:
-  explicit S3Store(S3StoreOptions options) : client_(std::make_shared<S3Client>(std::move(options))) {}
+  explicit S3Store(S3StoreOptions options)
+      : client_(std::make_shared<S3Client>(std::move(options))) {}
 
   std::string UrlFor(std::string_view key) const override { return client_->UrlFor(key); }
   Capabilities capabilities() const override {
@@ -46,8 +47,8 @@ class S3Store final : public Store {
 
   Result<ObjectInfo> Stat(std::string_view key) override {
     if (key.empty()) return InvalidArgument("HeadObject '" + UrlFor(key) + "': empty key");
-    FERRY_ASSIGN_OR_RETURN(auto resp,
-                           client_->Call({.op = "HeadObject", .method = "HEAD", .key = std::string(key)}));
+    FERRY_ASSIGN_OR_RETURN(
+        auto resp, client_->Call({.op = "HeadObject", .method = "HEAD", .key = std::string(key)}));
     return s3::InfoFromHeaders(std::string(key), resp);
   }
 
@@ -63,7 +64,8 @@ class S3Store final : public Store {
 
   Status Delete(std::string_view key) override {
     if (key.empty()) return InvalidArgument("DeleteObject '" + UrlFor(key) + "': empty key");
-    return client_->Call({.op = "DeleteObject", .method = "DELETE", .key = std::string(key)}).status();
+    return client_->Call({.op = "DeleteObject", .method = "DELETE", .key = std::string(key)})
+        .status();
   }
 
   std::vector<Status> DeleteMany(std::span<const std::string> keys) override;
@@ -132,10 +134,12 @@ Result<ListPage> S3Store::List(const ListOptions& options) {
                 {"max-keys", std::to_string(options.max_keys)},
                 {"encoding-type", "url"}};
   if (!options.recursive) call.query.emplace_back("delimiter", "/");
-  if (!options.continuation.empty()) call.query.emplace_back("continuation-token", options.continuation);
+  if (!options.continuation.empty())
+    call.query.emplace_back("continuation-token", options.continuation);
   FERRY_ASSIGN_OR_RETURN(auto resp, client_->Call(call));
   auto parsed = aws::ParseListObjectsV2(resp.body);
-  if (!parsed.ok()) return parsed.status().WithContext("ListObjectsV2 '" + UrlFor(options.prefix) + "'");
+  if (!parsed.ok())
+    return parsed.status().WithContext("ListObjectsV2 '" + UrlFor(options.prefix) + "'");
   ListPage page;
   for (auto& o : parsed->objects) {
     page.objects.push_back(
@@ -161,11 +165,15 @@ std::vector<Status> S3Store::DeleteMany(std::span<const std::string> keys) {
     size_t end = std::min(keys.size(), begin + kBatch);
     std::vector<std::string> batch(keys.begin() + begin, keys.begin() + end);
     std::string body = aws::BuildDeleteObjects(batch, /*quiet=*/true);
-    S3Call call{.op = "DeleteObjects", .method = "POST", .bucket_level = true,
-                .query = {{"delete", ""}},
-                .headers = {{"Content-MD5", Base64Encode(Md5(body))},
-                            {"Content-Type", "application/xml"}},
-                .body = body, .send_body = true, .sign_body = true};
+    S3Call call{
+        .op = "DeleteObjects",
+        .method = "POST",
+        .bucket_level = true,
+        .query = {{"delete", ""}},
+        .headers = {{"Content-MD5", Base64Encode(Md5(body))}, {"Content-Type", "application/xml"}},
+        .body = body,
+        .send_body = true,
+        .sign_body = true};
     auto resp = client_->Call(call);
     if (!resp.ok()) {
       for (size_t i = begin; i < end; ++i) out[i] = resp.status();
@@ -179,10 +187,10 @@ std::vector<Status> S3Store::DeleteMany(std::span<const std::string> keys) {
     for (const auto& f : *failures) {
       for (size_t i = begin; i < end; ++i) {
         if (keys[i] == f.key) {
-          out[i] = Status(f.code == "AccessDenied" ? StatusCode::kPermissionDenied
-                                                   : StatusCode::kInternal,
-                          "DeleteObjects '" + UrlFor(f.key) + "' failed: " + f.code + ": " + f.message,
-                          ErrorDetail{.http_status = 200, .remote_code = f.code});
+          out[i] = Status(
+              f.code == "AccessDenied" ? StatusCode::kPermissionDenied : StatusCode::kInternal,
+              "DeleteObjects '" + UrlFor(f.key) + "' failed: " + f.code + ": " + f.message,
+              ErrorDetail{.http_status = 200, .remote_code = f.code});
         }
       }
     }
@@ -194,13 +202,13 @@ Status S3Store::Copy(std::string_view src, std::string_view dst) {
   FERRY_ASSIGN_OR_RETURN(ObjectInfo info, Stat(src));
   if (info.size > client_->options().max_single_copy) return Store::Copy(src, dst);
   S3Call call{.op = "CopyObject", .method = "PUT", .key = std::string(dst)};
-  call.headers.push_back({"x-amz-copy-source",
-                          "/" + client_->options().bucket + "/" + PercentEncode(src, true)});
+  call.headers.push_back(
+      {"x-amz-copy-source", "/" + client_->options().bucket + "/" + PercentEncode(src, true)});
   call.headers.push_back({"x-amz-metadata-directive", "COPY"});
   call.send_body = true;  // empty PUT body
   FERRY_ASSIGN_OR_RETURN(auto resp, client_->Call(call));
-  return aws::ParseCopyObjectResult(resp.body).status().WithContext(
-      "CopyObject '" + UrlFor(src) + "' to '" + UrlFor(dst) + "'");
+  return aws::ParseCopyObjectResult(resp.body).status().WithContext("CopyObject '" + UrlFor(src) +
+                                                                    "' to '" + UrlFor(dst) + "'");
 }
 
 }  // namespace
@@ -216,9 +224,14 @@ Status CreateS3Bucket(const S3StoreOptions& options) {
     body = "<CreateBucketConfiguration><LocationConstraint>" + options.endpoint.region +
            "</LocationConstraint></CreateBucketConfiguration>";
   }
-  auto resp = client.Call({.op = "CreateBucket", .method = "PUT", .bucket_level = true,
-                           .body = body, .send_body = true, .sign_body = true});
-  if (!resp.ok() && resp.status().detail().remote_code == "BucketAlreadyOwnedByYou") return Status();
+  auto resp = client.Call({.op = "CreateBucket",
+                           .method = "PUT",
+                           .bucket_level = true,
+                           .body = body,
+                           .send_body = true,
+                           .sign_body = true});
+  if (!resp.ok() && resp.status().detail().remote_code == "BucketAlreadyOwnedByYou")
+    return Status();
   return resp.status();
 }
 

@@ -70,11 +70,15 @@ class S3Writer final : public Writer {
 
  private:
   Result<ObjectInfo> PutSingle() {
-    S3Call call{.op = "PutObject", .method = "PUT", .key = key_,
+    S3Call call{.op = "PutObject",
+                .method = "PUT",
+                .key = key_,
                 .headers = {{"Content-MD5", Base64Encode(Md5(buffer_))}},
-                .body = buffer_, .send_body = true};
+                .body = buffer_,
+                .send_body = true};
     for (const auto& [k, v] : options_.metadata) call.headers.push_back({"x-amz-meta-" + k, v});
-    if (!options_.content_type.empty()) call.headers.push_back({"Content-Type", options_.content_type});
+    if (!options_.content_type.empty())
+      call.headers.push_back({"Content-Type", options_.content_type});
     if (options_.if_none_match) call.headers.push_back({"If-None-Match", "*"});
     FERRY_ASSIGN_OR_RETURN(auto resp, client_->Call(call));
     ObjectInfo info = InfoFromHeaders(key_, resp);
@@ -142,7 +146,8 @@ class S3Writer final : public Writer {
 
 Result<std::unique_ptr<Writer>> NewS3Writer(std::shared_ptr<S3Client> client, std::string key,
                                             WriteOptions options) {
-  return std::unique_ptr<Writer>(new S3Writer(std::move(client), std::move(key), std::move(options)));
+  return std::unique_ptr<Writer>(
+      new S3Writer(std::move(client), std::move(key), std::move(options)));
 }
 
 }  // namespace ferry::storage::s3

@@ -136,8 +136,8 @@ TEST_P(StoreConformanceTest, LargeObjectStreamsThroughWriterAndRanges) {
 
 TEST_P(StoreConformanceTest, RecursiveListingIsSortedAndPaged) {
   for (const char* k : {"b", "a/2", "a/1", "a-c", "a/b/3", "a/b/4", "c/d/e/f"}) Put(K(k), k);
-  std::vector<std::string> want = {K("a-c"), K("a/1"), K("a/2"), K("a/b/3"),
-                                   K("a/b/4"), K("b"), K("c/d/e/f")};
+  std::vector<std::string> want = {K("a-c"),   K("a/1"), K("a/2"),    K("a/b/3"),
+                                   K("a/b/4"), K("b"),   K("c/d/e/f")};
   auto all = ListEverything(*store_, {.prefix = prefix_});
   EXPECT_EQ(all.keys, want);
   auto paged = ListEverything(*store_, {.prefix = prefix_, .max_keys = 2});
@@ -216,9 +216,13 @@ TEST_P(StoreConformanceTest, ReadIfMatchDetectsReplacement) {
 }
 
 TEST_P(StoreConformanceTest, UnusualKeysRoundTripExactly) {
-  std::vector<std::string> names = {"with space.txt", "unicod\xc3\xa9/\xe6\x97\xa5\xe6\x9c\xac.bin",
-                                    "plus+sign", "percent%25%literal", "tilde~and=equals&amp",
-                                    "quote'\"", "semi;colon,comma"};
+  std::vector<std::string> names = {"with space.txt",
+                                    "unicod\xc3\xa9/\xe6\x97\xa5\xe6\x9c\xac.bin",
+                                    "plus+sign",
+                                    "percent%25%literal",
+                                    "tilde~and=equals&amp",
+                                    "quote'\"",
+                                    "semi;colon,comma"};
   if (store_->capabilities().arbitrary_keys) {
     names.insert(names.end(), {"double//slash", "trailing/", "dot/./seg", "a/../b"});
   }

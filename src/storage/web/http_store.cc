@@ -27,9 +27,7 @@ class HttpStore final : public Store {
   std::string UrlFor(std::string_view key) const override {
     return http::DisplayUrl(opt_.origin + "/" + std::string(key));
   }
-  Capabilities capabilities() const override {
-    return {.writable = false, .listable = false};
-  }
+  Capabilities capabilities() const override { return {.writable = false, .listable = false}; }
 
   Result<ObjectInfo> Stat(std::string_view key) override {
     Result<http::Response> resp = Internal("not sent");
@@ -73,19 +71,23 @@ class HttpStore final : public Store {
         if (r.status == 200 && from > 0) skip = from;  // Range ignored: skip what we have
         return Status();
       };
-      auto resp = opt_.http->Send(req, [&](std::string_view chunk) -> Status {
-        if (skip > 0) {
-          size_t n = static_cast<size_t>(std::min<uint64_t>(skip, chunk.size()));
-          chunk.remove_prefix(n);
-          skip -= n;
-        }
-        uint64_t pos = start + delivered;
-        if (pos + chunk.size() > want_end) chunk = chunk.substr(0, static_cast<size_t>(want_end - pos));
-        if (chunk.empty()) return Status();
-        FERRY_RETURN_IF_ERROR(sink(chunk));
-        delivered += chunk.size();
-        return Status();
-      }, on_start);
+      auto resp = opt_.http->Send(
+          req,
+          [&](std::string_view chunk) -> Status {
+            if (skip > 0) {
+              size_t n = static_cast<size_t>(std::min<uint64_t>(skip, chunk.size()));
+              chunk.remove_prefix(n);
+              skip -= n;
+            }
+            uint64_t pos = start + delivered;
+            if (pos + chunk.size() > want_end)
+              chunk = chunk.substr(0, static_cast<size_t>(want_end - pos));
+            if (chunk.empty()) return Status();
+            FERRY_RETURN_IF_ERROR(sink(chunk));
+            delivered += chunk.size();
+            return Status();
+          },
+          on_start);
       if (!resp.ok()) return resp.status().WithContext("GET '" + UrlFor(key) + "'");
       if (resp->status == 416 && delivered == 0) {
         auto info = Stat(key);

@@ -16,13 +16,14 @@ const std::string kBody = "0123456789abcdefghij";
 
 ServerResponse Serve(const ServerRequest& r, bool honour_range) {
   if (r.target != "/files/data.bin?v=1") return ServerResponse{404, {}, ""};
-  ServerResponse resp{200, {{"ETag", "\"v1\""}, {"Last-Modified", "Fri, 24 May 2013 00:00:00 GMT"}},
-                      kBody};
+  ServerResponse resp{
+      200, {{"ETag", "\"v1\""}, {"Last-Modified", "Fri, 24 May 2013 00:00:00 GMT"}}, kBody};
   auto it = r.headers.find("range");
   if (honour_range && it != r.headers.end()) {
     size_t from = std::stoul(it->second.substr(6));
     size_t dash = it->second.find('-');
-    size_t to = dash + 1 < it->second.size() ? std::stoul(it->second.substr(dash + 1)) : kBody.size() - 1;
+    size_t to =
+        dash + 1 < it->second.size() ? std::stoul(it->second.substr(dash + 1)) : kBody.size() - 1;
     if (from >= kBody.size()) return ServerResponse{416, {}, ""};
     resp.status = 206;
     resp.body = kBody.substr(from, std::min(to, kBody.size() - 1) - from + 1);

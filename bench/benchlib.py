@@ -1,0 +1,98 @@
+"""Shared helpers for Ferry's benchmarks: a real RGW, timed runs with peak RSS, ratio tables.
+
+Every benchmark runs Ferry and its peers on the same data against the same server in one run,
+repeats each measurement, and reports the median with the ratio to Ferry. Speed is reported,
+never asserted.
+"""
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def ferry_binary():
+    path = os.environ.get("FERRY_BIN") or str(ROOT / "build/release/src/apps/ferry")
+    if not os.path.exists(path):
+        sys.exit(f"no ferry binary at {path}: cmake --preset release && cmake --build --preset release")
+    return os.path.abspath(path)
+
+
+class Rgw:
+    """Starts tests/tools/rgw.sh in DIR (reusing a running one) and exposes its settings."""
+
+    def __init__(self, directory, bluestore_gib=None):
+        self.dir = pathlib.Path(directory)
+        args = [str(ROOT / "tests/tools/rgw.sh"), "start", str(self.dir)]
+        if bluestore_gib:
+            args += ["--bluestore", str(bluestore_gib)]
+        subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
+        self.env = {}
+        for line in open(self.dir / "env"):
+            k, _, v = line.strip().partition("=")
+            self.env[k] = v
+        self.endpoint = self.env["FERRY_TEST_S3_ENDPOINT"]
+        self.bucket = self.env["FERRY_TEST_S3_BUCKET"]
+
+    def client_env(self):
+        """Credentials and endpoint the AWS way, for ferry and aws-cli; rclone via its env config."""
+        e = dict(os.environ)
+        e.update({
+            "AWS_ACCESS_KEY_ID": self.env["FERRY_TEST_S3_ACCESS_KEY"],
+            "AWS_SECRET_ACCESS_KEY": self.env["FERRY_TEST_S3_SECRET_KEY"],
+            "AWS_ENDPOINT_URL": self.endpoint,
+            "AWS_REGION": "us-east-1",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_EC2_METADATA_DISABLED": "true",
+            "RCLONE_CONFIG_RGW_TYPE": "s3",
+            "RCLONE_CONFIG_RGW_PROVIDER": "Ceph",
+            "RCLONE_CONFIG_RGW_ENDPOINT": self.endpoint,
+            "RCLONE_CONFIG_RGW_ACCESS_KEY_ID": self.env["FERRY_TEST_S3_ACCESS_KEY"],
+            "RCLONE_CONFIG_RGW_SECRET_ACCESS_KEY": self.env["FERRY_TEST_S3_SECRET_KEY"],
+        })
+        # rclone 1.60 fails every S3 call when AWS_CA_BUNDLE is set (see shared/ENVIRONMENT.md).
+        for k in ("AWS_CA_BUNDLE",):
+            e.pop(k, None)
+        return e
+
+    def stop(self):
+        subprocess.run([str(ROOT / "tests/tools/rgw.sh"), "stop", str(self.dir)], check=False)
+
+
+def timed(cmd, env, before=None):
+    """Runs cmd once; returns (seconds, peak RSS in MiB). Raises on failure."""
+    if before:
+        before()
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    secs = time.perf_counter() - start
+    err = proc.stderr.read().decode(errors="replace")
+    proc.stderr.close()
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed: {err[-2000:]}")
+    return secs, usage.ru_maxrss / 1024.0
+
+
+def measure(name, cmd, env, repeats, before=None):
+    runs = [timed(cmd, env, before) for _ in range(repeats)]
+    secs = statistics.median(r[0] for r in runs)
+    rss = max(r[1] for r in runs)
+    return {"tool": name, "seconds": secs, "all": [round(r[0], 2) for r in runs], "rss_mib": rss}
+
+
+def print_table(title, size_bytes, results):
+    """Prints MiB/s, peak RSS and each tool's speed relative to Ferry (ferry / peer)."""
+    ferry = next(r for r in results if r["tool"] == "ferry")
+    print(f"\n### {title}")
+    print("| tool | median s | runs | MiB/s | peak RSS MiB | ferry speed-up |")
+    print("|---|---:|---|---:|---:|---:|")
+    for r in results:
+        mibs = size_bytes / (1 << 20) / r["seconds"]
+        ratio = r["seconds"] / ferry["seconds"]
+        print(f"| {r['tool']} | {r['seconds']:.2f} | {r['all']} | {mibs:.0f} | {r['rss_mib']:.0f} | "
+              f"{'—' if r is ferry else f'{ratio:.2f}x'} |")
+    sys.stdout.flush()
