@@ -24,7 +24,8 @@ def main():
     a = ap.parse_args()
     work = ROOT / ".bench"
     work.mkdir(exist_ok=True)
-    rgw = Rgw(work / "rgw", bluestore_gib=max(8, a.size_mib * 4 // 1024 + 4))
+    # Room for every tool's copy plus objects awaiting RGW garbage collection.
+    rgw = Rgw(work / "rgw", bluestore_gib=max(24, a.size_mib * 12 // 1024 + 8))
     env = rgw.client_env()
     ferry = ferry_binary()
     size = a.size_mib << 20
@@ -45,8 +46,9 @@ def main():
                   lambda key: [ferry, "cp", f"s3://{b}/{key}", str(out / "o.bin")]),
         "aws-cli": (lambda key: ["aws", "s3", "cp", "--only-show-errors", str(src), f"s3://{b}/{key}"],
                     lambda key: ["aws", "s3", "cp", "--only-show-errors", f"s3://{b}/{key}", str(out / "o.bin")]),
-        "rclone": (lambda key: ["rclone", "copyto", str(src), f"rgw:{b}/{key}"],
-                   lambda key: ["rclone", "copyto", f"rgw:{b}/{key}", str(out / "o.bin")]),
+        # --ignore-times: rclone would otherwise skip the transfer when size and time match.
+        "rclone": (lambda key: ["rclone", "copyto", "--ignore-times", str(src), f"rgw:{b}/{key}"],
+                   lambda key: ["rclone", "copyto", "--ignore-times", f"rgw:{b}/{key}", str(out / "o.bin")]),
     }
     print(f"object: {a.size_mib} MiB, repeats: {a.repeats}, server: Ceph RGW 16 (bluestore) at {rgw.endpoint}")
     for tool in tools:

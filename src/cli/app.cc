@@ -65,8 +65,9 @@ int RunFerry(int argc, char** argv) {
       std::min(static_cast<int>(LogLevel::kWarn) + verbosity, static_cast<int>(LogLevel::kTrace))));
   auto env = std::make_shared<ProcessEnvironment>();
   storage::StoreRegistry registry;
-  storage::RegisterDefaultBackends(registry, {.env = env, .trace_http = trace_http});
-  Context ctx{.env = env, .registry = &registry};
+  storage::BackendOptions backend_options{.env = env, .trace_http = trace_http};
+  storage::RegisterDefaultBackends(registry, backend_options);
+  Context ctx{.env = env, .backend_options = backend_options, .registry = &registry};
 
   Status s = action ? action(ctx) : Internal("no command");
   std::fflush(stdout);

@@ -4,9 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "aws/credential_chain.h"
-#include "aws/endpoint.h"
 #include "cli/command.h"
+#include "storage/backends.h"
 #include "storage/url.h"
 
 namespace ferry::cli {
@@ -18,27 +17,14 @@ struct AuthOptions {
   bool no_check = false;
 };
 
-std::string Param(const storage::ParsedUrl& u, const char* name) {
-  auto it = u.params.find(name);
-  return it == u.params.end() ? "" : it->second;
-}
-
 Status RunAuth(Context& ctx, const AuthOptions& o) {
   FERRY_ASSIGN_OR_RETURN(auto parsed, storage::ParseUrl(o.url));
   if (parsed.scheme != storage::Scheme::kS3) {
     return Print(ctx, "'" + o.url + "' needs no credentials (not an s3:// URL)\n");
   }
-  FERRY_ASSIGN_OR_RETURN(
-      auto ep, aws::ResolveS3Endpoint(*ctx.env, {.bucket = parsed.bucket,
-                                                 .endpoint = Param(parsed, "endpoint"),
-                                                 .region = Param(parsed, "region"),
-                                                 .addressing = Param(parsed, "addressing"),
-                                                 .profile = Param(parsed, "profile")}));
-  auto chain =
-      aws::MakeDefaultCredentialsChain({.env = ctx.env,
-                                        .profile = Param(parsed, "profile"),
-                                        .anonymous = Param(parsed, "anonymous") == "true"});
-  FERRY_ASSIGN_OR_RETURN(auto creds, chain->GetCredentials());
+  FERRY_ASSIGN_OR_RETURN(auto opts, storage::ResolveS3Options(parsed, ctx.backend_options));
+  const aws::S3Endpoint& ep = opts.endpoint;
+  FERRY_ASSIGN_OR_RETURN(auto creds, opts.credentials->GetCredentials());
   FERRY_RETURN_IF_ERROR(Print(
       ctx,
       fmt::format("endpoint:    {}://{}\nregion:      {}\naddressing:  {}\n"

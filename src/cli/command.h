@@ -11,6 +11,7 @@
 
 #include "base/environment.h"
 #include "base/status.h"
+#include "storage/backends.h"
 #include "storage/registry.h"
 
 namespace ferry::cli {
@@ -22,6 +23,7 @@ inline constexpr int kExitUsage = 2;
 
 struct Context {
   std::shared_ptr<const Environment> env;
+  storage::BackendOptions backend_options;
   storage::StoreRegistry* registry = nullptr;
   std::FILE* out = stdout;
 };

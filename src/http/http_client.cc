@@ -234,6 +234,12 @@ Result<Response> Client::Send(const Request& request, const BodySink& sink,
   return response;
 }
 
+std::string RangeHeaderValue(uint64_t from, std::optional<uint64_t> end) {
+  std::string v = "bytes=" + std::to_string(from) + "-";
+  if (end) v += std::to_string(*end - 1);
+  return v;
+}
+
 std::string DisplayUrl(std::string_view url) {
   std::string_view u = url.substr(0, url.find('?'));
   size_t scheme = u.find("://");

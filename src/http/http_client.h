@@ -8,6 +8,7 @@
 // the caller's job (S3 errors carry XML bodies, plain HTTP does not).
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -81,6 +82,10 @@ class Client final {
   ClientOptions options_;
   std::unique_ptr<Pool> pool_;
 };
+
+// "bytes=FROM-" or "bytes=FROM-LAST" (LAST inclusive), the Range header value for reading from
+// `from` up to `end` (exclusive; nullopt = to the end of the resource).
+std::string RangeHeaderValue(uint64_t from, std::optional<uint64_t> end);
 
 // Text of a URL safe to show a user: query strings are dropped (they may hold presigned
 // credentials) and userinfo is removed.

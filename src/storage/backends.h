@@ -7,6 +7,7 @@
 #include "base/environment.h"
 #include "base/retry.h"
 #include "storage/registry.h"
+#include "storage/s3/s3_store.h"
 
 namespace ferry::storage {
 
@@ -19,5 +20,10 @@ struct BackendOptions {
 };
 
 void RegisterDefaultBackends(StoreRegistry& registry, BackendOptions options);
+
+// The S3 settings an s3:// URL resolves to: endpoint, region and addressing (URL parameters,
+// environment, profile) and the credential chain. `http` may be null (a client is made).
+Result<S3StoreOptions> ResolveS3Options(const ParsedUrl& url, const BackendOptions& options,
+                                        std::shared_ptr<http::Client> http = nullptr);
 
 }  // namespace ferry::storage

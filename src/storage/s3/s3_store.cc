@@ -91,9 +91,9 @@ Status S3Store::Read(std::string_view key, const ReadOptions& options, const Byt
         S3Call call{.op = "GetObject", .key = std::string(key)};
         uint64_t from = start + delivered;
         if (from > 0 || length) {
-          std::string range = "bytes=" + std::to_string(from) + "-";
-          if (length) range += std::to_string(start + *length - 1);
-          call.headers.push_back({"Range", range});
+          std::optional<uint64_t> end;
+          if (length) end = start + *length;
+          call.headers.push_back({"Range", http::RangeHeaderValue(from, end)});
         }
         if (!etag.empty()) call.headers.push_back({"If-Match", "\"" + etag + "\""});
         auto resp = client_->Once(call, [&](std::string_view chunk) {

@@ -59,14 +59,12 @@ class HttpStore final : public Store {
     return RunWithRetry(opt_.retry, [&]() -> Status {
       uint64_t from = start + delivered;
       http::Request req{.method = "GET", .url = Url(key)};
-      if (from > 0 || length) {
-        std::string range = "bytes=" + std::to_string(from) + "-";
-        if (length) range += std::to_string(start + *length - 1);
-        req.headers.push_back({"Range", range});
-      }
+      std::optional<uint64_t> want_end;
+      if (length) want_end = start + *length;
+      if (from > 0 || length)
+        req.headers.push_back({"Range", http::RangeHeaderValue(from, want_end)});
       if (!etag.empty()) req.headers.push_back({"If-Match", etag});
       uint64_t skip = 0;
-      uint64_t want_end = length ? start + *length : UINT64_MAX;
       auto on_start = [&](const http::Response& r) -> Status {
         if (r.status == 200 && from > 0) skip = from;  // Range ignored: skip what we have
         return Status();
@@ -80,8 +78,9 @@ class HttpStore final : public Store {
               skip -= n;
             }
             uint64_t pos = start + delivered;
-            if (pos + chunk.size() > want_end)
-              chunk = chunk.substr(0, static_cast<size_t>(want_end - pos));
+            if (want_end && pos + chunk.size() > *want_end) {
+              chunk = chunk.substr(0, static_cast<size_t>(*want_end - pos));
+            }
             if (chunk.empty()) return Status();
             FERRY_RETURN_IF_ERROR(sink(chunk));
             delivered += chunk.size();
