@@ -23,6 +23,11 @@ Status Store::Copy(std::string_view src_key, std::string_view dst_key) {
   return writer->Commit().status();
 }
 
+Result<std::unique_ptr<PartWriter>> Store::NewPartWriter(std::string_view key,
+                                                         const PartWriteOptions&) {
+  return Unimplemented("'" + UrlFor(key) + "': this store cannot write objects in parts");
+}
+
 Result<std::string> Store::ReadAll(std::string_view key, const ReadOptions& options) {
   std::string out;
   FERRY_RETURN_IF_ERROR(Read(key, options, [&](std::string_view c) {

@@ -69,6 +69,32 @@ class Writer {
   virtual void Abort() = 0;
 };
 
+// Writes one object as independent, numbered parts (from 1; every part but the last has
+// part_size bytes), concurrently and in any order: an S3 multipart upload, or a local temporary
+// file filled with pwrite(). Commit() publishes the object once all parts are written; Abort()
+// discards the parts. Destroying the writer without either keeps the parts so a later writer
+// with the same resume_token() continues (the copy engine's resume).
+class PartWriter {
+ public:
+  virtual ~PartWriter() = default;
+  // Thread-safe.
+  virtual Status WritePart(int number, std::string_view data) = 0;
+  // MD5 hex of the parts an earlier writer already stored, when the backend can tell (S3
+  // ListParts); empty otherwise.
+  virtual Result<std::map<int, std::string>> StoredParts() = 0;
+  virtual Result<ObjectInfo> Commit() = 0;
+  virtual void Abort() = 0;
+  // Names this unfinished write for a later NewPartWriter (S3 upload id, local temp file).
+  virtual std::string resume_token() const = 0;
+};
+
+struct PartWriteOptions {
+  WriteOptions write;        // metadata is set when the write starts
+  uint64_t size = 0;         // total object size
+  uint64_t part_size = 0;    // size of every part but the last
+  std::string resume_token;  // continue an earlier writer ("" = start fresh)
+};
+
 struct ListOptions {
   std::string prefix;
   bool recursive = true;
@@ -90,6 +116,7 @@ struct Capabilities {
   bool batch_delete = false;
   bool arbitrary_keys = true;  // keys with "//", "." segments, trailing '/' are objects
   bool user_metadata = true;   // WriteOptions::metadata is kept and returned by Stat()
+  bool part_writes = false;    // NewPartWriter() is implemented
 };
 
 class Store {
@@ -113,6 +140,13 @@ class Store {
   // Copies src to dst inside this store. Default: streams through Read() and a Writer;
   // backends with a server-side copy override it.
   virtual Status Copy(std::string_view src_key, std::string_view dst_key);
+
+  // Optional: writing an object as parallel parts. Default: kUnimplemented.
+  virtual Result<std::unique_ptr<PartWriter>> NewPartWriter(std::string_view key,
+                                                            const PartWriteOptions& options);
+
+  // Transient failures this store retried so far (for transfer reports).
+  virtual uint64_t retry_count() const { return 0; }
 
   // Helpers built on the interface.
   Result<std::string> ReadAll(std::string_view key, const ReadOptions& options = {});

@@ -15,6 +15,9 @@ std::string Etag(const struct stat& st);
 ObjectInfo InfoFromStat(std::string key, const struct stat& st);
 Result<std::unique_ptr<Writer>> NewLocalWriter(const std::string& key, const std::string& path,
                                                const WriteOptions& options);
+Result<std::unique_ptr<PartWriter>> NewLocalPartWriter(const std::string& key,
+                                                       const std::string& path,
+                                                       const PartWriteOptions& options);
 std::map<std::string, std::string> ReadUserXattrs(const std::string& path);
 Result<ListPage> ListLocal(const std::string& root, const ListOptions& options);
 

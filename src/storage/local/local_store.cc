@@ -84,7 +84,8 @@ class LocalStore final : public Store {
     return {.server_side_copy = false,
             .conditional_write = true,
             .arbitrary_keys = false,
-            .user_metadata = false};
+            .user_metadata = false,
+            .part_writes = true};
   }
 
   Result<ObjectInfo> Stat(std::string_view key) override {
@@ -115,6 +116,13 @@ class LocalStore final : public Store {
     auto path = LocalPath(root_, key);
     if (!path.ok()) return path.status().WithContext("Write '" + UrlFor(key) + "'");
     return local_internal::NewLocalWriter(std::string(key), *path, options);
+  }
+
+  Result<std::unique_ptr<PartWriter>> NewPartWriter(std::string_view key,
+                                                    const PartWriteOptions& options) override {
+    auto path = LocalPath(root_, key);
+    if (!path.ok()) return path.status().WithContext("Write '" + UrlFor(key) + "'");
+    return local_internal::NewLocalPartWriter(std::string(key), *path, options);
   }
 
   Result<ListPage> List(const ListOptions& options) override {

@@ -25,7 +25,10 @@ class MemoryStore final : public Store, public std::enable_shared_from_this<Memo
     return "mem://" + name_ + "/" + std::string(key);
   }
   Capabilities capabilities() const override {
-    return {.server_side_copy = true, .conditional_write = true, .batch_delete = false};
+    return {.server_side_copy = true,
+            .conditional_write = true,
+            .batch_delete = false,
+            .part_writes = true};
   }
 
   Result<ObjectInfo> Stat(std::string_view key) override {
@@ -60,6 +63,18 @@ class MemoryStore final : public Store, public std::enable_shared_from_this<Memo
 
   Result<std::unique_ptr<Writer>> NewWriter(std::string_view key,
                                             const WriteOptions& options) override;
+
+  Result<std::unique_ptr<PartWriter>> NewPartWriter(std::string_view key,
+                                                    const PartWriteOptions& options) override;
+
+  // Pending part uploads by resume token (kept until commit or abort, like S3 uploads).
+  std::map<int, std::string>& PendingParts(const std::string& token) { return pending_[token]; }
+  std::mutex& mu() { return mu_; }
+  void DropPending(const std::string& token) {
+    std::lock_guard lock(mu_);
+    pending_.erase(token);
+  }
+  uint64_t NextToken() { return ++tokens_; }
 
   Result<ListPage> List(const ListOptions& options) override {
     std::lock_guard lock(mu_);
@@ -110,7 +125,67 @@ class MemoryStore final : public Store, public std::enable_shared_from_this<Memo
   std::string name_;
   std::mutex mu_;
   std::map<std::string, Object, std::less<>> objects_;
+  std::map<std::string, std::map<int, std::string>> pending_;
+  uint64_t tokens_ = 0;
 };
+
+class MemoryPartWriter final : public PartWriter {
+ public:
+  MemoryPartWriter(std::shared_ptr<MemoryStore> store, std::string key, std::string token,
+                   PartWriteOptions options)
+      : store_(std::move(store)),
+        key_(std::move(key)),
+        token_(std::move(token)),
+        options_(std::move(options)) {}
+
+  Status WritePart(int number, std::string_view data) override {
+    std::lock_guard lock(store_->mu());
+    store_->PendingParts(token_)[number] = std::string(data);
+    return Status();
+  }
+  Result<std::map<int, std::string>> StoredParts() override {
+    std::lock_guard lock(store_->mu());
+    std::map<int, std::string> out;
+    for (const auto& [n, d] : store_->PendingParts(token_)) out[n] = HexEncode(Md5(d));
+    return out;
+  }
+  Result<ObjectInfo> Commit() override {
+    std::string data;
+    {
+      std::lock_guard lock(store_->mu());
+      for (const auto& [n, d] : store_->PendingParts(token_)) data += d;
+    }
+    if (data.size() != options_.size) {
+      return Status(StatusCode::kFailedPrecondition,
+                    "Commit '" + store_->UrlFor(key_) + "': parts are missing");
+    }
+    store_->DropPending(token_);
+    return store_->Put(key_, std::move(data), options_.write);
+  }
+  void Abort() override { store_->DropPending(token_); }
+  std::string resume_token() const override { return token_; }
+
+ private:
+  std::shared_ptr<MemoryStore> store_;
+  std::string key_, token_;
+  PartWriteOptions options_;
+};
+
+Result<std::unique_ptr<PartWriter>> MemoryStore::NewPartWriter(std::string_view key,
+                                                               const PartWriteOptions& options) {
+  std::string token = options.resume_token;
+  {
+    std::lock_guard lock(mu_);
+    if (token.empty()) {
+      token = "upload-" + std::to_string(++tokens_);
+      pending_[token];
+    } else if (!pending_.contains(token)) {
+      return NotFound("resume '" + UrlFor(key) + "': no such upload");
+    }
+  }
+  return std::unique_ptr<PartWriter>(
+      new MemoryPartWriter(shared_from_this(), std::string(key), token, options));
+}
 
 class MemoryWriter final : public Writer {
  public:

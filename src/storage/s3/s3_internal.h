@@ -15,4 +15,7 @@ ObjectInfo InfoFromHeaders(std::string key, const http::Response& r);
 Result<std::unique_ptr<Writer>> NewS3Writer(std::shared_ptr<S3Client> client, std::string key,
                                             WriteOptions options);
 
+Result<std::unique_ptr<PartWriter>> NewS3PartWriter(std::shared_ptr<S3Client> client,
+                                                    std::string key, PartWriteOptions options);
+
 }  // namespace ferry::storage::s3

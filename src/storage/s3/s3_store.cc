@@ -42,7 +42,10 @@ class S3Store final : public Store {
 
   std::string UrlFor(std::string_view key) const override { return client_->UrlFor(key); }
   Capabilities capabilities() const override {
-    return {.server_side_copy = true, .conditional_write = false, .batch_delete = true};
+    return {.server_side_copy = true,
+            .conditional_write = false,
+            .batch_delete = true,
+            .part_writes = true};
   }
 
   Result<ObjectInfo> Stat(std::string_view key) override {
@@ -69,6 +72,14 @@ class S3Store final : public Store {
   }
 
   std::vector<Status> DeleteMany(std::span<const std::string> keys) override;
+
+  Result<std::unique_ptr<PartWriter>> NewPartWriter(std::string_view key,
+                                                    const PartWriteOptions& options) override {
+    if (key.empty()) return InvalidArgument("multipart upload '" + UrlFor(key) + "': empty key");
+    return s3::NewS3PartWriter(client_, std::string(key), options);
+  }
+
+  uint64_t retry_count() const override { return client_->retries(); }
   Status Copy(std::string_view src, std::string_view dst) override;
 
  private:

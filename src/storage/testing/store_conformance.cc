@@ -256,3 +256,71 @@ TEST_P(StoreConformanceTest, ConcurrentReadersSeeWholeObject) {
 }
 
 }  // namespace ferry::storage::testing
+
+namespace ferry::storage::testing {
+
+TEST_P(StoreConformanceTest, PartWritesInAnyOrderPublishOnCommit) {
+  if (!store_->capabilities().part_writes) GTEST_SKIP() << "no part writes";
+  const uint64_t part = 5ull << 20;
+  std::string data = Pattern(2 * part + 12345, 11);
+  PartWriteOptions opts{.write = {.metadata = {{"ferry-crc32c", "00000001"}}},
+                        .size = data.size(),
+                        .part_size = part};
+  auto w = store_->NewPartWriter(K("parts.bin"), opts);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int n : {3, 1, 2}) {
+    threads.emplace_back([&, n] {
+      std::string_view piece = std::string_view(data).substr((n - 1) * part, part);
+      if ((*w)->WritePart(n, piece).ok()) ++ok;
+    });
+  }
+  for (auto& t : threads) t.join();
+  ASSERT_EQ(ok.load(), 3);
+  EXPECT_EQ(store_->Stat(K("parts.bin")).status().code(), StatusCode::kNotFound);
+  auto info = (*w)->Commit();
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->size, data.size());
+  EXPECT_TRUE(*store_->ReadAll(K("parts.bin")) == data);
+  EXPECT_TRUE(ListEverything(*store_, {.prefix = prefix_}).keys.size() == 1);
+}
+
+TEST_P(StoreConformanceTest, PartWritesResumeWithToken) {
+  if (!store_->capabilities().part_writes) GTEST_SKIP() << "no part writes";
+  const uint64_t part = 5ull << 20;
+  std::string data = Pattern(part + 777, 12);
+  PartWriteOptions opts{.size = data.size(), .part_size = part};
+  std::string token;
+  {
+    auto w = store_->NewPartWriter(K("resumed.bin"), opts);
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    ASSERT_TRUE((*w)->WritePart(1, std::string_view(data).substr(0, part)).ok());
+    token = (*w)->resume_token();
+  }  // destroyed: interrupted
+  EXPECT_EQ(store_->Stat(K("resumed.bin")).status().code(), StatusCode::kNotFound);
+  opts.resume_token = token;
+  auto w = store_->NewPartWriter(K("resumed.bin"), opts);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  ASSERT_TRUE((*w)->WritePart(2, std::string_view(data).substr(part)).ok());
+  ASSERT_TRUE((*w)->Commit().ok());
+  EXPECT_TRUE(*store_->ReadAll(K("resumed.bin")) == data);
+}
+
+TEST_P(StoreConformanceTest, AbortedPartWriteLeavesNothing) {
+  if (!store_->capabilities().part_writes) GTEST_SKIP() << "no part writes";
+  const uint64_t part = 5ull << 20;
+  std::string data = Pattern(part + 1, 13);
+  auto w = store_->NewPartWriter(K("aborted.bin"), {.size = data.size(), .part_size = part});
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE((*w)->WritePart(1, std::string_view(data).substr(0, part)).ok());
+  std::string token = (*w)->resume_token();
+  (*w)->Abort();
+  EXPECT_EQ(store_->Stat(K("aborted.bin")).status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(ListEverything(*store_, {.prefix = prefix_}).keys.empty());
+  auto again = store_->NewPartWriter(
+      K("aborted.bin"), {.size = data.size(), .part_size = part, .resume_token = token});
+  EXPECT_FALSE(again.ok());
+}
+
+}  // namespace ferry::storage::testing
