@@ -30,7 +30,8 @@ TEST(Crc32cTest, CombineJoinsPieces) {
   for (auto& ch : data) ch = static_cast<char>(rng());
   uint32_t whole = Crc32cOf(data);
   for (size_t cut : {size_t{0}, size_t{1}, size_t{1000}, size_t{1} << 20, data.size() - 1}) {
-    std::string_view a = std::string_view(data).substr(0, cut), b = std::string_view(data).substr(cut);
+    std::string_view a = std::string_view(data).substr(0, cut),
+                     b = std::string_view(data).substr(cut);
     EXPECT_EQ(Crc32cCombine(Crc32cOf(a), Crc32cOf(b), b.size()), whole) << cut;
   }
 }

@@ -72,6 +72,10 @@ int RunFerry(int argc, char** argv) {
   Status s = action ? action(ctx) : Internal("no command");
   std::fflush(stdout);
   if (s.code() == StatusCode::kCancelled && s.message() == "output closed") return kExitOk;
+  if (s.code() == StatusCode::kCancelled) {
+    std::fprintf(stderr, "ferry: %s\n", Redact(s.message()).c_str());
+    return 130;  // like a shell after SIGINT
+  }
   if (!s.ok()) {
     std::string line = Redact(s.message());
     for (char& c : line) {

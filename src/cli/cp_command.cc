@@ -1,81 +1,139 @@
-// ferry cp SRC DST: copies one object between any two stores (the parallel, recursive, resumable
-// engine is the copy issue's work; this is the single-object path it builds on).
-//
-// DST ending in '/' (or naming an existing local directory) receives SRC's base name. The
-// destination appears complete or not at all (atomic local rename, S3 PUT or completed
-// multipart upload); on any failure nothing is left at DST. Same-store copies use the backend's
-// server-side copy when it has one.
+// ferry cp [-r] SRC DST: copies objects between any two stores with the copy engine
+// (src/transfer). Semantics in docs/semantics/copy.md.
 
 #include <fmt/format.h>
 
-#include <chrono>
+#include <atomic>
+#include <csignal>
+#include <nlohmann/json.hpp>
 
 #include "base/log.h"
 #include "base/strings.h"
 #include "cli/command.h"
+#include "transfer/copy_engine.h"
 
 namespace ferry::cli {
 
 namespace {
 
+std::atomic<bool> g_cancel{false};
+extern "C" void OnInterrupt(int) { g_cancel.store(true); }
+
 struct CpOptions {
-  std::string src;
-  std::string dst;
-  bool recursive = false;
+  std::string src, dst;
+  transfer::CopyOptions copy;
+  std::string part_size, max_memory, bwlimit;
+  bool json = false;
+  bool no_progress = false;
+  bool progress_lines = false;
 };
 
-Status RunCp(Context& ctx, const CpOptions& o) {
-  if (o.recursive) {
-    return Unimplemented("ferry cp -r is not available yet; copy single objects for now");
+Status ParseSize(const std::string& text, const char* flag, uint64_t* out) {
+  if (text.empty()) return Status();
+  std::string t = text;
+  if (EndsWith(t, "/s")) t.resize(t.size() - 2);
+  auto v = ParseByteSize(t);
+  if (!v)
+    return InvalidArgument(std::string(flag) + " '" + text + "' is not a size (e.g. 16M, 1G)");
+  *out = *v;
+  return Status();
+}
+
+std::string SummaryJson(const transfer::CopyReport& r, const Status& s) {
+  nlohmann::json j = {{"ok", s.ok()},
+                      {"files", r.files_total},
+                      {"copied", r.files_copied},
+                      {"skipped", r.files_skipped},
+                      {"failed", r.files_failed},
+                      {"bytes", r.bytes_total},
+                      {"bytes_copied", r.bytes_copied},
+                      {"bytes_skipped", r.bytes_skipped},
+                      {"bytes_resumed", r.bytes_resumed},
+                      {"seconds", r.seconds},
+                      {"retries", r.retries},
+                      {"verified", r.verified},
+                      {"unverified", r.unverified},
+                      {"server_side", r.server_side},
+                      {"peak_buffer_bytes", r.peak_buffer_bytes},
+                      {"errors", r.errors}};
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+std::string SummaryLine(const transfer::CopyReport& r) {
+  double rate = r.seconds > 0 ? static_cast<double>(r.bytes_copied) / r.seconds : 0;
+  std::string s = fmt::format("ferry: copied {} of {} files ({}) in {:.1f} s, {}/s", r.files_copied,
+                              r.files_total, HumanBytes(r.bytes_copied), r.seconds,
+                              HumanBytes(static_cast<uint64_t>(rate)));
+  if (r.files_skipped) {
+    s += fmt::format("; {} unchanged skipped ({})", r.files_skipped, HumanBytes(r.bytes_skipped));
+  }
+  if (r.bytes_resumed) s += fmt::format("; resume saved {}", HumanBytes(r.bytes_resumed));
+  if (r.retries) s += fmt::format("; {} retries", r.retries);
+  if (r.files_failed) s += fmt::format("; {} failed", r.files_failed);
+  return s + "\n";
+}
+
+Status RunCp(Context& ctx, CpOptions& o) {
+  FERRY_RETURN_IF_ERROR(ParseSize(o.part_size, "--part-size", &o.copy.part_size));
+  FERRY_RETURN_IF_ERROR(ParseSize(o.max_memory, "--max-memory", &o.copy.max_memory));
+  FERRY_RETURN_IF_ERROR(ParseSize(o.bwlimit, "--bwlimit", &o.copy.bwlimit));
+  if (o.copy.transfers < 1 || o.copy.part_concurrency < 1) {
+    return InvalidArgument("--transfers and --part-concurrency must be at least 1");
   }
   FERRY_ASSIGN_OR_RETURN(auto src, ctx.registry->Open(o.src));
   FERRY_ASSIGN_OR_RETURN(auto dst, ctx.registry->Open(o.dst));
-  if (src.key.empty() || src.url.trailing_slash) {
-    return InvalidArgument("cp: source '" + o.src + "' is a directory or prefix; name one object");
+  o.copy.cancel = &g_cancel;
+  std::signal(SIGINT, OnInterrupt);
+  std::signal(SIGTERM, OnInterrupt);
+
+  transfer::ProgressCounters counters;
+  auto mode = o.no_progress      ? transfer::ProgressMode::kNone
+              : o.progress_lines ? transfer::ProgressMode::kLines
+                                 : transfer::ProgressMode::kAuto;
+  transfer::CopyResult result;
+  {
+    transfer::ProgressReporter reporter(counters, mode);
+    result = transfer::RunCopy(src, dst, o.copy, counters);
   }
-  FERRY_ASSIGN_OR_RETURN(auto info, src.store->Stat(src.key));
-  std::string dst_key = dst.key;
-  if (dst_key.empty() || dst.url.trailing_slash || LocalDirExists(dst)) {
-    if (!dst_key.empty() && dst_key.back() != '/') dst_key.push_back('/');
-    dst_key += BaseName(src.key);
+  const auto& r = result.report;
+  if (o.json) {
+    FERRY_RETURN_IF_ERROR(Print(ctx, SummaryJson(r, result.status)));
+  } else if (o.copy.recursive || LogEnabled(LogLevel::kInfo)) {
+    // Trees get a summary; a single object copy stays quiet unless -v.
+    if (r.files_total > 0) std::fputs(SummaryLine(r).c_str(), stderr);
   }
-  auto start = std::chrono::steady_clock::now();
-  if (src.store == dst.store && dst.store->capabilities().server_side_copy) {
-    FERRY_RETURN_IF_ERROR(dst.store->Copy(src.key, dst_key));
-  } else {
-    FERRY_ASSIGN_OR_RETURN(auto writer, dst.store->NewWriter(dst_key, {}));
-    uint64_t copied = 0;
-    // If-Match pins the version we stat'ed: a source replaced mid-copy fails instead of mixing.
-    Status s = src.store->Read(src.key, {.if_match = info.etag}, [&](std::string_view chunk) {
-      copied += chunk.size();
-      return writer->Append(chunk);
-    });
-    if (s.ok() && copied != info.size) {
-      s = Status(StatusCode::kDataLoss,
-                 fmt::format("cp '{}': read {} bytes, expected {}", o.src, copied, info.size));
-    }
-    if (!s.ok()) {
-      writer->Abort();
-      return s;
-    }
-    FERRY_RETURN_IF_ERROR(writer->Commit().status());
+  for (size_t i = 1; i < r.errors.size(); ++i) Log(LogLevel::kError, "{}", r.errors[i]);
+  if (g_cancel.load()) {
+    return Status(StatusCode::kCancelled, "cp interrupted; run the same command again to resume");
   }
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  Log(LogLevel::kInfo, "copied {} ({}) to {} in {:.2f} s ({}/s)", src.store->UrlFor(src.key),
-      HumanBytes(info.size), dst.store->UrlFor(dst_key), secs,
-      HumanBytes(static_cast<uint64_t>(static_cast<double>(info.size) / std::max(secs, 1e-6))));
-  return Status();
+  return result.status;
 }
 
 }  // namespace
 
 void AddCpCommand(CLI::App& app, Action& action) {
   auto o = std::make_shared<CpOptions>();
-  auto* cmd = app.add_subcommand("cp", "Copy an object between paths and URLs");
+  auto* cmd = app.add_subcommand("cp", "Copy objects or trees between paths and URLs");
   cmd->add_option("src", o->src, "Source path or URL")->required();
   cmd->add_option("dst", o->dst, "Destination path or URL (ending in / for a directory)")
       ->required();
-  cmd->add_flag("-r,--recursive", o->recursive, "Copy a whole tree (not available yet)");
+  cmd->add_flag("-r,--recursive", o->copy.recursive, "Copy everything under SRC into DST");
+  // One value per flag (repeat the flag), so positional arguments are never swallowed.
+  cmd->add_option("--include", o->copy.include, "Only copy paths matching this glob (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--exclude", o->copy.exclude, "Skip paths matching this glob (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--transfers", o->copy.transfers, "Objects in flight (default 16)");
+  cmd->add_option("--part-concurrency", o->copy.part_concurrency,
+                  "Parts of large objects in flight (default 16)");
+  cmd->add_option("--part-size", o->part_size, "Multipart part size (default 8M, auto-raised)");
+  cmd->add_option("--max-memory", o->max_memory, "Cap on buffered data (default 512M)");
+  cmd->add_option("--bwlimit", o->bwlimit, "Bandwidth cap, e.g. 100M (bytes per second)");
+  cmd->add_flag("--verify", o->copy.verify, "Re-read every written object and check its CRC32C");
+  cmd->add_flag("--json", o->json, "Print a JSON summary on stdout");
+  cmd->add_flag("--no-progress", o->no_progress, "No progress display");
+  cmd->add_flag("--progress-lines", o->progress_lines, "Progress as a line every 10 s");
+  cmd->add_option("--state-dir", o->copy.state_dir, "Where resume journals live");
   cmd->callback([o, &action] { action = [o](Context& ctx) { return RunCp(ctx, *o); }; });
 }
 

@@ -23,6 +23,12 @@ Status Store::Copy(std::string_view src_key, std::string_view dst_key) {
   return writer->Commit().status();
 }
 
+Status Store::CopyFrom(Store& src, std::string_view src_key, std::string_view dst_key) {
+  if (&src == this) return Copy(src_key, dst_key);
+  return Unimplemented("no server-side copy from '" + src.UrlFor(src_key) + "' to '" +
+                       UrlFor(dst_key) + "'");
+}
+
 Result<std::unique_ptr<PartWriter>> Store::NewPartWriter(std::string_view key,
                                                          const PartWriteOptions&) {
   return Unimplemented("'" + UrlFor(key) + "': this store cannot write objects in parts");

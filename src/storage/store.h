@@ -48,6 +48,9 @@ struct ByteRange {
 struct ReadOptions {
   std::optional<ByteRange> range;
   std::string if_match;  // non-empty: kFailedPrecondition unless the etag matches
+  // When set, filled with the object's size, etag and user metadata before the first byte
+  // reaches the sink (from the GET answer's headers: no extra request).
+  ObjectInfo* info = nullptr;
 };
 
 // Receives data in order; a non-OK status stops the read and is returned by Read().
@@ -140,6 +143,10 @@ class Store {
   // Copies src to dst inside this store. Default: streams through Read() and a Writer;
   // backends with a server-side copy override it.
   virtual Status Copy(std::string_view src_key, std::string_view dst_key);
+
+  // Server-side copy from another store (S3: another bucket on the same endpoint). Default:
+  // kUnimplemented; callers then stream the data.
+  virtual Status CopyFrom(Store& src, std::string_view src_key, std::string_view dst_key);
 
   // Optional: writing an object as parallel parts. Default: kUnimplemented.
   virtual Result<std::unique_ptr<PartWriter>> NewPartWriter(std::string_view key,

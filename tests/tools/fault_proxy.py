@@ -3,6 +3,7 @@
 
 Forwards 127.0.0.1:<port> to a target, and spoils the first N connections in one of these ways:
   --reset-after BYTES   reset the connection (RST) after BYTES of the server's answer
+  --reset-after-up BYTES  reset the connection after BYTES sent by the client (uploads)
   --http-status CODE    answer the request itself with CODE (e.g. 503 SlowDown) and close
   --truncate-after BYTES  close cleanly (FIN) after BYTES of the server's answer
   --delay-ms MS         hold every chunk for MS milliseconds (all connections)
@@ -109,7 +110,9 @@ class Proxy:
             limit, mode = a.reset_after, "reset"
         elif faulty and a.truncate_after is not None:
             limit, mode = a.truncate_after, "truncate"
-        threading.Thread(target=self.pump, args=(client, upstream, None, None), daemon=True).start()
+        up_limit = a.reset_after_up if faulty and a.reset_after_up is not None else None
+        threading.Thread(target=self.pump, args=(client, upstream, up_limit, "reset" if up_limit else None),
+                         daemon=True).start()
         self.pump(upstream, client, limit, mode)
 
     def serve(self):
@@ -136,6 +139,7 @@ def main():
     p.add_argument("--port-file", required=True)
     p.add_argument("--faults", type=int, default=1, help="how many connections to spoil")
     p.add_argument("--reset-after", type=int)
+    p.add_argument("--reset-after-up", type=int)
     p.add_argument("--truncate-after", type=int)
     p.add_argument("--http-status", type=int)
     p.add_argument("--delay-ms", type=int, default=0)

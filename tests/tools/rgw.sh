@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts and stops a single-node Ceph RGW (real S3) for tests and benchmarks.
 #
-#   rgw.sh start DIR [--bluestore SIZE_GIB | --memstore SIZE_MIB]   (default: memstore 3072 MiB)
+#   rgw.sh start DIR [--bluestore SIZE_GIB | --memstore SIZE_MIB]   (default: memstore 5120 MiB)
 #   rgw.sh stop DIR
 #
 # start writes DIR/env (shell syntax) with FERRY_TEST_S3_ENDPOINT, FERRY_TEST_S3_ACCESS_KEY,
@@ -42,7 +42,7 @@ wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...
 }
 
 start() {
-  local store=memstore size=3072
+  local store=memstore size=5120
   while (($#)); do
     case $1 in
       --bluestore) store=bluestore; size=$2; shift 2 ;;

@@ -27,8 +27,12 @@ class LocalPartWriter final : public PartWriter {
  public:
   LocalPartWriter(std::string key, std::string path, std::string dir, std::string tmp, int fd,
                   PartWriteOptions options)
-      : key_(std::move(key)), path_(std::move(path)), dir_(std::move(dir)), tmp_(std::move(tmp)),
-        fd_(fd), options_(std::move(options)) {}
+      : key_(std::move(key)),
+        path_(std::move(path)),
+        dir_(std::move(dir)),
+        tmp_(std::move(tmp)),
+        fd_(fd),
+        options_(std::move(options)) {}
   ~LocalPartWriter() override {
     if (fd_ >= 0) ::close(fd_);  // keeps the temp file for a resume
   }
@@ -70,8 +74,9 @@ class LocalPartWriter final : public PartWriter {
       if (::link(tmp_.c_str(), path_.c_str()) != 0) {
         int err = errno;
         ::unlink(tmp_.c_str());
-        return err == EEXIST ? Status(StatusCode::kAlreadyExists, "Write '" + path_ + "': file exists")
-                             : ErrnoToStatus(err, "Write '" + path_ + "' (link)");
+        return err == EEXIST
+                   ? Status(StatusCode::kAlreadyExists, "Write '" + path_ + "': file exists")
+                   : ErrnoToStatus(err, "Write '" + path_ + "' (link)");
       }
       ::unlink(tmp_.c_str());
     } else if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
@@ -127,7 +132,8 @@ Result<std::unique_ptr<PartWriter>> NewLocalPartWriter(const std::string& key,
     struct stat st;
     if (::fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) != options.size) {
       ::close(fd);
-      return Status(StatusCode::kNotFound, "Resume '" + path + "': temporary file has the wrong size");
+      return Status(StatusCode::kNotFound,
+                    "Resume '" + path + "': temporary file has the wrong size");
     }
   } else {
     thread_local std::mt19937_64 rng{std::random_device{}()};

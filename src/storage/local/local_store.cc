@@ -106,6 +106,13 @@ class LocalStore final : public Store {
     if (!path.ok()) return path.status().WithContext("Read '" + UrlFor(key) + "'");
     int fd = ::open(path->c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return ErrnoToStatus(errno, "Read '" + *path + "'");
+    if (options.info) {
+      struct stat st;
+      if (::fstat(fd, &st) == 0) {
+        *options.info = local_internal::InfoFromStat(std::string(key), st);
+        options.info->metadata = local_internal::ReadUserXattrs(*path);
+      }
+    }
     Status s = ReadFd(fd, *path, options, sink);
     ::close(fd);
     return s;

@@ -49,6 +49,7 @@ class MemoryStore final : public Store, public std::enable_shared_from_this<Memo
                       "Read '" + UrlFor(key) + "': object changed");
       }
       data = it->second.data;
+      if (options.info) *options.info = Info(it->first, it->second, true);
     }
     uint64_t off = options.range ? options.range->offset : 0;
     if (off > data.size()) {

@@ -27,7 +27,8 @@ void S3Client::CountRetry(const S3Call& call, const Status& why, std::chrono::mi
   Log(LogLevel::kInfo, "retrying {} in {} ms: {}", call.op, delay.count(), why.message());
 }
 
-Result<http::Response> S3Client::Once(const S3Call& call, const http::BodySink& sink) {
+Result<http::Response> S3Client::Once(const S3Call& call, const http::BodySink& sink,
+                                      const http::ResponseStart& on_start) {
   const aws::S3Endpoint& ep = opt_.endpoint;
   std::string path;
   if (call.bucket_level) {
@@ -69,7 +70,7 @@ Result<http::Response> S3Client::Once(const S3Call& call, const http::BodySink& 
     req.headers.push_back({"Authorization", sig.authorization});
   }
 
-  auto resp = opt_.http->Send(req, sink);
+  auto resp = opt_.http->Send(req, sink, on_start);
   std::string url = UrlFor(call.bucket_level ? "" : call.key);
   if (!resp.ok()) {
     return resp.status().WithContext(call.op + " '" + url + "' at " + ep.scheme + "://" + host);

@@ -30,7 +30,8 @@ class S3Client final {
 
   // One attempt. HTTP error answers become a Status naming op, URL, status, code, request id.
   // With a sink, a 2xx body streams into it.
-  Result<http::Response> Once(const S3Call& call, const http::BodySink& sink = nullptr);
+  Result<http::Response> Once(const S3Call& call, const http::BodySink& sink = nullptr,
+                              const http::ResponseStart& on_start = nullptr);
   // Retries retryable failures with backoff (no sink: the whole answer is buffered).
   Result<http::Response> Call(const S3Call& call);
 

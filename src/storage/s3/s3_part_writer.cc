@@ -13,7 +13,9 @@ class S3PartWriter final : public PartWriter {
  public:
   S3PartWriter(std::shared_ptr<S3Client> client, std::string key, std::string upload_id,
                PartWriteOptions options)
-      : client_(std::move(client)), key_(std::move(key)), upload_id_(std::move(upload_id)),
+      : client_(std::move(client)),
+        key_(std::move(key)),
+        upload_id_(std::move(upload_id)),
         options_(std::move(options)) {}
 
   Status WritePart(int number, std::string_view data) override {
@@ -55,8 +57,8 @@ class S3PartWriter final : public PartWriter {
     FERRY_ASSIGN_OR_RETURN(std::string etag,
                            CompleteMultipartUpload(*client_, key_, upload_id_, parts));
     done_ = true;
-    return ObjectInfo{.key = key_, .size = options_.size, .etag = etag,
-                      .metadata = options_.write.metadata};
+    return ObjectInfo{
+        .key = key_, .size = options_.size, .etag = etag, .metadata = options_.write.metadata};
   }
 
   void Abort() override {
@@ -96,8 +98,8 @@ Result<std::unique_ptr<PartWriter>> NewS3PartWriter(std::shared_ptr<S3Client> cl
     // The upload must still exist (it may have been aborted or expired).
     FERRY_RETURN_IF_ERROR(ListParts(*client, key, upload_id).status());
   }
-  return std::unique_ptr<PartWriter>(
-      new S3PartWriter(std::move(client), std::move(key), std::move(upload_id), std::move(options)));
+  return std::unique_ptr<PartWriter>(new S3PartWriter(std::move(client), std::move(key),
+                                                      std::move(upload_id), std::move(options)));
 }
 
 }  // namespace ferry::storage::s3

@@ -81,6 +81,22 @@ class S3Store final : public Store {
 
   uint64_t retry_count() const override { return client_->retries(); }
   Status Copy(std::string_view src, std::string_view dst) override;
+  Status CopyFrom(Store& src, std::string_view src_key, std::string_view dst_key) override;
+  const S3Client& client() const { return *client_; }
+
+  // Same endpoint, region and access key: CopyObject can read the other bucket.
+  bool SameServiceAs(const S3Store& other) const {
+    auto base = [](const S3StoreOptions& o) {
+      std::string a = o.endpoint.authority;
+      if (!o.endpoint.path_style) a = a.substr(o.bucket.size() + 1);  // drop "bucket."
+      return o.endpoint.scheme + "://" + a + "/" + o.endpoint.region;
+    };
+    if (base(client_->options()) != base(other.client_->options())) return false;
+    auto mine = client_->options().credentials->GetCredentials();
+    auto theirs = other.client_->options().credentials->GetCredentials();
+    return mine.ok() && theirs.ok() && mine->access_key_id == theirs->access_key_id &&
+           mine->anonymous == theirs->anonymous;
+  }
 
  private:
   std::shared_ptr<S3Client> client_;
@@ -107,11 +123,25 @@ Status S3Store::Read(std::string_view key, const ReadOptions& options, const Byt
           call.headers.push_back({"Range", http::RangeHeaderValue(from, end)});
         }
         if (!etag.empty()) call.headers.push_back({"If-Match", "\"" + etag + "\""});
-        auto resp = client_->Once(call, [&](std::string_view chunk) {
-          Status s = sink(chunk);
-          if (s.ok()) delivered += chunk.size();
-          return s;
-        });
+        auto on_start = [&](const http::Response& r) -> Status {
+          if (options.info && delivered == 0) {
+            *options.info = s3::InfoFromHeaders(std::string(key), r);
+            // A ranged answer's Content-Length is the range; the size follows the '/'.
+            if (auto cr = r.Header("content-range");
+                cr && cr->find('/') != std::string_view::npos) {
+              options.info->size = ParseUint64(cr->substr(cr->find('/') + 1)).value_or(0);
+            }
+          }
+          return Status();
+        };
+        auto resp = client_->Once(
+            call,
+            [&](std::string_view chunk) {
+              Status s = sink(chunk);
+              if (s.ok()) delivered += chunk.size();
+              return s;
+            },
+            on_start);
         if (!resp.ok()) {
           if (resp.status().code() == StatusCode::kOutOfRange && delivered == 0) {
             // 416: an offset equal to the size is an empty read; beyond it is an error.
@@ -210,16 +240,31 @@ std::vector<Status> S3Store::DeleteMany(std::span<const std::string> keys) {
 }
 
 Status S3Store::Copy(std::string_view src, std::string_view dst) {
-  FERRY_ASSIGN_OR_RETURN(ObjectInfo info, Stat(src));
-  if (info.size > client_->options().max_single_copy) return Store::Copy(src, dst);
+  Status s = CopyFrom(*this, src, dst);
+  if (s.code() == StatusCode::kUnimplemented) return Store::Copy(src, dst);  // > 5 GiB: stream
+  return s;
+}
+
+// CopyObject between buckets of one endpoint (same credentials); larger than 5 GiB or across
+// endpoints the caller streams instead.
+Status S3Store::CopyFrom(Store& src_store, std::string_view src, std::string_view dst) {
+  auto* from = dynamic_cast<S3Store*>(&src_store);
+  if (from == nullptr || !SameServiceAs(*from)) {
+    return Unimplemented("no server-side copy from '" + src_store.UrlFor(src) + "' to '" +
+                         UrlFor(dst) + "'");
+  }
+  FERRY_ASSIGN_OR_RETURN(ObjectInfo info, from->Stat(src));
+  if (info.size > client_->options().max_single_copy) {
+    return Unimplemented("CopyObject '" + from->UrlFor(src) + "': larger than 5 GiB");
+  }
   S3Call call{.op = "CopyObject", .method = "PUT", .key = std::string(dst)};
-  call.headers.push_back(
-      {"x-amz-copy-source", "/" + client_->options().bucket + "/" + PercentEncode(src, true)});
+  call.headers.push_back({"x-amz-copy-source",
+                          "/" + from->client().options().bucket + "/" + PercentEncode(src, true)});
   call.headers.push_back({"x-amz-metadata-directive", "COPY"});
   call.send_body = true;  // empty PUT body
   FERRY_ASSIGN_OR_RETURN(auto resp, client_->Call(call));
-  return aws::ParseCopyObjectResult(resp.body).status().WithContext("CopyObject '" + UrlFor(src) +
-                                                                    "' to '" + UrlFor(dst) + "'");
+  return aws::ParseCopyObjectResult(resp.body).status().WithContext(
+      "CopyObject '" + from->UrlFor(src) + "' to '" + UrlFor(dst) + "'");
 }
 
 }  // namespace

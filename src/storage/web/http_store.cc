@@ -67,6 +67,15 @@ class HttpStore final : public Store {
       uint64_t skip = 0;
       auto on_start = [&](const http::Response& r) -> Status {
         if (r.status == 200 && from > 0) skip = from;  // Range ignored: skip what we have
+        if (options.info && delivered == 0) {
+          options.info->key = std::string(key);
+          if (auto e = r.Header("etag")) options.info->etag = std::string(*e);
+          if (auto cr = r.Header("content-range"); cr && cr->find('/') != std::string_view::npos) {
+            options.info->size = ParseUint64(cr->substr(cr->find('/') + 1)).value_or(0);
+          } else if (auto len = r.Header("content-length")) {
+            options.info->size = ParseUint64(*len).value_or(0);
+          }
+        }
         return Status();
       };
       auto resp = opt_.http->Send(

@@ -1,0 +1,68 @@
+#include "base/thread_pool.h"
+
+#include <algorithm>
+
+namespace ferry {
+
+ThreadPool::ThreadPool(int threads) {
+  for (int i = 0; i < std::max(1, threads); ++i) threads_.emplace_back([this] { Work(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+void ThreadPool::Submit(std::function<void()> task) {
+  {
+    std::lock_guard lock(mu_);
+    queue_.push_back(std::move(task));
+  }
+  cv_.notify_one();
+}
+
+void ThreadPool::WaitIdle() {
+  std::unique_lock lock(mu_);
+  idle_cv_.wait(lock, [&] { return queue_.empty() && running_ == 0; });
+}
+
+void ThreadPool::Work() {
+  while (true) {
+    std::function<void()> task;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stop_ and drained
+      task = std::move(queue_.front());
+      queue_.pop_front();
+      ++running_;
+    }
+    task();
+    {
+      std::lock_guard lock(mu_);
+      --running_;
+      if (queue_.empty() && running_ == 0) idle_cv_.notify_all();
+    }
+  }
+}
+
+void ByteSemaphore::Acquire(uint64_t n) {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return used_ + n <= capacity_ || used_ == 0; });
+  used_ += n;
+  peak_ = std::max(peak_, used_);
+}
+
+void ByteSemaphore::Release(uint64_t n) {
+  {
+    std::lock_guard lock(mu_);
+    used_ -= std::min(used_, n);
+  }
+  cv_.notify_all();
+}
+
+}  // namespace ferry

@@ -1,0 +1,154 @@
+// The copy engine against in-memory and local stores, with injected faults.
+#include "transfer/copy_engine.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <random>
+
+#include "base/crc32c.h"
+#include "storage/local/local_store.h"
+#include "storage/memory/memory_store.h"
+#include "storage/testing/fault_store.h"
+
+namespace ferry::transfer {
+namespace {
+
+using storage::OpenedUrl;
+using storage::Scheme;
+
+std::string Bytes(size_t n, uint32_t seed) {
+  std::string s(n, '\0');
+  std::mt19937 rng(seed);
+  for (auto& c : s) c = static_cast<char>(rng());
+  return s;
+}
+
+OpenedUrl At(std::shared_ptr<storage::Store> store, std::string key, Scheme scheme = Scheme::kS3) {
+  storage::ParsedUrl u{.scheme = scheme, .key = key, .trailing_slash = !key.empty() && key.back() == '/'};
+  return OpenedUrl{.store = std::move(store), .key = std::move(key), .url = u};
+}
+
+class CopyEngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    state_ = std::filesystem::temp_directory_path() /
+             ("ferry-engine-" + std::to_string(getpid()) + "-" +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(state_);
+    options_.state_dir = state_ + "/state";
+    options_.part_size = 5 << 20;
+  }
+  void TearDown() override { std::filesystem::remove_all(state_); }
+  CopyResult Copy(const OpenedUrl& src, const OpenedUrl& dst) {
+    ProgressCounters counters;
+    return RunCopy(src, dst, options_, counters);
+  }
+  std::string state_;
+  CopyOptions options_;
+};
+
+TEST_F(CopyEngineTest, CopiesTreeAndSkipsUnchangedOnRerun) {
+  auto src = storage::MakeMemoryStore("src");
+  auto dst = storage::MakeMemoryStore("dst");
+  std::map<std::string, std::string> files = {
+      {"data/a.bin", Bytes(1000, 1)}, {"data/sub/b.bin", Bytes(17 << 20, 2)},  // parts
+      {"data/c.tmp", "skip me"}, {"data/empty", ""}};
+  for (const auto& [k, v] : files) ASSERT_TRUE(src->WriteAll(k, v).ok());
+  options_.recursive = true;
+  options_.exclude = {"*.tmp"};
+  auto r = Copy(At(src, "data"), At(dst, "out/"));
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(r.report.files_copied, 3u);
+  EXPECT_EQ(*dst->ReadAll("out/a.bin"), files["data/a.bin"]);
+  EXPECT_TRUE(*dst->ReadAll("out/sub/b.bin") == files["data/sub/b.bin"]);
+  EXPECT_EQ(*dst->ReadAll("out/empty"), "");
+  EXPECT_EQ(dst->Stat("out/c.tmp").status().code(), StatusCode::kNotFound);
+  auto meta = dst->Stat("out/a.bin")->metadata;
+  EXPECT_EQ(meta[kCrcMetadataKey], Crc32cHex(Crc32cOf(files["data/a.bin"])));
+
+  auto again = Copy(At(src, "data"), At(dst, "out/"));
+  ASSERT_TRUE(again.status.ok());
+  EXPECT_EQ(again.report.files_skipped, 3u);
+  EXPECT_EQ(again.report.files_copied, 0u);
+
+  ASSERT_TRUE(src->WriteAll("data/a.bin", "changed").ok());
+  auto third = Copy(At(src, "data"), At(dst, "out/"));
+  EXPECT_EQ(third.report.files_copied, 1u);
+  EXPECT_EQ(*dst->ReadAll("out/a.bin"), "changed");
+}
+
+TEST_F(CopyEngineTest, NeverDeletesAtDestination) {
+  auto src = storage::MakeMemoryStore("src");
+  auto dst = storage::MakeMemoryStore("dst");
+  ASSERT_TRUE(src->WriteAll("d/x", "1").ok());
+  ASSERT_TRUE(dst->WriteAll("o/only-here", "keep").ok());
+  options_.recursive = true;
+  ASSERT_TRUE(Copy(At(src, "d/"), At(dst, "o/")).status.ok());
+  EXPECT_EQ(*dst->ReadAll("o/only-here"), "keep");
+}
+
+TEST_F(CopyEngineTest, SingleObjectIntoDirectoryTarget) {
+  auto src = storage::MakeMemoryStore("src");
+  auto dst = storage::MakeMemoryStore("dst");
+  ASSERT_TRUE(src->WriteAll("models/ckpt.pt", "weights").ok());
+  ASSERT_TRUE(Copy(At(src, "models/ckpt.pt"), At(dst, "backup/")).status.ok());
+  EXPECT_EQ(*dst->ReadAll("backup/ckpt.pt"), "weights");
+  auto dir = Copy(At(src, "models"), At(dst, "x"));
+  EXPECT_EQ(dir.status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(dir.status.message().find("use -r"), std::string::npos);
+}
+
+TEST_F(CopyEngineTest, InterruptedLargeCopyResumesKeepingFinishedParts) {
+  auto mem = storage::MakeMemoryStore("src");
+  auto faulty = std::make_shared<storage::testing::FaultInjectingStore>(mem);
+  std::string root = state_ + "/local";
+  std::filesystem::create_directories(root);
+  auto local = storage::MakeLocalStore(root);
+  std::string data = Bytes(31 << 20, 3);  // 7 parts of 5 MiB
+  ASSERT_TRUE(mem->WriteAll("big.bin", data).ok());
+  options_.part_concurrency = 1;  // deterministic: parts in order
+  faulty->FailReadsFrom(4);       // parts 1-3 succeed, then the "network" goes away
+  auto first = Copy(At(faulty, "big.bin"), At(local, "big.bin", Scheme::kLocal));
+  EXPECT_EQ(first.status.code(), StatusCode::kUnavailable);
+  EXPECT_FALSE(std::filesystem::exists(root + "/big.bin"));  // nothing half-written visible
+
+  faulty->FailReadsFrom(0);
+  auto second = Copy(At(faulty, "big.bin"), At(local, "big.bin", Scheme::kLocal));
+  ASSERT_TRUE(second.status.ok()) << second.status.ToString();
+  EXPECT_EQ(second.report.bytes_resumed, 15u << 20);
+  EXPECT_TRUE(*local->ReadAll("big.bin") == data);
+  // The journal is gone once the copy completed.
+  EXPECT_TRUE(std::filesystem::is_empty(options_.state_dir + "/transfers"));
+}
+
+TEST_F(CopyEngineTest, CorruptedDataFailsLoudlyAndLeavesNothing) {
+  auto mem = storage::MakeMemoryStore("src");
+  auto faulty = std::make_shared<storage::testing::FaultInjectingStore>(mem);
+  auto dst = storage::MakeMemoryStore("dst");
+  std::string data = Bytes(12 << 20, 4);
+  // Written by ferry (carries a checksum), then corrupted in transit on every read.
+  ASSERT_TRUE(mem->WriteAll("o.bin", data, {.metadata = {{kCrcMetadataKey, Crc32cHex(Crc32cOf(data))}}}).ok());
+  ASSERT_TRUE(mem->WriteAll("small.bin", "abc", {.metadata = {{kCrcMetadataKey, Crc32cHex(Crc32cOf("abc"))}}}).ok());
+  faulty->CorruptReads(true);
+  auto r = Copy(At(faulty, "o.bin"), At(dst, "o.bin"));
+  EXPECT_EQ(r.status.code(), StatusCode::kDataLoss);
+  EXPECT_NE(r.status.message().find("checksum mismatch"), std::string::npos);
+  EXPECT_EQ(dst->Stat("o.bin").status().code(), StatusCode::kNotFound);
+  auto s = Copy(At(faulty, "small.bin"), At(dst, "small.bin"));
+  EXPECT_EQ(s.status.code(), StatusCode::kDataLoss);
+  EXPECT_EQ(dst->Stat("small.bin").status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(CopyEngineTest, PartSizeRespectsTheTenThousandPartLimit) {
+  EXPECT_EQ(ChoosePartSize(1 << 20, 0), 8u << 20);
+  EXPECT_EQ(ChoosePartSize(1 << 20, 1 << 20), 5u << 20);
+  uint64_t huge = 200ull << 30;  // 200 GiB
+  uint64_t p = ChoosePartSize(huge, 0);
+  EXPECT_LE((huge + p - 1) / p, 10000u);
+  EXPECT_EQ(p % (1 << 20), 0u);
+}
+
+}  // namespace
+}  // namespace ferry::transfer

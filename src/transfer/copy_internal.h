@@ -1,0 +1,45 @@
+#pragma once
+// Internal to the copy engine: the shared state of one copy run and the per-object algorithm.
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "base/thread_pool.h"
+#include "storage/store.h"
+#include "transfer/copy_options.h"
+#include "transfer/progress.h"
+
+namespace ferry::transfer::internal {
+
+struct Item {
+  std::string src_key, dst_key;
+  storage::ObjectInfo src;                 // from the listing or Stat (no metadata)
+  std::optional<storage::ObjectInfo> dst;  // what the destination listing found
+};
+
+struct RunContext {
+  std::shared_ptr<storage::Store> src_store, dst_store;
+  const CopyOptions& options;
+  ProgressCounters& counters;
+  ThreadPool& part_pool;
+  ByteSemaphore& memory;
+  RateLimiter& limiter;
+  std::string state_dir;
+  bool src_local = false, dst_local = false;
+
+  std::mutex mu;
+  CopyReport report;  // guarded by mu (counts only; bytes are atomics in counters)
+  std::atomic<uint64_t> bytes_resumed{0}, verified{0}, unverified{0}, server_side{0};
+
+  bool cancelled() const { return options.cancel && options.cancel->load(); }
+};
+
+enum class Outcome { kCopied, kSkipped };
+
+// Copies one object (skip check, server-side copy, whole or in parts, verification).
+Result<Outcome> CopyItem(RunContext& ctx, const Item& item);
+
+}  // namespace ferry::transfer::internal

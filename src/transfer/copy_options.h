@@ -1,0 +1,39 @@
+#pragma once
+// Options and results of the copy engine (ferry cp).
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ferry::transfer {
+
+struct CopyOptions {
+  bool recursive = false;
+  std::vector<std::string> include;  // glob patterns; empty = everything
+  std::vector<std::string> exclude;  // glob patterns; win over include
+  int transfers = 16;                // objects in flight
+  int part_concurrency = 16;         // parts of large objects in flight (all objects together)
+  uint64_t part_size = 0;            // 0 = automatic (8 MiB, more to stay within 10,000 parts)
+  uint64_t max_memory = 512ull << 20;  // bytes held in part and small-object buffers
+  bool verify = false;               // re-read every written object and compare its CRC32C
+  uint64_t bwlimit = 0;              // bytes per second across the copy; 0 = unlimited
+  std::string state_dir;             // resume journals; "" = $FERRY_STATE_DIR or ~/.local/state/ferry
+  bool skip_unchanged = true;        // skip objects whose size and checksum already match
+  const std::atomic<bool>* cancel = nullptr;  // set (e.g. by SIGINT) to stop; state is kept
+};
+
+struct CopyReport {
+  uint64_t files_total = 0, files_copied = 0, files_skipped = 0, files_failed = 0;
+  uint64_t bytes_total = 0, bytes_copied = 0, bytes_skipped = 0, bytes_resumed = 0;
+  uint64_t retries = 0, verified = 0, unverified = 0, server_side = 0;
+  uint64_t peak_buffer_bytes = 0;
+  double seconds = 0;
+  std::vector<std::string> errors;  // one line each, the first 20
+};
+
+// The metadata key holding an object's CRC32C (8 hex digits); S3 sends it as
+// x-amz-meta-ferry-crc32c, local files keep it in the user.ferry-crc32c xattr.
+inline constexpr const char* kCrcMetadataKey = "ferry-crc32c";
+
+}  // namespace ferry::transfer

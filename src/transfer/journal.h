@@ -1,0 +1,62 @@
+#pragma once
+// Resume journal of one large object copy.
+//
+// A text file in the state directory, named after a hash of (source URL, destination URL).
+// Line 1 is a JSON header naming the source version (size, ETag), the part size and the
+// destination's resume token (S3 upload id or local temporary file). Each completed part then
+// appends "part N CRC32C" (one write() of a short line, atomic with O_APPEND). The part's data is
+// durable at the destination before its line is written, so a line never claims a part that is
+// not there; a lost line only means the part is copied again. A journal whose header does not
+// match the current source (changed object, other part size) is discarded.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "base/status.h"
+
+namespace ferry::transfer {
+
+struct JournalHeader {
+  std::string src_url, dst_url;
+  uint64_t size = 0;
+  std::string src_etag;
+  uint64_t part_size = 0;
+  std::string token;  // destination resume token
+};
+
+class Journal final {
+ public:
+  // The state directory: `configured`, else $FERRY_STATE_DIR, else $XDG_STATE_HOME/ferry, else
+  // $HOME/.local/state/ferry; transfers/ below it holds the journals.
+  static std::string StateDir(const std::string& configured);
+  static std::string PathFor(const std::string& state_dir, const std::string& src_url,
+                             const std::string& dst_url);
+
+  struct Loaded {
+    std::string token;
+    std::map<int, uint32_t> parts;  // part number -> CRC32C
+  };
+  // The journal at `path` if its header matches `want` (token ignored); nullopt otherwise.
+  static std::optional<Loaded> Load(const std::string& path, const JournalHeader& want);
+
+  // Writes a fresh journal (header only), replacing any old one.
+  static Result<std::unique_ptr<Journal>> Create(const std::string& path, const JournalHeader& header);
+  // Opens an existing journal for appending more parts.
+  static Result<std::unique_ptr<Journal>> Append(const std::string& path);
+
+  ~Journal();
+  Status PartDone(int number, uint32_t crc);  // thread-safe
+  void Remove();                              // the copy finished or was abandoned
+
+ private:
+  Journal(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  std::string path_;
+  int fd_;
+  std::mutex mu_;
+};
+
+}  // namespace ferry::transfer

@@ -1,0 +1,366 @@
+// The per-object copy algorithm.
+//
+//  1. Skip: if the destination has the same size, compare CRC32Cs (metadata on S3, computed for
+//     local files; single-part MD5 ETags when one side has no Ferry checksum). Equal: skip.
+//  2. Server-side copy when the destination store can copy from the source store (same S3
+//     endpoint); metadata, including the checksum, travels with it.
+//  3. Objects up to 2 part sizes (or when the destination cannot write parts) are read whole
+//     into memory, checksummed, and written with one atomic write carrying the checksum.
+//  4. Larger objects go as parallel parts through a PartWriter, resuming from a journal; the
+//     part CRCs combine into the full-object CRC, which must equal the source's.
+// A checksum mismatch is retried once, then fails with DATA_LOSS naming the object.
+
+#include <condition_variable>
+#include <vector>
+
+#include "base/crc32c.h"
+#include "base/hash.h"
+#include "base/log.h"
+#include "base/strings.h"
+#include "transfer/copy_engine.h"
+#include "transfer/copy_internal.h"
+#include "transfer/journal.h"
+
+namespace ferry::transfer::internal {
+
+namespace {
+
+using storage::ObjectInfo;
+
+std::optional<uint32_t> CrcFromMetadata(const ObjectInfo& info) {
+  auto it = info.metadata.find(kCrcMetadataKey);
+  uint32_t crc = 0;
+  if (it != info.metadata.end() && ParseCrc32cHex(it->second, &crc)) return crc;
+  return std::nullopt;
+}
+
+bool IsMd5Etag(const std::string& etag) {
+  if (etag.size() != 32) return false;
+  for (char c : etag) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+// Reads a whole object computing its CRC32C (and MD5 when asked), e.g. a local file.
+Status Digest(RunContext& ctx, storage::Store& store, const std::string& key, uint32_t* crc,
+              std::string* md5_hex) {
+  Crc32c c;
+  std::string all;  // only for MD5 (OpenSSL one-shot); used for small objects
+  Status s = store.Read(key, {}, [&](std::string_view chunk) -> Status {
+    if (ctx.cancelled()) return Status(StatusCode::kCancelled, "copy interrupted");
+    c.Update(chunk);
+    if (md5_hex) all.append(chunk);
+    return Status();
+  });
+  FERRY_RETURN_IF_ERROR(s);
+  *crc = c.value();
+  if (md5_hex) *md5_hex = HexEncode(Md5(all));
+  return Status();
+}
+
+// Is the destination already a copy of the source? (Both exist with the same size.)
+Result<bool> SameContent(RunContext& ctx, const Item& item) {
+  storage::Store& src = *ctx.src_store;
+  storage::Store& dst = *ctx.dst_store;
+  std::optional<uint32_t> src_crc, dst_crc;
+  std::string src_etag = item.src.etag, dst_etag = item.dst->etag;
+  if (!ctx.dst_local) {
+    FERRY_ASSIGN_OR_RETURN(ObjectInfo d, dst.Stat(item.dst_key));
+    if (d.size != item.src.size) return false;
+    dst_crc = CrcFromMetadata(d);
+    dst_etag = d.etag;
+  }
+  if (!ctx.src_local) {
+    FERRY_ASSIGN_OR_RETURN(ObjectInfo s, src.Stat(item.src_key));
+    src_crc = CrcFromMetadata(s);
+    src_etag = s.etag;
+  }
+  if (src_crc && dst_crc) return *src_crc == *dst_crc;
+  if (IsMd5Etag(src_etag) && src_etag == dst_etag) return true;  // single-part uploads' MD5s
+  if (!ctx.src_local && !ctx.dst_local) return false;
+  // Compute what is missing from local data; local files are cheap to read.
+  bool need_md5 = false;
+  if (ctx.src_local && !dst_crc) need_md5 = IsMd5Etag(dst_etag);
+  if (ctx.dst_local && !src_crc) need_md5 = IsMd5Etag(src_etag);
+  if ((ctx.src_local && !dst_crc && !need_md5) || (ctx.dst_local && !src_crc && !need_md5)) {
+    return false;  // nothing to compare against: copy again
+  }
+  std::string md5;
+  if (ctx.src_local) {
+    uint32_t c = 0;
+    FERRY_RETURN_IF_ERROR(Digest(ctx, src, item.src_key, &c, need_md5 ? &md5 : nullptr));
+    src_crc = c;
+    if (need_md5) return md5 == dst_etag;
+  }
+  if (ctx.dst_local) {
+    uint32_t c = 0;
+    FERRY_RETURN_IF_ERROR(Digest(ctx, dst, item.dst_key, &c, need_md5 ? &md5 : nullptr));
+    dst_crc = c;
+    if (need_md5) return md5 == src_etag;
+  }
+  return src_crc && dst_crc && *src_crc == *dst_crc;
+}
+
+Status Mismatch(RunContext& ctx, const Item& item, uint32_t want, uint32_t got) {
+  return Status(StatusCode::kDataLoss,
+                "checksum mismatch copying '" + ctx.src_store->UrlFor(item.src_key) + "' to '" +
+                    ctx.dst_store->UrlFor(item.dst_key) + "': source CRC32C " + Crc32cHex(want) +
+                    ", received " + Crc32cHex(got));
+}
+
+// Re-reads the written object (--verify).
+Status VerifyWritten(RunContext& ctx, const Item& item, uint32_t want) {
+  uint32_t got = 0;
+  FERRY_RETURN_IF_ERROR(Digest(ctx, *ctx.dst_store, item.dst_key, &got, nullptr));
+  if (got != want) {
+    return Status(StatusCode::kDataLoss, "--verify: '" + ctx.dst_store->UrlFor(item.dst_key) +
+                                             "' reads back with CRC32C " + Crc32cHex(got) +
+                                             ", expected " + Crc32cHex(want));
+  }
+  return Status();
+}
+
+// Reads [offset, offset+len) of the source into `buf`, honouring the rate limit and progress.
+Status ReadRange(RunContext& ctx, const Item& item, uint64_t offset, uint64_t len,
+                 std::string& buf, ObjectInfo* info) {
+  buf.clear();
+  buf.reserve(static_cast<size_t>(len));
+  storage::ReadOptions ro{.range = storage::ByteRange{offset, len}, .if_match = item.src.etag,
+                          .info = info};
+  Status s = ctx.src_store->Read(item.src_key, ro, [&](std::string_view chunk) -> Status {
+    if (ctx.cancelled()) return Status(StatusCode::kCancelled, "copy interrupted");
+    ctx.limiter.Acquire(chunk.size());
+    buf.append(chunk);
+    ctx.counters.bytes_done += chunk.size();
+    return Status();
+  });
+  if (!s.ok()) ctx.counters.bytes_done -= std::min<uint64_t>(ctx.counters.bytes_done, buf.size());
+  if (s.ok() && buf.size() != len) {
+    return Status(StatusCode::kDataLoss, "'" + ctx.src_store->UrlFor(item.src_key) + "' gave " +
+                                             std::to_string(buf.size()) + " bytes at offset " +
+                                             std::to_string(offset) + ", expected " +
+                                             std::to_string(len));
+  }
+  return s;
+}
+
+Result<Outcome> CopyWhole(RunContext& ctx, const Item& item) {
+  uint64_t size = item.src.size;
+  ctx.memory.Acquire(size);
+  std::string data;
+  ObjectInfo info;
+  Status s = ReadRange(ctx, item, 0, size, data, &info);
+  if (!s.ok()) {
+    ctx.memory.Release(size);
+    return s;
+  }
+  uint32_t crc = Crc32cOf(data);
+  auto src_crc = CrcFromMetadata(info);
+  if (src_crc && *src_crc != crc) {
+    ctx.counters.bytes_done -= size;
+    ctx.memory.Release(size);
+    return Mismatch(ctx, item, *src_crc, crc);
+  }
+  if (!src_crc && IsMd5Etag(info.etag) && !ctx.src_local) {
+    // Uploaded by another tool in one PUT: its ETag is the MD5.
+    if (HexEncode(Md5(data)) != info.etag) {
+      ctx.counters.bytes_done -= size;
+      ctx.memory.Release(size);
+      return Status(StatusCode::kDataLoss, "MD5 of '" + ctx.src_store->UrlFor(item.src_key) +
+                                               "' does not match its ETag");
+    }
+    src_crc = crc;
+  }
+  if (ctx.cancelled()) {
+    ctx.counters.bytes_done -= size;
+    ctx.memory.Release(size);
+    return Status(StatusCode::kCancelled, "copy interrupted");
+  }
+  storage::WriteOptions wo{.metadata = {{kCrcMetadataKey, Crc32cHex(crc)}}};
+  auto written = ctx.dst_store->WriteAll(item.dst_key, data, wo);
+  ctx.memory.Release(size);
+  if (!written.ok()) {
+    ctx.counters.bytes_done -= size;
+    return written.status();
+  }
+  if (ctx.src_local || src_crc) ++ctx.verified; else ++ctx.unverified;
+  if (ctx.options.verify) FERRY_RETURN_IF_ERROR(VerifyWritten(ctx, item, crc));
+  return Outcome::kCopied;
+}
+
+// Waits for a set of part tasks.
+struct Latch {
+  std::mutex mu;
+  std::condition_variable cv;
+  int pending = 0;
+  Status first_error;
+  void Done(Status s) {
+    std::lock_guard lock(mu);
+    if (!s.ok() && first_error.ok()) first_error = std::move(s);
+    if (--pending == 0) cv.notify_all();
+  }
+  Status Wait() {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return pending == 0; });
+    return first_error;
+  }
+};
+
+Result<Outcome> CopyInParts(RunContext& ctx, const Item& item) {
+  const uint64_t size = item.src.size;
+  const uint64_t part_size = ChoosePartSize(size, ctx.options.part_size);
+  const int count = static_cast<int>((size + part_size - 1) / part_size);
+  std::string src_url = ctx.src_store->UrlFor(item.src_key);
+  std::string dst_url = ctx.dst_store->UrlFor(item.dst_key);
+
+  // The full-object checksum is stored when the write starts (S3 metadata is fixed at
+  // CreateMultipartUpload): read it from the source's metadata, or compute it from local data.
+  std::optional<uint32_t> expected;
+  if (ctx.src_local) {
+    uint32_t c = 0;
+    FERRY_RETURN_IF_ERROR(Digest(ctx, *ctx.src_store, item.src_key, &c, nullptr));
+    expected = c;
+  } else {
+    FERRY_ASSIGN_OR_RETURN(ObjectInfo info, ctx.src_store->Stat(item.src_key));
+    expected = CrcFromMetadata(info);
+  }
+
+  JournalHeader header{.src_url = src_url, .dst_url = dst_url, .size = size,
+                       .src_etag = ctx.src_local ? "" : item.src.etag, .part_size = part_size};
+  std::string journal_path = Journal::PathFor(ctx.state_dir, src_url, dst_url);
+  auto loaded = Journal::Load(journal_path, header);
+  storage::PartWriteOptions pwo{.size = size, .part_size = part_size};
+  if (expected) pwo.write.metadata[kCrcMetadataKey] = Crc32cHex(*expected);
+  std::map<int, uint32_t> done;
+  std::unique_ptr<storage::PartWriter> writer;
+  std::unique_ptr<Journal> journal;
+  if (loaded && !loaded->token.empty()) {
+    pwo.resume_token = loaded->token;
+    auto w = ctx.dst_store->NewPartWriter(item.dst_key, pwo);
+    if (w.ok()) {
+      writer = std::move(*w);
+      done = loaded->parts;
+      auto stored = writer->StoredParts();
+      if (stored.ok() && !stored->empty()) {
+        std::erase_if(done, [&](const auto& p) { return !stored->contains(p.first); });
+      }
+      auto j = Journal::Append(journal_path);
+      if (j.ok()) journal = std::move(*j);
+    } else {
+      Log(LogLevel::kInfo, "cannot resume '{}' ({}); starting over", dst_url, w.status().message());
+    }
+  }
+  if (!writer) {
+    done.clear();
+    pwo.resume_token.clear();
+    FERRY_ASSIGN_OR_RETURN(writer, ctx.dst_store->NewPartWriter(item.dst_key, pwo));
+    header.token = writer->resume_token();
+    auto j = Journal::Create(journal_path, header);
+    if (!j.ok()) Log(LogLevel::kWarn, "no resume journal for '{}': {}", dst_url, j.status().message());
+    else journal = std::move(*j);
+  }
+  uint64_t resumed = 0;
+  for (const auto& [n, crc] : done) {
+    resumed += n == count ? size - part_size * (count - 1) : part_size;
+  }
+  if (resumed) {
+    ctx.bytes_resumed += resumed;
+    ctx.counters.bytes_done += resumed;
+    Log(LogLevel::kInfo, "resuming '{}': {} of {} already there", dst_url, HumanBytes(resumed),
+        HumanBytes(size));
+  }
+
+  std::vector<uint32_t> crcs(static_cast<size_t>(count));
+  for (const auto& [n, crc] : done) crcs[static_cast<size_t>(n - 1)] = crc;
+  Latch latch;
+  latch.pending = count - static_cast<int>(done.size());
+  for (int n = 1; n <= count; ++n) {
+    if (done.contains(n)) continue;
+    ctx.part_pool.Submit([&, n] {
+      if (ctx.cancelled()) return latch.Done(Status(StatusCode::kCancelled, "copy interrupted"));
+      uint64_t offset = part_size * static_cast<uint64_t>(n - 1);
+      uint64_t len = std::min(part_size, size - offset);
+      ctx.memory.Acquire(len);
+      std::string buf;
+      Status s = ReadRange(ctx, item, offset, len, buf, nullptr);
+      if (s.ok()) {
+        crcs[static_cast<size_t>(n - 1)] = Crc32cOf(buf);
+        s = writer->WritePart(n, buf);
+        if (!s.ok()) ctx.counters.bytes_done -= len;
+      }
+      if (s.ok() && journal) journal->PartDone(n, crcs[static_cast<size_t>(n - 1)]).IgnoreError();
+      ctx.memory.Release(len);
+      latch.Done(std::move(s));
+    });
+  }
+  Status s = latch.Wait();
+  if (s.ok() && ctx.cancelled()) s = Status(StatusCode::kCancelled, "copy interrupted");
+  if (!s.ok()) {
+    // Interruptions keep the parts and journal for the next run; real failures clean up.
+    if (!(IsRetryable(s) || s.code() == StatusCode::kCancelled)) {
+      writer->Abort();
+      if (journal) journal->Remove();
+    }
+    return s;
+  }
+  uint32_t full = crcs[0];
+  for (int n = 2; n <= count; ++n) {
+    uint64_t len = n == count ? size - part_size * (count - 1) : part_size;
+    full = Crc32cCombine(full, crcs[static_cast<size_t>(n - 1)], len);
+  }
+  if (expected && *expected != full) {
+    writer->Abort();
+    if (journal) journal->Remove();
+    ctx.counters.bytes_done -= std::min<uint64_t>(ctx.counters.bytes_done, size);
+    return Mismatch(ctx, item, *expected, full);
+  }
+  auto committed = writer->Commit();
+  if (!committed.ok()) {
+    if (!IsRetryable(committed.status())) {
+      writer->Abort();
+      if (journal) journal->Remove();
+    }
+    return committed.status();
+  }
+  if (journal) journal->Remove();
+  if (expected) ++ctx.verified; else ++ctx.unverified;
+  if (ctx.options.verify) FERRY_RETURN_IF_ERROR(VerifyWritten(ctx, item, full));
+  return Outcome::kCopied;
+}
+
+}  // namespace
+
+Result<Outcome> CopyItem(RunContext& ctx, const Item& item) {
+  if (ctx.cancelled()) return Status(StatusCode::kCancelled, "copy interrupted");
+  if (ctx.options.skip_unchanged && item.dst && item.dst->size == item.src.size) {
+    FERRY_ASSIGN_OR_RETURN(bool same, SameContent(ctx, item));
+    if (same) return Outcome::kSkipped;
+  }
+  if (ctx.src_store->capabilities().server_side_copy && !ctx.src_local) {
+    Status s = ctx.dst_store->CopyFrom(*ctx.src_store, item.src_key, item.dst_key);
+    if (s.ok()) {
+      ++ctx.server_side;
+      ctx.counters.bytes_done += item.src.size;
+      if (ctx.options.verify) {
+        auto info = ctx.src_store->Stat(item.src_key);
+        if (info.ok()) {
+          if (auto crc = CrcFromMetadata(*info)) FERRY_RETURN_IF_ERROR(VerifyWritten(ctx, item, *crc));
+        }
+      }
+      return Outcome::kCopied;
+    }
+    if (s.code() != StatusCode::kUnimplemented) return s;
+  }
+  uint64_t part_size = ChoosePartSize(item.src.size, ctx.options.part_size);
+  bool parts = item.src.size > 2 * part_size && ctx.dst_store->capabilities().part_writes;
+  Result<Outcome> r = Status();
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    r = parts ? CopyInParts(ctx, item) : CopyWhole(ctx, item);
+    if (r.ok() || r.status().code() != StatusCode::kDataLoss || attempt == 2) break;
+    Log(LogLevel::kWarn, "{}; copying again", r.status().message());
+  }
+  return r;
+}
+
+}  // namespace ferry::transfer::internal
