@@ -26,6 +26,7 @@ struct CpOptions {
   bool json = false;
   bool no_progress = false;
   bool progress_lines = false;
+  bool no_skip = false;
 };
 
 Status ParseSize(const std::string& text, const char* flag, uint64_t* out) {
@@ -83,6 +84,7 @@ Status RunCp(Context& ctx, CpOptions& o) {
   FERRY_ASSIGN_OR_RETURN(auto src, ctx.registry->Open(o.src));
   FERRY_ASSIGN_OR_RETURN(auto dst, ctx.registry->Open(o.dst));
   o.copy.cancel = &g_cancel;
+  o.copy.skip_unchanged = !o.no_skip;
   std::signal(SIGINT, OnInterrupt);
   std::signal(SIGTERM, OnInterrupt);
 
@@ -125,11 +127,12 @@ void AddCpCommand(CLI::App& app, Action& action) {
       ->allow_extra_args(false);
   cmd->add_option("--transfers", o->copy.transfers, "Objects in flight (default 16)");
   cmd->add_option("--part-concurrency", o->copy.part_concurrency,
-                  "Parts of large objects in flight (default 16)");
+                  "Parts of large objects in flight (default 8)");
   cmd->add_option("--part-size", o->part_size, "Multipart part size (default 8M, auto-raised)");
   cmd->add_option("--max-memory", o->max_memory, "Cap on buffered data (default 512M)");
   cmd->add_option("--bwlimit", o->bwlimit, "Bandwidth cap, e.g. 100M (bytes per second)");
   cmd->add_flag("--verify", o->copy.verify, "Re-read every written object and check its CRC32C");
+  cmd->add_flag("--no-skip", o->no_skip, "Copy every object even when the destination has it");
   cmd->add_flag("--json", o->json, "Print a JSON summary on stdout");
   cmd->add_flag("--no-progress", o->no_progress, "No progress display");
   cmd->add_flag("--progress-lines", o->progress_lines, "Progress as a line every 10 s");

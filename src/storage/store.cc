@@ -34,6 +34,10 @@ Result<std::unique_ptr<PartWriter>> Store::NewPartWriter(std::string_view key,
   return Unimplemented("'" + UrlFor(key) + "': this store cannot write objects in parts");
 }
 
+Result<uint32_t> PartWriter::StoredCrc32c(uint64_t, uint64_t) {
+  return Unimplemented("this store cannot read back unfinished parts");
+}
+
 Result<std::string> Store::ReadAll(std::string_view key, const ReadOptions& options) {
   std::string out;
   FERRY_RETURN_IF_ERROR(Read(key, options, [&](std::string_view c) {

@@ -89,6 +89,10 @@ class PartWriter {
   virtual void Abort() = 0;
   // Names this unfinished write for a later NewPartWriter (S3 upload id, local temp file).
   virtual std::string resume_token() const = 0;
+  // CRC32C of bytes [offset, offset+length) as stored, where the backend can read them back
+  // (local temporary files): lets a resume check parts instead of trusting a journal.
+  // Default: kUnimplemented.
+  virtual Result<uint32_t> StoredCrc32c(uint64_t offset, uint64_t length);
 };
 
 struct PartWriteOptions {
@@ -157,8 +161,9 @@ class Store {
 
   // Helpers built on the interface.
   Result<std::string> ReadAll(std::string_view key, const ReadOptions& options = {});
-  Result<ObjectInfo> WriteAll(std::string_view key, std::string_view data,
-                              const WriteOptions& options = {});
+  // Writes a whole object from memory. Default: a Writer; S3 sends one PUT without copying.
+  virtual Result<ObjectInfo> WriteAll(std::string_view key, std::string_view data,
+                                      const WriteOptions& options = {});
   // Calls `fn` for every page until the listing ends or `fn` fails.
   Status ListAll(ListOptions options, const std::function<Status(const ListPage&)>& fn);
 };

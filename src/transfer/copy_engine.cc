@@ -151,9 +151,14 @@ CopyResult RunCopy(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
   ThreadPool part_pool(options.part_concurrency);
   ByteSemaphore memory(options.max_memory);
   RateLimiter limiter(options.bwlimit);
-  RunContext ctx{.src_store = src.store, .dst_store = dst.store, .options = options,
-                 .counters = counters, .part_pool = part_pool, .memory = memory,
-                 .limiter = limiter, .state_dir = Journal::StateDir(options.state_dir),
+  RunContext ctx{.src_store = src.store,
+                 .dst_store = dst.store,
+                 .options = options,
+                 .counters = counters,
+                 .part_pool = part_pool,
+                 .memory = memory,
+                 .limiter = limiter,
+                 .state_dir = Journal::StateDir(options.state_dir),
                  .src_local = src.url.scheme == storage::Scheme::kLocal,
                  .dst_local = dst.url.scheme == storage::Scheme::kLocal};
   Status first_error;
@@ -167,7 +172,8 @@ CopyResult RunCopy(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
         if (!r.ok()) {
           ++counters.files_failed;
           ++ctx.report.files_failed;
-          if (first_error.ok() || first_error.code() == StatusCode::kCancelled) first_error = r.status();
+          if (first_error.ok() || first_error.code() == StatusCode::kCancelled)
+            first_error = r.status();
           if (ctx.report.errors.size() < 20 && r.status().code() != StatusCode::kCancelled) {
             ctx.report.errors.push_back(r.status().message());
           }
@@ -199,10 +205,11 @@ CopyResult RunCopy(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
   result.report = rep;
   result.status = first_error;
   if (!first_error.ok() && rep.files_failed > 1) {
-    result.status = Status(first_error.code(), std::to_string(rep.files_failed) + " of " +
-                                                   std::to_string(rep.files_total) +
-                                                   " objects failed; first: " + first_error.message(),
-                           first_error.detail());
+    result.status =
+        Status(first_error.code(),
+               std::to_string(rep.files_failed) + " of " + std::to_string(rep.files_total) +
+                   " objects failed; first: " + first_error.message(),
+               first_error.detail());
   }
   return result;
 }

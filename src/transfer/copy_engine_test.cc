@@ -26,7 +26,8 @@ std::string Bytes(size_t n, uint32_t seed) {
 }
 
 OpenedUrl At(std::shared_ptr<storage::Store> store, std::string key, Scheme scheme = Scheme::kS3) {
-  storage::ParsedUrl u{.scheme = scheme, .key = key, .trailing_slash = !key.empty() && key.back() == '/'};
+  storage::ParsedUrl u{
+      .scheme = scheme, .key = key, .trailing_slash = !key.empty() && key.back() == '/'};
   return OpenedUrl{.store = std::move(store), .key = std::move(key), .url = u};
 }
 
@@ -52,9 +53,10 @@ class CopyEngineTest : public ::testing::Test {
 TEST_F(CopyEngineTest, CopiesTreeAndSkipsUnchangedOnRerun) {
   auto src = storage::MakeMemoryStore("src");
   auto dst = storage::MakeMemoryStore("dst");
-  std::map<std::string, std::string> files = {
-      {"data/a.bin", Bytes(1000, 1)}, {"data/sub/b.bin", Bytes(17 << 20, 2)},  // parts
-      {"data/c.tmp", "skip me"}, {"data/empty", ""}};
+  std::map<std::string, std::string> files = {{"data/a.bin", Bytes(1000, 1)},
+                                              {"data/sub/b.bin", Bytes(17 << 20, 2)},  // parts
+                                              {"data/c.tmp", "skip me"},
+                                              {"data/empty", ""}};
   for (const auto& [k, v] : files) ASSERT_TRUE(src->WriteAll(k, v).ok());
   options_.recursive = true;
   options_.exclude = {"*.tmp"};
@@ -106,7 +108,7 @@ TEST_F(CopyEngineTest, InterruptedLargeCopyResumesKeepingFinishedParts) {
   std::string root = state_ + "/local";
   std::filesystem::create_directories(root);
   auto local = storage::MakeLocalStore(root);
-  std::string data = Bytes(31 << 20, 3);  // 7 parts of 5 MiB
+  std::string data = Bytes(41 << 20, 3);  // 9 parts of 5 MiB
   ASSERT_TRUE(mem->WriteAll("big.bin", data).ok());
   options_.part_concurrency = 1;  // deterministic: parts in order
   faulty->FailReadsFrom(4);       // parts 1-3 succeed, then the "network" goes away
@@ -127,10 +129,14 @@ TEST_F(CopyEngineTest, CorruptedDataFailsLoudlyAndLeavesNothing) {
   auto mem = storage::MakeMemoryStore("src");
   auto faulty = std::make_shared<storage::testing::FaultInjectingStore>(mem);
   auto dst = storage::MakeMemoryStore("dst");
-  std::string data = Bytes(12 << 20, 4);
+  std::string data = Bytes(40 << 20, 4);
   // Written by ferry (carries a checksum), then corrupted in transit on every read.
-  ASSERT_TRUE(mem->WriteAll("o.bin", data, {.metadata = {{kCrcMetadataKey, Crc32cHex(Crc32cOf(data))}}}).ok());
-  ASSERT_TRUE(mem->WriteAll("small.bin", "abc", {.metadata = {{kCrcMetadataKey, Crc32cHex(Crc32cOf("abc"))}}}).ok());
+  ASSERT_TRUE(
+      mem->WriteAll("o.bin", data, {.metadata = {{kCrcMetadataKey, Crc32cHex(Crc32cOf(data))}}})
+          .ok());
+  ASSERT_TRUE(mem->WriteAll("small.bin", "abc",
+                            {.metadata = {{kCrcMetadataKey, Crc32cHex(Crc32cOf("abc"))}}})
+                  .ok());
   faulty->CorruptReads(true);
   auto r = Copy(At(faulty, "o.bin"), At(dst, "o.bin"));
   EXPECT_EQ(r.status.code(), StatusCode::kDataLoss);

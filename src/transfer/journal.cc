@@ -33,7 +33,7 @@ std::string Journal::PathFor(const std::string& state_dir, const std::string& sr
 
 namespace {
 nlohmann::json ToJson(const JournalHeader& h) {
-  return {{"src", h.src_url}, {"dst", h.dst_url}, {"size", h.size}, {"etag", h.src_etag},
+  return {{"src", h.src_url},         {"dst", h.dst_url}, {"size", h.size}, {"etag", h.src_etag},
           {"part_size", h.part_size}, {"token", h.token}, {"version", 1}};
 }
 }  // namespace
@@ -73,7 +73,8 @@ Result<std::unique_ptr<Journal>> Journal::Create(const std::string& path, const 
     out << ToJson(h).dump() << "\n";
     if (!out) return ErrnoToStatus(errno, "write journal '" + tmp + "'");
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return ErrnoToStatus(errno, "rename journal '" + tmp + "'");
+  if (::rename(tmp.c_str(), path.c_str()) != 0)
+    return ErrnoToStatus(errno, "rename journal '" + tmp + "'");
   return Append(path);
 }
 

@@ -44,7 +44,8 @@ class Journal final {
   static std::optional<Loaded> Load(const std::string& path, const JournalHeader& want);
 
   // Writes a fresh journal (header only), replacing any old one.
-  static Result<std::unique_ptr<Journal>> Create(const std::string& path, const JournalHeader& header);
+  static Result<std::unique_ptr<Journal>> Create(const std::string& path,
+                                                 const JournalHeader& header);
   // Opens an existing journal for appending more parts.
   static Result<std::unique_ptr<Journal>> Append(const std::string& path);
 

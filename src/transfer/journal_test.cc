@@ -10,10 +10,15 @@ namespace ferry::transfer {
 namespace {
 
 TEST(JournalTest, RoundTripsPartsAndRejectsOtherVersions) {
-  std::string dir = std::filesystem::temp_directory_path() / ("ferry-journal-" + std::to_string(getpid()));
+  std::string dir =
+      std::filesystem::temp_directory_path() / ("ferry-journal-" + std::to_string(getpid()));
   std::string path = Journal::PathFor(dir, "s3://b/k", "/tmp/k");
-  JournalHeader h{.src_url = "s3://b/k", .dst_url = "/tmp/k", .size = 100, .src_etag = "e1",
-                  .part_size = 10, .token = "upload-1"};
+  JournalHeader h{.src_url = "s3://b/k",
+                  .dst_url = "/tmp/k",
+                  .size = 100,
+                  .src_etag = "e1",
+                  .part_size = 10,
+                  .token = "upload-1"};
   {
     auto j = Journal::Create(path, h);
     ASSERT_TRUE(j.ok()) << j.status().ToString();

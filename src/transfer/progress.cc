@@ -45,14 +45,15 @@ std::string ProgressReporter::Line(bool bar) const {
   std::string head;
   if (bar) {
     int width = 24;
-    int filled = total ? static_cast<int>(width * std::min(1.0, static_cast<double>(done) / total)) : 0;
+    int filled =
+        total ? static_cast<int>(width * std::min(1.0, static_cast<double>(done) / total)) : 0;
     head = "[" + std::string(filled, '=') + (filled < width ? ">" : "") +
            std::string(std::max(0, width - filled - 1), ' ') + "] ";
   } else {
     head = "ferry: progress: ";
   }
-  return head + fmt::format("{} / {}  {}  {}/s  ETA {}", HumanBytes(done), HumanBytes(total),
-                            files, HumanBytes(static_cast<uint64_t>(rate)), eta);
+  return head + fmt::format("{} / {}  {}  {}/s  ETA {}", HumanBytes(done), HumanBytes(total), files,
+                            HumanBytes(static_cast<uint64_t>(rate)), eta);
 }
 
 void ProgressReporter::Loop() {

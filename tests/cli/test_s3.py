@@ -26,14 +26,14 @@ def split(url):
 
 
 def test_upload_download_round_trip_multipart(ferry, prefix, tmp_path, s3):
-    payload = os.urandom(21 * 1024 * 1024 + 5)  # > 2 parts of 8 MiB
+    payload = os.urandom(37 * 1024 * 1024 + 5)  # above the 32 MiB single-PUT limit: 5 parts
     src = tmp_path / "model.pt"
     src.write_bytes(payload)
     ferry.run("cp", src, prefix, check=True)
     bucket, key = split(prefix + "model.pt")
     head = s3.head_object(Bucket=bucket, Key=key)
     assert head["ContentLength"] == len(payload)
-    assert head["ETag"].strip('"').endswith("-3")  # uploaded in parts
+    assert head["ETag"].strip('"').endswith("-5")  # uploaded in parts
     ferry.run("cp", prefix + "model.pt", tmp_path / "back.pt", check=True)
     assert (tmp_path / "back.pt").read_bytes() == payload
     assert ferry.run("cat", "--range", "100-199", prefix + "model.pt", check=True).stdout == payload[100:200]

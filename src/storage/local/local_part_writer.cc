@@ -1,9 +1,9 @@
 // Parallel, resumable writes into a local file: parts are pwrite()n into a temporary file in the
-// destination directory (".ferry-tmp.NAME.RANDOM", hidden from listings) and flushed with
-// fdatasync() before WritePart() returns, so a part reported written survives a crash. Commit()
-// fsyncs, renames over the destination and fsyncs the directory (as the streaming writer does).
-// The resume token is the temporary file's name; the copy engine's journal says which parts of
-// it are complete.
+// destination directory (".ferry-tmp.NAME.RANDOM", hidden from listings). Commit() fsyncs, renames
+// over the destination and fsyncs the directory (as the streaming writer does). The resume token
+// is the temporary file's name; the copy engine's journal says which parts were written, and
+// StoredCrc32c() lets it check each one against the data actually on disk (a journal line can
+// outlive its data after a power loss, since parts are not fsynced one by one).
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <random>
 
+#include "base/crc32c.h"
 #include "base/errno_status.h"
 #include "base/strings.h"
 #include "storage/local/local_internal.h"
@@ -53,8 +54,22 @@ class LocalPartWriter final : public PartWriter {
       data.remove_prefix(static_cast<size_t>(n));
       offset += static_cast<uint64_t>(n);
     }
-    if (::fdatasync(fd_) != 0) return ErrnoToStatus(errno, "Write '" + path_ + "' (fdatasync)");
     return Status();
+  }
+
+  Result<uint32_t> StoredCrc32c(uint64_t offset, uint64_t length) override {
+    Crc32c crc;
+    std::string buf(static_cast<size_t>(std::min<uint64_t>(length, 1 << 20)), '\0');
+    while (length > 0) {
+      size_t want = static_cast<size_t>(std::min<uint64_t>(length, buf.size()));
+      ssize_t n = ::pread(fd_, buf.data(), want, static_cast<off_t>(offset));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return ErrnoToStatus(n < 0 ? errno : EIO, "read back '" + tmp_ + "'");
+      crc.Update(std::string_view(buf.data(), static_cast<size_t>(n)));
+      offset += static_cast<uint64_t>(n);
+      length -= static_cast<uint64_t>(n);
+    }
+    return crc.value();
   }
 
   Result<std::map<int, std::string>> StoredParts() override { return std::map<int, std::string>{}; }

@@ -15,6 +15,10 @@ ObjectInfo InfoFromHeaders(std::string key, const http::Response& r);
 Result<std::unique_ptr<Writer>> NewS3Writer(std::shared_ptr<S3Client> client, std::string key,
                                             WriteOptions options);
 
+// One PUT with Content-MD5, metadata and (optionally) If-None-Match.
+Result<ObjectInfo> PutObject(S3Client& client, const std::string& key, std::string_view data,
+                             const WriteOptions& options);
+
 Result<std::unique_ptr<PartWriter>> NewS3PartWriter(std::shared_ptr<S3Client> client,
                                                     std::string key, PartWriteOptions options);
 

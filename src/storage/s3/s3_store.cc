@@ -57,6 +57,15 @@ class S3Store final : public Store {
 
   Status Read(std::string_view key, const ReadOptions& options, const ByteSink& sink) override;
 
+  // One PUT straight from the caller's buffer (no copy) up to 64 MiB; larger data streams
+  // through a Writer (multipart).
+  Result<ObjectInfo> WriteAll(std::string_view key, std::string_view data,
+                              const WriteOptions& options) override {
+    if (data.size() > (64ull << 20)) return Store::WriteAll(key, data, options);
+    if (key.empty()) return InvalidArgument("PutObject '" + UrlFor(key) + "': empty key");
+    return s3::PutObject(*client_, std::string(key), data, options);
+  }
+
   Result<std::unique_ptr<Writer>> NewWriter(std::string_view key,
                                             const WriteOptions& options) override {
     if (key.empty()) return InvalidArgument("PutObject '" + UrlFor(key) + "': empty key");

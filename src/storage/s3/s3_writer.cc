@@ -69,23 +69,7 @@ class S3Writer final : public Writer {
   }
 
  private:
-  Result<ObjectInfo> PutSingle() {
-    S3Call call{.op = "PutObject",
-                .method = "PUT",
-                .key = key_,
-                .headers = {{"Content-MD5", Base64Encode(Md5(buffer_))}},
-                .body = buffer_,
-                .send_body = true};
-    for (const auto& [k, v] : options_.metadata) call.headers.push_back({"x-amz-meta-" + k, v});
-    if (!options_.content_type.empty())
-      call.headers.push_back({"Content-Type", options_.content_type});
-    if (options_.if_none_match) call.headers.push_back({"If-None-Match", "*"});
-    FERRY_ASSIGN_OR_RETURN(auto resp, client_->Call(call));
-    ObjectInfo info = InfoFromHeaders(key_, resp);
-    info.size = buffer_.size();
-    info.metadata = options_.metadata;
-    return info;
-  }
+  Result<ObjectInfo> PutSingle() { return PutObject(*client_, key_, buffer_, options_); }
 
   Status FlushPart() {
     if (upload_id_.empty()) {
@@ -143,6 +127,24 @@ class S3Writer final : public Writer {
 };
 
 }  // namespace
+
+Result<ObjectInfo> PutObject(S3Client& client, const std::string& key, std::string_view data,
+                             const WriteOptions& options) {
+  S3Call call{.op = "PutObject",
+              .method = "PUT",
+              .key = key,
+              .headers = {{"Content-MD5", Base64Encode(Md5(data))}},
+              .body = data,
+              .send_body = true};
+  for (const auto& [k, v] : options.metadata) call.headers.push_back({"x-amz-meta-" + k, v});
+  if (!options.content_type.empty()) call.headers.push_back({"Content-Type", options.content_type});
+  if (options.if_none_match) call.headers.push_back({"If-None-Match", "*"});
+  FERRY_ASSIGN_OR_RETURN(auto resp, client.Call(call));
+  ObjectInfo info = InfoFromHeaders(key, resp);
+  info.size = data.size();
+  info.metadata = options.metadata;
+  return info;
+}
 
 Result<std::unique_ptr<Writer>> NewS3Writer(std::shared_ptr<S3Client> client, std::string key,
                                             WriteOptions options) {

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Benchmark (issue 3): ferry cp vs rclone copy vs aws s3 cp --recursive, upload and download,
+on the same RGW and the same data, with peak RSS.
+
+  /usr/bin/python3 bench/s3_tree_copy.py [--cases small,medium,large] [--repeats 1]
+
+Cases: small = 10,000 files of 64 KiB; medium = 200 files of 16 MiB; large = one 4 GiB file.
+RGW uses bluestore in .bench/rgw-tree (sized for the data). Each tool uploads to its own prefix,
+then downloads it into an empty directory; prefixes are removed between cases to bound disk use.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+
+from benchlib import ROOT, Rgw, ferry_binary, measure, print_table
+
+CASES = {
+    "small": (10000, 64 << 10),
+    "medium": (200, 16 << 20),
+    "large": (1, 4 << 30),
+}
+
+
+def make_data(root, count, size):
+    marker = root.parent / f".{root.name}-complete-{count}-{size}"
+    if marker.exists():
+        return
+    marker.unlink(missing_ok=True)
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    block = os.urandom(1 << 20)
+    for i in range(count):
+        d = root / f"d{i // 1000:02d}"
+        d.mkdir(exist_ok=True)
+        with open(d / f"f{i:05d}.bin", "wb") as f:
+            left, n = size, i
+            while left > 0:
+                chunk = block[n % 4096:] + block[: n % 4096]
+                f.write(chunk[: min(left, len(chunk))])
+                left -= min(left, len(chunk))
+                n += 1
+    marker.touch()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cases", default="small,medium,large")
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--rclone-transfers", default="16,64")
+    ap.add_argument("--keep", action="store_true")
+    a = ap.parse_args()
+    work = ROOT / ".bench"
+    work.mkdir(exist_ok=True)
+    rgw = Rgw(work / "rgw-tree", bluestore_gib=48)
+    env = rgw.client_env()
+    ferry = ferry_binary()
+    b = rgw.bucket
+    print(f"server: Ceph RGW 16 (bluestore) at {rgw.endpoint}; repeats: {a.repeats}")
+    for case in a.cases.split(","):
+        count, size = CASES[case]
+        src = work / f"tree-{case}"
+        make_data(src, count, size)
+        total = count * size
+        out = work / "tree-out"
+
+        def clean_out():
+            shutil.rmtree(out, ignore_errors=True)
+
+        # --no-skip: repeats re-copy, like the peers' --ignore-times (Ferry would skip unchanged).
+        tools = {"ferry": ([ferry, "cp", "-r", "--no-progress", "--no-skip", str(src), f"s3://{b}/{case}/ferry/"],
+                           [ferry, "cp", "-r", "--no-progress", "--no-skip", f"s3://{b}/{case}/ferry/", str(out)]),
+                 "aws-cli": (["aws", "s3", "cp", "--recursive", "--only-show-errors", str(src),
+                              f"s3://{b}/{case}/aws/"],
+                             ["aws", "s3", "cp", "--recursive", "--only-show-errors",
+                              f"s3://{b}/{case}/aws/", str(out)])}
+        for t in a.rclone_transfers.split(","):
+            flags = ["--transfers", t, "--checkers", t, "--ignore-times"]
+            tools[f"rclone --transfers {t}"] = (
+                ["rclone", "copy", *flags, str(src), f"rgw:{b}/{case}/rclone{t}/"],
+                ["rclone", "copy", *flags, f"rgw:{b}/{case}/rclone{t}/", str(out)])
+        # Upload every tool first, then download, so each download reads its own tool's objects.
+        up = [measure(name, cmds[0], env, a.repeats) for name, cmds in tools.items()]
+        print_table(f"{case}: upload {count} x {size >> 10} KiB (local -> RGW)", total, up)
+        down = [measure(name, cmds[1], env, a.repeats, before=clean_out) for name, cmds in tools.items()]
+        print_table(f"{case}: download {count} x {size >> 10} KiB (RGW -> local)", total, down)
+        clean_out()
+        subprocess.run([ferry, "rm", "-r", "-q", f"s3://{b}/{case}/"], env=env, check=False)
+    if not a.keep:
+        rgw.stop()
+
+
+if __name__ == "__main__":
+    main()
