@@ -78,8 +78,8 @@ Status RunCp(Context& ctx, CpOptions& o) {
   FERRY_RETURN_IF_ERROR(ParseSize(o.part_size, "--part-size", &o.copy.part_size));
   FERRY_RETURN_IF_ERROR(ParseSize(o.max_memory, "--max-memory", &o.copy.max_memory));
   FERRY_RETURN_IF_ERROR(ParseSize(o.bwlimit, "--bwlimit", &o.copy.bwlimit));
-  if (o.copy.transfers < 1 || o.copy.part_concurrency < 1) {
-    return InvalidArgument("--transfers and --part-concurrency must be at least 1");
+  if (o.copy.transfers < 1 || o.copy.part_concurrency < 0) {
+    return InvalidArgument("--transfers must be at least 1 and --part-concurrency at least 0");
   }
   FERRY_ASSIGN_OR_RETURN(auto src, ctx.registry->Open(o.src));
   FERRY_ASSIGN_OR_RETURN(auto dst, ctx.registry->Open(o.dst));
@@ -127,7 +127,7 @@ void AddCpCommand(CLI::App& app, Action& action) {
       ->allow_extra_args(false);
   cmd->add_option("--transfers", o->copy.transfers, "Objects in flight (default 16)");
   cmd->add_option("--part-concurrency", o->copy.part_concurrency,
-                  "Parts of large objects in flight (default 8)");
+                  "Parts of large objects in flight (default: 16 uploading, 8 downloading)");
   cmd->add_option("--part-size", o->part_size, "Multipart part size (default 8M, auto-raised)");
   cmd->add_option("--max-memory", o->max_memory, "Cap on buffered data (default 512M)");
   cmd->add_option("--bwlimit", o->bwlimit, "Bandwidth cap, e.g. 100M (bytes per second)");

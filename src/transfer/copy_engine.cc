@@ -148,7 +148,9 @@ CopyResult RunCopy(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
     }
   }
 
-  ThreadPool part_pool(options.part_concurrency);
+  bool dst_local = dst.url.scheme == storage::Scheme::kLocal;
+  int part_threads = options.part_concurrency > 0 ? options.part_concurrency : (dst_local ? 8 : 16);
+  ThreadPool part_pool(part_threads);
   ByteSemaphore memory(options.max_memory);
   RateLimiter limiter(options.bwlimit);
   RunContext ctx{.src_store = src.store,
@@ -160,7 +162,7 @@ CopyResult RunCopy(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
                  .limiter = limiter,
                  .state_dir = Journal::StateDir(options.state_dir),
                  .src_local = src.url.scheme == storage::Scheme::kLocal,
-                 .dst_local = dst.url.scheme == storage::Scheme::kLocal};
+                 .dst_local = dst_local};
   Status first_error;
   {
     ThreadPool file_pool(std::min<int>(options.transfers, static_cast<int>(items.size())));

@@ -13,9 +13,10 @@ struct CopyOptions {
   std::vector<std::string> include;  // glob patterns; empty = everything
   std::vector<std::string> exclude;  // glob patterns; win over include
   int transfers = 16;                // objects in flight
-  // Parts of large objects in flight, all objects together. 8 measured best against RGW here;
-  // more parallel ranged GETs slowed a 4 GiB download (docs/benchmarks.md).
-  int part_concurrency = 8;
+  // Parts of large objects in flight, all objects together; 0 = automatic: 16 when writing to a
+  // remote store (RGW ingests more parallel parts faster), 8 when writing to local disk (more
+  // parallel ranged GETs slowed a 4 GiB download). See docs/benchmarks.md.
+  int part_concurrency = 0;
   uint64_t part_size = 0;              // 0 = automatic (8 MiB, more to stay within 10,000 parts)
   uint64_t max_memory = 512ull << 20;  // bytes held in part and small-object buffers
   bool verify = false;                 // re-read every written object and compare its CRC32C

@@ -12,7 +12,9 @@ import sys
 import time
 import uuid
 
+import boto3
 import pytest
+from botocore.config import Config
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -80,6 +82,15 @@ class Ferry:
 @pytest.fixture(scope="session")
 def ferry(ferry_bin, rgw):
     return Ferry(ferry_bin, rgw)
+
+
+@pytest.fixture(scope="session")
+def s3(rgw):
+    """boto3, the reference S3 client, for cross-checking what ferry wrote and read."""
+    return boto3.client("s3", endpoint_url=rgw["FERRY_TEST_S3_ENDPOINT"],
+                        aws_access_key_id=rgw["FERRY_TEST_S3_ACCESS_KEY"],
+                        aws_secret_access_key=rgw["FERRY_TEST_S3_SECRET_KEY"], region_name="us-east-1",
+                        config=Config(s3={"addressing_style": "path"}))
 
 
 @pytest.fixture

@@ -7,9 +7,7 @@ import signal
 import subprocess
 import time
 
-import boto3
 import pytest
-from botocore.config import Config
 
 from conftest import base_env, one_line_error
 
@@ -24,14 +22,6 @@ def make_tree(root, files):
 def summary(p):
     assert p.returncode == 0, p.stderr.decode()
     return json.loads(p.stdout)
-
-
-@pytest.fixture(scope="module")
-def s3(rgw):
-    return boto3.client("s3", endpoint_url=rgw["FERRY_TEST_S3_ENDPOINT"],
-                        aws_access_key_id=rgw["FERRY_TEST_S3_ACCESS_KEY"],
-                        aws_secret_access_key=rgw["FERRY_TEST_S3_SECRET_KEY"], region_name="us-east-1",
-                        config=Config(s3={"addressing_style": "path"}))
 
 
 def test_tree_upload_download_and_unchanged_skip(ferry, prefix, tmp_path, s3, bucket):

@@ -6,17 +6,8 @@ import urllib.parse
 
 import boto3
 import pytest
-from botocore.config import Config
 
 from conftest import one_line_error
-
-
-@pytest.fixture(scope="module")
-def s3(rgw):
-    return boto3.client("s3", endpoint_url=rgw["FERRY_TEST_S3_ENDPOINT"],
-                        aws_access_key_id=rgw["FERRY_TEST_S3_ACCESS_KEY"],
-                        aws_secret_access_key=rgw["FERRY_TEST_S3_SECRET_KEY"], region_name="us-east-1",
-                        config=Config(s3={"addressing_style": "path"}))
 
 
 def split(url):

@@ -18,6 +18,12 @@ Result<std::unique_ptr<Writer>> NewLocalWriter(const std::string& key, const std
 Result<std::unique_ptr<PartWriter>> NewLocalPartWriter(const std::string& key,
                                                        const std::string& path,
                                                        const PartWriteOptions& options);
+// Publishes a finished temporary file (the protocol in local_store.h): metadata xattrs, fsync,
+// close, rename (or link for create-only writes) over `path`, fsync of `dir`. Always closes `fd`;
+// on failure the temporary file is removed.
+Result<ObjectInfo> PublishTempFile(int fd, const std::string& tmp, const std::string& path,
+                                   const std::string& dir, const std::string& key,
+                                   const WriteOptions& options);
 std::map<std::string, std::string> ReadUserXattrs(const std::string& path);
 Result<ListPage> ListLocal(const std::string& root, const ListOptions& options);
 

@@ -76,37 +76,9 @@ class LocalPartWriter final : public PartWriter {
 
   Result<ObjectInfo> Commit() override {
     if (fd_ < 0) return Status(StatusCode::kFailedPrecondition, "writer already finished");
-    for (const auto& [name, value] : options_.write.metadata) {
-      std::string attr = "user." + name;
-      ::fsetxattr(fd_, attr.c_str(), value.data(), value.size(), 0);
-    }
-    if (::fsync(fd_) != 0) return ErrnoToStatus(errno, "Write '" + path_ + "' (fsync)");
-    struct stat st;
-    ::fstat(fd_, &st);
-    ::close(fd_);
+    int fd = fd_;
     fd_ = -1;
-    if (options_.write.if_none_match) {
-      if (::link(tmp_.c_str(), path_.c_str()) != 0) {
-        int err = errno;
-        ::unlink(tmp_.c_str());
-        return err == EEXIST
-                   ? Status(StatusCode::kAlreadyExists, "Write '" + path_ + "': file exists")
-                   : ErrnoToStatus(err, "Write '" + path_ + "' (link)");
-      }
-      ::unlink(tmp_.c_str());
-    } else if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
-      int err = errno;
-      ::unlink(tmp_.c_str());
-      return ErrnoToStatus(err, "Write '" + path_ + "' (rename)");
-    }
-    int dfd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-      ::fsync(dfd);
-      ::close(dfd);
-    }
-    ObjectInfo info = InfoFromStat(key_, st);
-    info.metadata = options_.write.metadata;
-    return info;
+    return PublishTempFile(fd, tmp_, path_, dir_, key_, options_.write);
   }
 
   void Abort() override {

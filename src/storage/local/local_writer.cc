@@ -42,6 +42,47 @@ Status FsyncDir(const std::string& dir) {
   return Status();
 }
 
+}  // namespace
+
+Result<ObjectInfo> PublishTempFile(int fd, const std::string& tmp, const std::string& path,
+                                   const std::string& dir, const std::string& key,
+                                   const WriteOptions& options) {
+  auto fail = [&](Status s) {
+    if (fd >= 0) ::close(fd);
+    ::unlink(tmp.c_str());
+    return s;
+  };
+  for (const auto& [name, value] : options.metadata) {
+    std::string attr = "user." + name;
+    // Best effort: filesystems without user xattrs (some NFS servers) keep no metadata.
+    ::fsetxattr(fd, attr.c_str(), value.data(), value.size(), 0);
+  }
+  if (::fsync(fd) != 0) return fail(ErrnoToStatus(errno, "Write '" + path + "' (fsync)"));
+  struct stat st;
+  ::fstat(fd, &st);
+  int rc = ::close(fd);
+  fd = -1;
+  if (rc != 0) return fail(ErrnoToStatus(errno, "Write '" + path + "' (close)"));
+  if (options.if_none_match) {
+    // link() fails if the target exists, atomically: a create-only write.
+    if (::link(tmp.c_str(), path.c_str()) != 0) {
+      int err = errno;
+      return fail(err == EEXIST
+                      ? Status(StatusCode::kAlreadyExists, "Write '" + path + "': file exists")
+                      : ErrnoToStatus(err, "Write '" + path + "' (link)"));
+    }
+    ::unlink(tmp.c_str());
+  } else if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    return fail(ErrnoToStatus(errno, "Write '" + path + "' (rename)"));
+  }
+  FERRY_RETURN_IF_ERROR(FsyncDir(dir));
+  ObjectInfo info = InfoFromStat(key, st);
+  info.metadata = options.metadata;
+  return info;
+}
+
+namespace {
+
 class LocalWriter final : public Writer {
  public:
   LocalWriter(std::string key, std::string path, std::string dir, std::string tmp, int fd,
@@ -71,44 +112,9 @@ class LocalWriter final : public Writer {
 
   Result<ObjectInfo> Commit() override {
     if (fd_ < 0) return Status(StatusCode::kFailedPrecondition, "writer already finished");
-    for (const auto& [name, value] : options_.metadata) {
-      std::string attr = "user." + name;
-      // Best effort: filesystems without user xattrs (some NFS servers) keep no metadata.
-      ::fsetxattr(fd_, attr.c_str(), value.data(), value.size(), 0);
-    }
-    if (::fsync(fd_) != 0) {
-      Status s = ErrnoToStatus(errno, "Write '" + path_ + "' (fsync)");
-      Abort();
-      return s;
-    }
-    struct stat st;
-    ::fstat(fd_, &st);
-    if (::close(fd_) != 0) {
-      fd_ = -1;
-      Status s = ErrnoToStatus(errno, "Write '" + path_ + "' (close)");
-      ::unlink(tmp_.c_str());
-      return s;
-    }
+    int fd = fd_;
     fd_ = -1;
-    if (options_.if_none_match) {
-      if (::link(tmp_.c_str(), path_.c_str()) != 0) {
-        int err = errno;
-        ::unlink(tmp_.c_str());
-        if (err == EEXIST) {
-          return Status(StatusCode::kAlreadyExists, "Write '" + path_ + "': file exists");
-        }
-        return ErrnoToStatus(err, "Write '" + path_ + "' (link)");
-      }
-      ::unlink(tmp_.c_str());
-    } else if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
-      int err = errno;
-      ::unlink(tmp_.c_str());
-      return ErrnoToStatus(err, "Write '" + path_ + "' (rename)");
-    }
-    FERRY_RETURN_IF_ERROR(FsyncDir(dir_));
-    ObjectInfo info = InfoFromStat(key_, st);
-    info.metadata = options_.metadata;
-    return info;
+    return PublishTempFile(fd, tmp_, path_, dir_, key_, options_);
   }
 
   void Abort() override {
