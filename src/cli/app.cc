@@ -33,6 +33,7 @@ int RunFerry(int argc, char** argv) {
   AddRmCommand(app, action);
   AddMbCommand(app, action);
   AddAuthCommand(app, action);
+  AddDoctorCommand(app, action);
 
   bool known = true;
   if (argc > 1 && argv[1][0] != '-') {

@@ -39,6 +39,7 @@ void AddRmCommand(CLI::App& app, Action& action);
 void AddCpCommand(CLI::App& app, Action& action);
 void AddMbCommand(CLI::App& app, Action& action);
 void AddAuthCommand(CLI::App& app, Action& action);
+void AddDoctorCommand(CLI::App& app, Action& action);
 
 // Writes to ctx.out; a closed pipe (ferry ls | head) ends the command quietly with kCancelled.
 Status Print(Context& ctx, std::string_view text);
