@@ -34,6 +34,8 @@ int RunFerry(int argc, char** argv) {
   AddMbCommand(app, action);
   AddAuthCommand(app, action);
   AddDoctorCommand(app, action);
+  int run_exit_code = -1;
+  AddRunCommand(app, action, &run_exit_code);
 
   bool known = true;
   if (argc > 1 && argv[1][0] != '-') {
@@ -86,7 +88,7 @@ int RunFerry(int argc, char** argv) {
     return s.code() == StatusCode::kInvalidArgument && s.detail().http_status == 0 ? kExitUsage
                                                                                    : kExitFailure;
   }
-  return kExitOk;
+  return run_exit_code >= 0 ? run_exit_code : kExitOk;
 }
 
 }  // namespace ferry::cli

@@ -40,6 +40,8 @@ void AddCpCommand(CLI::App& app, Action& action);
 void AddMbCommand(CLI::App& app, Action& action);
 void AddAuthCommand(CLI::App& app, Action& action);
 void AddDoctorCommand(CLI::App& app, Action& action);
+// `ferry run` exits with its command's status, which it stores in *exit_code.
+void AddRunCommand(CLI::App& app, Action& action, int* exit_code);
 
 // Writes to ctx.out; a closed pipe (ferry ls | head) ends the command quietly with kCancelled.
 Status Print(Context& ctx, std::string_view text);

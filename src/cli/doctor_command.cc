@@ -20,13 +20,15 @@ struct DoctorCliOptions {
 };
 
 std::string Human(const job::PathDiagnosis& d) {
-  std::string out = fmt::format("{}\n  storage:     {}\n  mount:       {} on {} ({})\n", d.path,
-                                d.verdict.kind, d.mount.source, d.mount.mount_point, d.mount.fstype);
+  std::string out =
+      fmt::format("{}\n  storage:     {}\n  mount:       {} on {} ({})\n", d.path, d.verdict.kind,
+                  d.mount.source, d.mount.mount_point, d.mount.fstype);
   out += fmt::format("  persistence: {} — {}\n", job::PersistenceName(d.verdict.persistence),
                      d.verdict.verdict);
   for (const auto& n : d.verdict.notes) out += "  note:        " + n + "\n";
   if (d.total_bytes) {
-    out += fmt::format("  space:       {} free of {}\n", HumanBytes(d.free_bytes), HumanBytes(d.total_bytes));
+    out += fmt::format("  space:       {} free of {}\n", HumanBytes(d.free_bytes),
+                       HumanBytes(d.total_bytes));
   }
   if (d.measured) {
     out += fmt::format("  small files: {:.0f} create+stat+read+delete of 4 KiB per second\n",
@@ -45,9 +47,12 @@ nlohmann::json Json(const job::PathDiagnosis& d) {
                       {"persistence", std::string(job::PersistenceName(d.verdict.persistence))},
                       {"verdict", d.verdict.verdict},
                       {"notes", d.verdict.notes},
-                      {"mount", {{"source", d.mount.source}, {"mount_point", d.mount.mount_point},
-                                 {"fstype", d.mount.fstype}, {"options", d.mount.options},
-                                 {"super_options", d.mount.super_options}}},
+                      {"mount",
+                       {{"source", d.mount.source},
+                        {"mount_point", d.mount.mount_point},
+                        {"fstype", d.mount.fstype},
+                        {"options", d.mount.options},
+                        {"super_options", d.mount.super_options}}},
                       {"free_bytes", d.free_bytes},
                       {"total_bytes", d.total_bytes}};
   if (d.measured) {
@@ -62,12 +67,14 @@ nlohmann::json Json(const job::PathDiagnosis& d) {
 Status RunDoctor(Context& ctx, const DoctorCliOptions& o) {
   for (const auto& p : o.paths) {
     if (p.find("://") != std::string::npos && p.rfind("file://", 0) != 0) {
-      return Unimplemented("doctor '" + p + "': URLs are not diagnosed yet; use `ferry auth` for s3:// URLs");
+      return Unimplemented("doctor '" + p +
+                           "': URLs are not diagnosed yet; use `ferry auth` for s3:// URLs");
     }
     FERRY_ASSIGN_OR_RETURN(auto parsed, storage::ParseUrl(p));
     FERRY_ASSIGN_OR_RETURN(auto d, job::DiagnosePath("/" + parsed.key, {.measure = !o.no_bench}));
-    std::string text = o.json ? Json(d).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
-                              : Human(d);
+    std::string text =
+        o.json ? Json(d).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
+               : Human(d);
     FERRY_RETURN_IF_ERROR(Print(ctx, text));
   }
   return Status();

@@ -40,7 +40,8 @@ Result<PathMeasurements> Measure(const std::string& dir, const DoctorOptions& o)
     struct stat st;
     char buf[4096];
     fd = ::open(f.c_str(), O_RDONLY | O_CLOEXEC);
-    if (status.ok() && (::stat(f.c_str(), &st) != 0 || fd < 0 || ::read(fd, buf, sizeof buf) != 4096)) {
+    if (status.ok() &&
+        (::stat(f.c_str(), &st) != 0 || fd < 0 || ::read(fd, buf, sizeof buf) != 4096)) {
       status = ErrnoToStatus(errno, "read '" + f + "'");
     }
     if (fd >= 0) ::close(fd);
@@ -96,7 +97,8 @@ Result<PathDiagnosis> DiagnosePath(const std::string& path, const DoctorOptions&
     d.total_bytes = static_cast<uint64_t>(vfs.f_blocks) * vfs.f_frsize;
   }
   if (options.measure) {
-    std::string dir = std::filesystem::is_directory(canonical) ? d.path : canonical.parent_path().string();
+    std::string dir =
+        std::filesystem::is_directory(canonical) ? d.path : canonical.parent_path().string();
     auto m = Measure(dir, options);
     if (m.ok()) {
       d.measured = *m;

@@ -18,7 +18,7 @@ struct PathMeasurements {
 };
 
 struct PathDiagnosis {
-  std::string path;        // as resolved (absolute, symlinks followed)
+  std::string path;  // as resolved (absolute, symlinks followed)
   MountEntry mount;
   MountVerdict verdict;
   uint64_t free_bytes = 0, total_bytes = 0;

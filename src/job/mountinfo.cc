@@ -16,7 +16,8 @@ std::string Unescape(std::string_view s) {
     auto oct = [](char c) { return c >= '0' && c <= '7'; };
     if (s[i] == '\\' && i + 3 < s.size()) {
       if (oct(s[i + 1]) && oct(s[i + 2]) && oct(s[i + 3])) {
-        out.push_back(static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0')));
+        out.push_back(
+            static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0')));
         i += 3;
         continue;
       }
@@ -75,8 +76,7 @@ Result<std::vector<MountEntry>> ReadMountInfo() {
   return ParseMountInfo(ss.str());
 }
 
-std::optional<MountEntry> FindMount(const std::vector<MountEntry>& mounts,
-                                    std::string_view path) {
+std::optional<MountEntry> FindMount(const std::vector<MountEntry>& mounts, std::string_view path) {
   std::optional<MountEntry> best;
   for (const auto& m : mounts) {
     std::string_view mp = m.mount_point;
@@ -89,12 +89,18 @@ std::optional<MountEntry> FindMount(const std::vector<MountEntry>& mounts,
 
 std::string_view PersistenceName(Persistence p) {
   switch (p) {
-    case Persistence::kContainer: return "container";
-    case Persistence::kRam: return "ram";
-    case Persistence::kPod: return "pod";
-    case Persistence::kNode: return "node";
-    case Persistence::kNetwork: return "network";
-    case Persistence::kUnknown: return "unknown";
+    case Persistence::kContainer:
+      return "container";
+    case Persistence::kRam:
+      return "ram";
+    case Persistence::kPod:
+      return "pod";
+    case Persistence::kNode:
+      return "node";
+    case Persistence::kNetwork:
+      return "network";
+    case Persistence::kUnknown:
+      return "unknown";
   }
   return "unknown";
 }
@@ -109,12 +115,16 @@ MountVerdict ClassifyMount(const MountEntry& m) {
   if (t == "overlay" || t == "aufs") {
     v.kind = "overlay (container writable layer)";
     v.persistence = Persistence::kContainer;
-    v.verdict = "data here is lost when the container exits; write checkpoints to a mounted volume or stage them out";
+    v.verdict =
+        "data here is lost when the container exits; write checkpoints to a mounted volume or "
+        "stage them out";
   } else if (t == "tmpfs" || t == "ramfs") {
     v.kind = empty_dir ? "Kubernetes emptyDir (medium: Memory)" : "tmpfs (RAM)";
     v.persistence = empty_dir ? Persistence::kPod : Persistence::kRam;
-    v.verdict = empty_dir ? "data lives in RAM until the pod is deleted, and counts against its memory limit"
-                          : "data lives in RAM and is lost on unmount or reboot";
+    v.verdict =
+        empty_dir
+            ? "data lives in RAM until the pod is deleted, and counts against its memory limit"
+            : "data lives in RAM and is lost on unmount or reboot";
   } else if (StartsWith(t, "nfs")) {
     v.kind = "NFS (" + t + ")";
     v.persistence = Persistence::kNetwork;
@@ -122,13 +132,15 @@ MountVerdict ClassifyMount(const MountEntry& m) {
     v.notes.push_back("server: " + m.source);
     std::string opts = m.super_options + "," + m.options;
     if (HasOption(opts, "soft")) {
-      v.notes.push_back("mounted 'soft': I/O errors instead of waiting when the server is slow; "
-                        "checkpoint writes can fail silently in apps that ignore errors (prefer 'hard')");
+      v.notes.push_back(
+          "mounted 'soft': I/O errors instead of waiting when the server is slow; "
+          "checkpoint writes can fail silently in apps that ignore errors (prefer 'hard')");
     } else {
       v.notes.push_back("mounted 'hard': I/O waits while the server is away");
     }
     for (const char* k : {"vers", "timeo", "retrans", "nconnect", "rsize", "wsize"}) {
-      if (auto val = OptionValue(opts, k); !val.empty()) v.notes.push_back(std::string(k) + "=" + val);
+      if (auto val = OptionValue(opts, k); !val.empty())
+        v.notes.push_back(std::string(k) + "=" + val);
     }
     if (OptionValue(opts, "nconnect").empty()) {
       v.notes.push_back("no nconnect: one TCP connection; nconnect=8 often multiplies throughput");
@@ -138,13 +150,16 @@ MountVerdict ClassifyMount(const MountEntry& m) {
     v.kind = "FUSE (" + driver + ")";
     bool object_store = driver.find("s3") != std::string::npos || driver == "rclone" ||
                         driver.find("mountpoint") != std::string::npos || driver == "ferry" ||
-                        driver.find("goofys") != std::string::npos || driver.find("gcsfuse") != std::string::npos;
+                        driver.find("goofys") != std::string::npos ||
+                        driver.find("gcsfuse") != std::string::npos;
     v.persistence = object_store ? Persistence::kNetwork : Persistence::kUnknown;
-    v.verdict = object_store ? "an object store seen as files: data persists once the driver has uploaded it"
-                             : "a user-space filesystem; persistence depends on its driver";
+    v.verdict = object_store
+                    ? "an object store seen as files: data persists once the driver has uploaded it"
+                    : "a user-space filesystem; persistence depends on its driver";
     if (object_store) {
-      v.notes.push_back("writes are durable only after close()/fsync() returns, and only if the "
-                        "driver supports the write pattern (no random writes or renames on most)");
+      v.notes.push_back(
+          "writes are durable only after close()/fsync() returns, and only if the "
+          "driver supports the write pattern (no random writes or renames on most)");
     }
   } else if (empty_dir) {
     v.kind = "Kubernetes emptyDir (node disk)";
@@ -154,7 +169,8 @@ MountVerdict ClassifyMount(const MountEntry& m) {
     v.kind = "Kubernetes volume (PVC/CSI)";
     v.persistence = Persistence::kNetwork;
     v.verdict = "a persistent volume: data survives the pod (node-local if it is a local PV)";
-  } else if (StartsWith(m.source, "/dev/") || t == "ext4" || t == "xfs" || t == "btrfs" || t == "zfs") {
+  } else if (StartsWith(m.source, "/dev/") || t == "ext4" || t == "xfs" || t == "btrfs" ||
+             t == "zfs") {
     v.kind = "local disk (" + t + " on " + m.source + ")";
     v.persistence = Persistence::kNode;
     v.verdict = "survives the container and the job, but stays on this machine: stage results out";

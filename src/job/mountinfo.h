@@ -12,11 +12,11 @@
 namespace ferry::job {
 
 struct MountEntry {
-  std::string root;         // the mounted directory inside its filesystem ("/" or a subtree)
-  std::string mount_point;  // where it is mounted
-  std::string options;      // per-mount options (rw, relatime, ...)
-  std::string fstype;       // ext4, overlay, tmpfs, nfs4, fuse.s3fs, ...
-  std::string source;       // /dev/vda, server:/export, overlay, tmpfs, s3fs, ...
+  std::string root;           // the mounted directory inside its filesystem ("/" or a subtree)
+  std::string mount_point;    // where it is mounted
+  std::string options;        // per-mount options (rw, relatime, ...)
+  std::string fstype;         // ext4, overlay, tmpfs, nfs4, fuse.s3fs, ...
+  std::string source;         // /dev/vda, server:/export, overlay, tmpfs, s3fs, ...
   std::string super_options;  // filesystem options (for NFS: vers, hard/soft, timeo, nconnect)
 };
 
@@ -41,8 +41,8 @@ enum class Persistence {
 struct MountVerdict {
   std::string kind;  // "overlay (container writable layer)", "NFS", "FUSE (s3fs)", ...
   Persistence persistence = Persistence::kUnknown;
-  std::string verdict;               // one sentence for people
-  std::vector<std::string> notes;    // details and warnings (soft NFS mounts, FUSE writes, ...)
+  std::string verdict;             // one sentence for people
+  std::vector<std::string> notes;  // details and warnings (soft NFS mounts, FUSE writes, ...)
 };
 
 MountVerdict ClassifyMount(const MountEntry& mount);

@@ -87,9 +87,11 @@ Result<std::vector<Item>> Plan(const storage::OpenedUrl& src, const storage::Ope
     std::string src_prefix = AsPrefix(src.key);
     std::string dst_prefix = AsPrefix(dst.key);
     GlobFilter filter(options.include, options.exclude);
+    auto newest_allowed = std::chrono::system_clock::now() - options.min_age;
     FERRY_RETURN_IF_ERROR(ListInto(*src.store, src_prefix, [&](storage::ObjectInfo&& o) {
       std::string rel = o.key.substr(src_prefix.size());
       if (rel.empty() || !filter.Accepts(rel)) return;
+      if (options.min_age.count() > 0 && o.modified && *o.modified > newest_allowed) return;
       // Zero-byte "directory markers" some tools create cannot become local files.
       if (rel.back() == '/' && dst.url.scheme == storage::Scheme::kLocal) return;
       items.push_back({.src_key = o.key, .dst_key = dst_prefix + rel, .src = std::move(o)});

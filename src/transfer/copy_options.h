@@ -2,6 +2,7 @@
 // Options and results of the copy engine (ferry cp).
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,6 +24,9 @@ struct CopyOptions {
   uint64_t bwlimit = 0;                // bytes per second across the copy; 0 = unlimited
   std::string state_dir;       // resume journals; "" = $FERRY_STATE_DIR or ~/.local/state/ferry
   bool skip_unchanged = true;  // skip objects whose size and checksum already match
+  // Leave out source objects modified less than this long ago (files still being written by a
+  // running job; ferry run's periodic syncs). 0 = copy everything.
+  std::chrono::seconds min_age{0};
   const std::atomic<bool>* cancel = nullptr;  // set (e.g. by SIGINT) to stop; state is kept
 };
 

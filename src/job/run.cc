@@ -1,0 +1,281 @@
+#include "job/run.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "base/log.h"
+#include "base/redact.h"
+#include "base/strings.h"
+#include "transfer/copy_engine.h"
+
+#ifndef FERRY_VERSION
+#define FERRY_VERSION "dev"
+#endif
+
+namespace ferry::job {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string Today() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
+struct Output {
+  std::string dir;  // local directory
+  std::string url;  // expanded destination
+};
+
+struct ChildState {
+  pid_t pid = -1;
+  bool running = false;
+  int exit_code = -1;  // 0-255, or 128+signal
+  std::string how;     // "exited 3", "killed by signal 9"
+};
+
+// Copies one output directory to its destination, then writes the manifest last.
+Status SyncOutput(storage::StoreRegistry& registry, const Output& out, bool final_sync,
+                  const RunIdentity& id, const RunOptions& options, const ChildState& child) {
+  FERRY_ASSIGN_OR_RETURN(auto src, registry.Open(out.dir + "/"));
+  std::string dst_url = out.url;
+  if (!EndsWith(dst_url, "/")) dst_url += "/";
+  FERRY_ASSIGN_OR_RETURN(auto dst, registry.Open(dst_url));
+  transfer::CopyOptions copy{.recursive = true};
+  // While the command runs, files written in the last 2 s may still be open: next round.
+  if (!final_sync) copy.min_age = std::chrono::seconds(2);
+  transfer::ProgressCounters counters;
+  auto result = transfer::RunCopy(src, dst, copy, counters);
+  if (!result.status.ok() && result.status.code() != StatusCode::kNotFound) return result.status;
+
+  nlohmann::json files = nlohmann::json::array();
+  Status listed = dst.store->ListAll({.prefix = dst.key}, [&](const storage::ListPage& page) {
+    for (const auto& o : page.objects) {
+      std::string rel = o.key.substr(dst.key.size());
+      if (StartsWith(rel, "_ferry/")) continue;
+      files.push_back({{"path", rel},
+                       {"size", o.size},
+                       {"etag", o.etag},
+                       {"modified", o.modified ? FormatIso8601(*o.modified) : ""}});
+    }
+    return Status();
+  });
+  FERRY_RETURN_IF_ERROR(listed);
+  std::string command;
+  for (const auto& a : options.command) command += (command.empty() ? "" : " ") + a;
+  nlohmann::json manifest = {{"run_id", id.job},
+                             {"attempt", id.attempt},
+                             {"rank", id.rank},
+                             {"host", id.host},
+                             {"ferry_version", FERRY_VERSION},
+                             {"command", Redact(command)},
+                             {"written_at", FormatIso8601(std::chrono::system_clock::now())},
+                             {"complete", final_sync},
+                             {"files", files},
+                             {"state", child.running ? "running" : "finished"}};
+  if (!child.running && child.exit_code >= 0) {
+    manifest["exit_code"] = child.exit_code;
+    manifest["exit"] = child.how;
+  }
+  // Written last: its presence and contents say which files form a complete set.
+  return dst.store->WriteAll(dst.key + "_ferry/manifest.json", manifest.dump(2) + "\n").status();
+}
+
+void SyncAll(storage::StoreRegistry& registry, const std::vector<Output>& outputs, bool final_sync,
+             const RunIdentity& id, const RunOptions& options, const ChildState& child) {
+  for (const auto& o : outputs) {
+    Status s = SyncOutput(registry, o, final_sync, id, options, child);
+    if (!s.ok())
+      Log(LogLevel::kError, "sync of '{}' to '{}' failed: {}", o.dir, o.url, s.message());
+    else
+      Log(LogLevel::kInfo, "synced '{}' to '{}'", o.dir, o.url);
+  }
+}
+
+pid_t StartChild(const RunOptions& options, const std::vector<Output>& outputs,
+                 const RunIdentity& id, const sigset_t& old_mask) {
+  pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  ::setpgid(0, 0);  // its own process group: signals reach the whole training process tree
+  ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  ::setenv("FERRY_RUN_ID", id.job.c_str(), 1);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    ::setenv(("FERRY_OUTPUT_" + std::to_string(i)).c_str(), outputs[i].dir.c_str(), 1);
+    ::setenv(("FERRY_OUTPUT_URL_" + std::to_string(i)).c_str(), outputs[i].url.c_str(), 1);
+  }
+  if (!outputs.empty()) ::setenv("FERRY_OUTPUT", outputs[0].dir.c_str(), 1);
+  for (size_t i = 0; i < options.inputs.size(); ++i) {
+    ::setenv(("FERRY_INPUT_" + std::to_string(i)).c_str(), options.inputs[i].second.c_str(), 1);
+  }
+  std::vector<char*> argv;
+  for (const auto& a : options.command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  ::execvp(argv[0], argv.data());
+  std::fprintf(stderr, "ferry: error: cannot run '%s': %s\n", argv[0], std::strerror(errno));
+  ::_exit(127);
+}
+
+}  // namespace
+
+RunIdentity DetectIdentity(const Environment& env) {
+  RunIdentity id;
+  for (const char* k : {"FERRY_RUN_ID", "SLURM_JOB_ID", "TORCHELASTIC_RUN_ID", "JOB_ID"}) {
+    if (auto v = env.Get(k)) {
+      id.job = *v;
+      break;
+    }
+  }
+  if (id.job.empty() && env.Get("KUBERNETES_SERVICE_HOST")) id.job = env.GetOr("HOSTNAME", "");
+  if (id.job.empty()) {
+    std::random_device rd;
+    char buf[64];
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+    id.job =
+        std::string(buf) + "-" +
+        HexEncode(std::array<uint8_t, 3>{static_cast<uint8_t>(rd()), static_cast<uint8_t>(rd()),
+                                         static_cast<uint8_t>(rd())});
+  }
+  id.attempt =
+      env.Get("SLURM_RESTART_COUNT").value_or(env.GetOr("TORCHELASTIC_RESTART_COUNT", "0"));
+  id.rank = env.Get("RANK").value_or(env.GetOr("SLURM_PROCID", "0"));
+  char host[256] = {0};
+  ::gethostname(host, sizeof host - 1);
+  id.host = host;
+  id.date = Today();
+  return id;
+}
+
+Result<std::string> ExpandTemplate(const std::string& tmpl, const RunIdentity& id) {
+  std::string out;
+  for (size_t i = 0; i < tmpl.size(); ++i) {
+    if (tmpl[i] != '{') {
+      out.push_back(tmpl[i]);
+      continue;
+    }
+    size_t close = tmpl.find('}', i);
+    if (close == std::string::npos) return InvalidArgument("unclosed '{' in '" + tmpl + "'");
+    std::string name = tmpl.substr(i + 1, close - i - 1);
+    if (name == "job")
+      out += id.job;
+    else if (name == "attempt")
+      out += id.attempt;
+    else if (name == "rank")
+      out += id.rank;
+    else if (name == "host")
+      out += id.host;
+    else if (name == "date")
+      out += id.date;
+    else
+      return InvalidArgument("unknown template field '{" + name + "}' in '" + tmpl +
+                             "' (known: {job} {attempt} {rank} {host} {date})");
+    i = close;
+  }
+  return out;
+}
+
+int RunJob(const RunOptions& options, storage::StoreRegistry& registry, const Environment& env) {
+  RunIdentity id = DetectIdentity(env);
+  std::vector<Output> outputs;
+  for (const auto& [dir, tmpl] : options.outputs) {
+    auto url = ExpandTemplate(tmpl, id);
+    if (!url.ok()) {
+      Log(LogLevel::kError, "{}", url.status().message());
+      return 2;
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    outputs.push_back({std::filesystem::absolute(dir).string(), *url});
+  }
+  // Stage-in before the command starts; a failure here means the command never runs.
+  for (const auto& [src_url, dir] : options.inputs) {
+    auto src = registry.Open(src_url);
+    auto dst = registry.Open(std::filesystem::absolute(dir).string() + "/");
+    if (!src.ok() || !dst.ok()) {
+      Log(LogLevel::kError, "stage-in '{}': {}", src_url,
+          (!src.ok() ? src.status() : dst.status()).message());
+      return 1;
+    }
+    transfer::ProgressCounters counters;
+    auto r = transfer::RunCopy(*src, *dst, {.recursive = true}, counters);
+    if (!r.status.ok()) {
+      Log(LogLevel::kError, "stage-in '{}' to '{}' failed: {}", src_url, dir, r.status.message());
+      return 1;
+    }
+    Log(LogLevel::kInfo, "staged in '{}': {} copied, {} unchanged", src_url, r.report.files_copied,
+        r.report.files_skipped);
+  }
+
+  sigset_t mask, old_mask;
+  sigemptyset(&mask);
+  for (int s : {SIGTERM, SIGINT, SIGUSR1, SIGCHLD}) sigaddset(&mask, s);
+  ::sigprocmask(SIG_BLOCK, &mask, &old_mask);
+  ChildState child;
+  child.pid = StartChild(options, outputs, id, old_mask);
+  if (child.pid < 0) {
+    Log(LogLevel::kError, "cannot start the command: {}", std::strerror(errno));
+    return 1;
+  }
+  ::setpgid(child.pid, child.pid);
+  child.running = true;
+  Log(LogLevel::kInfo, "run {} started pid {}", id.job, child.pid);
+
+  auto next_sync = Clock::now() + options.interval;
+  std::optional<Clock::time_point> kill_at;
+  while (child.running) {
+    auto wake = next_sync;
+    if (kill_at && *kill_at < wake) wake = *kill_at;
+    auto wait =
+        std::max(std::chrono::milliseconds(1),
+                 std::chrono::duration_cast<std::chrono::milliseconds>(wake - Clock::now()));
+    timespec ts{static_cast<time_t>(wait.count() / 1000),
+                static_cast<long>(wait.count() % 1000) * 1000000};
+    int sig = ::sigtimedwait(&mask, nullptr, &ts);
+    int status = 0;
+    if (::waitpid(child.pid, &status, WNOHANG) == child.pid) {
+      child.running = false;
+      if (WIFEXITED(status)) {
+        child.exit_code = WEXITSTATUS(status);
+        child.how = "exited " + std::to_string(child.exit_code);
+      } else if (WIFSIGNALED(status)) {
+        child.exit_code = 128 + WTERMSIG(status);
+        child.how = "killed by signal " + std::to_string(WTERMSIG(status));
+      }
+      break;
+    }
+    if (sig == SIGTERM || sig == SIGINT) {
+      Log(LogLevel::kWarn, "received signal {}: forwarding SIGTERM to the command, {} s grace", sig,
+          options.grace.count());
+      ::kill(-child.pid, SIGTERM);
+      if (!kill_at) kill_at = Clock::now() + options.grace;
+    } else if (kill_at && Clock::now() >= *kill_at) {
+      Log(LogLevel::kWarn, "grace period over: SIGKILL to the command");
+      ::kill(-child.pid, SIGKILL);
+      kill_at = Clock::now() + std::chrono::hours(24);
+    }
+    if (sig == SIGUSR1 || Clock::now() >= next_sync) {
+      SyncAll(registry, outputs, /*final_sync=*/false, id, options, child);
+      next_sync = Clock::now() + options.interval;
+    }
+  }
+  Log(LogLevel::kInfo, "command {}; final stage-out", child.how);
+  SyncAll(registry, outputs, /*final_sync=*/true, id, options, child);
+  ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  return child.exit_code < 0 ? 1 : child.exit_code;
+}
+
+}  // namespace ferry::job

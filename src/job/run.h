@@ -1,0 +1,42 @@
+#pragma once
+// `ferry run`: wraps a training command so its results come back whenever that is possible.
+//
+// Lifecycle: stage-in (--in SRC=DIR, through the copy engine, unchanged files skipped), start the
+// command in its own process group with FERRY_RUN_ID / FERRY_OUTPUT_<n> / FERRY_INPUT_<n> in its
+// environment, sync every output directory to its destination every `interval` (files still
+// being written are left for the next round) and on SIGUSR1, then a final sync after the command
+// ends: normal exit, non-zero exit, killed by a signal, or ferry itself receiving SIGTERM/SIGINT,
+// which it forwards to the command, waiting `grace` before SIGKILL. After every sync a manifest
+// (`_ferry/manifest.json`: files, sizes, ETags, run id, host, command, exit status when known) is
+// written last at each destination, so a reader can tell a complete checkpoint set from a partial
+// one. ferry exits with the command's status (128+signal when it was killed by a signal).
+
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/environment.h"
+#include "storage/registry.h"
+
+namespace ferry::job {
+
+struct RunOptions {
+  std::vector<std::pair<std::string, std::string>> inputs;   // SRC URL -> local dir
+  std::vector<std::pair<std::string, std::string>> outputs;  // local dir -> DST URL template
+  std::chrono::seconds interval{300};
+  std::chrono::seconds grace{30};
+  std::vector<std::string> command;
+};
+
+// Expands {job} {attempt} {rank} {host} {date} in a destination template.
+struct RunIdentity {
+  std::string job, attempt, rank, host, date;
+};
+RunIdentity DetectIdentity(const Environment& env);
+Result<std::string> ExpandTemplate(const std::string& tmpl, const RunIdentity& id);
+
+// Runs the job; returns the exit code ferry should exit with.
+int RunJob(const RunOptions& options, storage::StoreRegistry& registry, const Environment& env);
+
+}  // namespace ferry::job

@@ -1,0 +1,95 @@
+"""ferry run: outputs reach the destination with a manifest whatever happens to the command, and
+ferry exits with the command's status."""
+import json
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import base_env
+
+
+def manifest(ferry, url):
+    p = ferry.run("cat", url + "_ferry/manifest.json")
+    assert p.returncode == 0, p.stderr.decode()
+    return json.loads(p.stdout)
+
+
+def run_args(tmp_path, dst, script, *extra):
+    return ["run", "--out", f"{tmp_path / 'out'}={dst}", "--interval", "1", *extra, "--",
+            "bash", "-c", script]
+
+
+@pytest.mark.parametrize("script,code,how", [
+    ("echo w > $FERRY_OUTPUT/model.pt; exit 0", 0, "exited 0"),
+    ("echo w > $FERRY_OUTPUT/model.pt; exit 3", 3, "exited 3"),
+    ("echo w > $FERRY_OUTPUT/model.pt; kill -9 $$", 137, "killed by signal 9"),
+])
+def test_outputs_and_manifest_whatever_the_exit(ferry, prefix, tmp_path, script, code, how):
+    p = ferry.run(*run_args(tmp_path, prefix, script))
+    assert p.returncode == code, p.stderr.decode()
+    m = manifest(ferry, prefix)
+    assert m["complete"] and m["exit_code"] == code and m["exit"] == how
+    assert [f["path"] for f in m["files"]] == ["model.pt"]
+    assert ferry.run("cat", prefix + "model.pt", check=True).stdout == b"w\n"
+
+
+def test_periodic_sync_uploads_checkpoints_while_running(ferry, prefix, tmp_path):
+    script = "echo 1 > $FERRY_OUTPUT/ckpt-1.pt; sleep 5; echo 2 > $FERRY_OUTPUT/ckpt-2.pt"
+    proc = subprocess.Popen([ferry.binary, *run_args(tmp_path, prefix, script)], env=base_env(ferry.rgw),
+                            stderr=subprocess.PIPE)
+    deadline = time.time() + 20
+    seen = None
+    while time.time() < deadline and proc.poll() is None:
+        p = ferry.run("cat", prefix + "_ferry/manifest.json")
+        if p.returncode == 0 and json.loads(p.stdout)["files"]:
+            seen = json.loads(p.stdout)
+            break
+        time.sleep(0.3)
+    proc.wait(timeout=30)
+    assert seen is not None, "no checkpoint manifest while the command ran"
+    assert seen["state"] == "running" and not seen["complete"]
+    assert [f["path"] for f in seen["files"]] == ["ckpt-1.pt"]
+    final = manifest(ferry, prefix)
+    assert final["complete"] and [f["path"] for f in final["files"]] == ["ckpt-1.pt", "ckpt-2.pt"]
+
+
+@pytest.mark.parametrize("trap,code", [("", 143), ("trap '' TERM;", 137)])
+def test_sigterm_is_forwarded_with_grace_then_kill(ferry, prefix, tmp_path, trap, code):
+    script = trap + "echo w > $FERRY_OUTPUT/last.pt; for i in $(seq 100); do sleep 0.1; done"
+    proc = subprocess.Popen([ferry.binary, *run_args(tmp_path, prefix, script, "--grace", "2")],
+                            env=base_env(ferry.rgw), stderr=subprocess.PIPE)
+    time.sleep(1.5)
+    start = time.time()
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=30)
+    assert proc.returncode == code
+    if trap:
+        assert time.time() - start >= 1.5  # waited for the grace period
+    m = manifest(ferry, prefix)
+    assert m["complete"] and m["exit_code"] == code
+    assert [f["path"] for f in m["files"]] == ["last.pt"]
+
+
+def test_stage_in_and_templates(ferry, prefix, tmp_path):
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "train.csv").write_text("a,b\n")
+    ferry.run("cp", "-r", tmp_path / "ds", prefix + "dataset/", check=True)
+    dst = prefix + "runs/{job}/{attempt}/"
+    script = "cp $FERRY_INPUT_0/train.csv $FERRY_OUTPUT/seen.csv"
+    p = ferry.run("run", "--in", f"{prefix}dataset/={tmp_path / 'scratch'}", "--out",
+                  f"{tmp_path / 'out'}={dst}", "--", "bash", "-c", script,
+                  env={"FERRY_RUN_ID": "job-42", "SLURM_RESTART_COUNT": "1"})
+    assert p.returncode == 0, p.stderr.decode()
+    assert ferry.run("cat", prefix + "runs/job-42/1/seen.csv", check=True).stdout == b"a,b\n"
+    assert manifest(ferry, prefix + "runs/job-42/1/")["run_id"] == "job-42"
+
+
+def test_bad_template_and_missing_input_fail_before_the_command(ferry, prefix, tmp_path):
+    marker = tmp_path / "ran"
+    p = ferry.run("run", "--out", f"{tmp_path}/o={prefix}{{nope}}/", "--", "touch", marker)
+    assert p.returncode == 2 and b"unknown template field '{nope}'" in p.stderr
+    p = ferry.run("run", "--in", f"{prefix}missing/={tmp_path}/in", "--", "touch", marker)
+    assert p.returncode == 1 and b"stage-in" in p.stderr
+    assert not marker.exists()
