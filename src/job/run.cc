@@ -82,7 +82,7 @@ Status SyncOutput(storage::StoreRegistry& registry, const Output& out, bool fina
                              {"ferry_version", FERRY_VERSION},
                              {"command", Redact(command)},
                              {"written_at", FormatIso8601(std::chrono::system_clock::now())},
-                             {"complete", final_sync},
+                             {"final", final_sync},
                              {"files", files},
                              {"state", child.running ? "running" : "finished"}};
   if (!child.running && child.exit_code >= 0) {

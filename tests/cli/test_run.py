@@ -30,7 +30,7 @@ def test_outputs_and_manifest_whatever_the_exit(ferry, prefix, tmp_path, script,
     p = ferry.run(*run_args(tmp_path, prefix, script))
     assert p.returncode == code, p.stderr.decode()
     m = manifest(ferry, prefix)
-    assert m["complete"] and m["exit_code"] == code and m["exit"] == how
+    assert m["final"] and m["exit_code"] == code and m["exit"] == how
     assert [f["path"] for f in m["files"]] == ["model.pt"]
     assert ferry.run("cat", prefix + "model.pt", check=True).stdout == b"w\n"
 
@@ -49,10 +49,10 @@ def test_periodic_sync_uploads_checkpoints_while_running(ferry, prefix, tmp_path
         time.sleep(0.3)
     proc.wait(timeout=30)
     assert seen is not None, "no checkpoint manifest while the command ran"
-    assert seen["state"] == "running" and not seen["complete"]
+    assert seen["state"] == "running" and not seen["final"]
     assert [f["path"] for f in seen["files"]] == ["ckpt-1.pt"]
     final = manifest(ferry, prefix)
-    assert final["complete"] and [f["path"] for f in final["files"]] == ["ckpt-1.pt", "ckpt-2.pt"]
+    assert final["final"] and [f["path"] for f in final["files"]] == ["ckpt-1.pt", "ckpt-2.pt"]
 
 
 @pytest.mark.parametrize("trap,code", [("", 143), ("trap '' TERM;", 137)])
@@ -68,7 +68,7 @@ def test_sigterm_is_forwarded_with_grace_then_kill(ferry, prefix, tmp_path, trap
     if trap:
         assert time.time() - start >= 1.5  # waited for the grace period
     m = manifest(ferry, prefix)
-    assert m["complete"] and m["exit_code"] == code
+    assert m["final"] and m["exit_code"] == code
     assert [f["path"] for f in m["files"]] == ["last.pt"]
 
 
@@ -93,3 +93,37 @@ def test_bad_template_and_missing_input_fail_before_the_command(ferry, prefix, t
     p = ferry.run("run", "--in", f"{prefix}missing/={tmp_path}/in", "--", "touch", marker)
     assert p.returncode == 1 and b"stage-in" in p.stderr
     assert not marker.exists()
+
+
+def test_concurrent_runs_with_one_template_do_not_collide(ferry, prefix, tmp_path):
+    dst = prefix + "runs/{job}/"
+    procs = []
+    for i in range(2):
+        out = tmp_path / f"out{i}"
+        procs.append(subprocess.Popen(
+            [ferry.binary, "run", "--out", f"{out}={dst}", "--", "bash", "-c",
+             f"echo {i} > $FERRY_OUTPUT/model.pt"], env=base_env(ferry.rgw), stderr=subprocess.PIPE))
+    for p in procs:
+        assert p.wait(timeout=60) == 0
+    runs = ferry.run("ls", prefix + "runs/", check=True).stdout.decode().split()
+    assert len(runs) == 2
+    contents = sorted(ferry.run("cat", prefix + "runs/" + r + "model.pt", check=True).stdout for r in runs)
+    assert contents == [b"0\n", b"1\n"]
+
+
+def test_ferry_killed_leaves_synced_checkpoints_intact(ferry, prefix, tmp_path):
+    script = "echo 1 > $FERRY_OUTPUT/ckpt-1.pt; sleep 8"  # the orphan ends by itself
+    proc = subprocess.Popen([ferry.binary, *run_args(tmp_path, prefix, script)], env=base_env(ferry.rgw),
+                            stderr=subprocess.PIPE)
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        p = ferry.run("cat", prefix + "_ferry/manifest.json")
+        if p.returncode == 0 and json.loads(p.stdout)["files"]:
+            break
+        time.sleep(0.3)
+    proc.kill()  # SIGKILL: no final sync possible
+    proc.wait()
+    m = manifest(ferry, prefix)
+    assert m["state"] == "running" and not m["final"]
+    assert [f["path"] for f in m["files"]] == ["ckpt-1.pt"]
+    assert ferry.run("cat", prefix + "ckpt-1.pt", check=True).stdout == b"1\n"
