@@ -19,6 +19,20 @@ Md5Digest Md5(std::string_view data);
 
 std::string Base64Encode(std::span<const uint8_t> bytes);
 
+// Incremental MD5, for data that does not fit in memory at once.
+class Md5Stream final {
+ public:
+  Md5Stream();
+  ~Md5Stream();
+  Md5Stream(const Md5Stream&) = delete;
+  Md5Stream& operator=(const Md5Stream&) = delete;
+  void Update(std::string_view data);
+  Md5Digest Final();
+
+ private:
+  void* ctx_;  // EVP_MD_CTX, kept opaque so OpenSSL stays behind hash.cc
+};
+
 inline std::span<const uint8_t> AsBytes(std::string_view s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
 }

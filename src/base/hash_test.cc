@@ -13,6 +13,13 @@ TEST(HashTest, KnownDigests) {
   EXPECT_EQ(Base64Encode(Md5("")), "1B2M2Y8AsgTpgAmY7PhCfg==");
 }
 
+TEST(HashTest, StreamingMd5MatchesOneShot) {
+  Md5Stream m;
+  m.Update("hello ");
+  m.Update("world");
+  EXPECT_EQ(HexEncode(m.Final()), HexEncode(Md5("hello world")));
+}
+
 TEST(HashTest, HmacMatchesRfc4231Case2) {
   auto mac = HmacSha256(AsBytes("Jefe"), "what do ya want for nothing?");
   EXPECT_EQ(HexEncode(mac), "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");

@@ -46,16 +46,16 @@ bool IsMd5Etag(const std::string& etag) {
 Status Digest(RunContext& ctx, storage::Store& store, const std::string& key, uint32_t* crc,
               std::string* md5_hex) {
   Crc32c c;
-  std::string all;  // only for MD5 (OpenSSL one-shot); used for small objects
+  Md5Stream md5;
   Status s = store.Read(key, {}, [&](std::string_view chunk) -> Status {
     if (ctx.cancelled()) return Status(StatusCode::kCancelled, "copy interrupted");
     c.Update(chunk);
-    if (md5_hex) all.append(chunk);
+    if (md5_hex) md5.Update(chunk);
     return Status();
   });
   FERRY_RETURN_IF_ERROR(s);
   *crc = c.value();
-  if (md5_hex) *md5_hex = HexEncode(Md5(all));
+  if (md5_hex) *md5_hex = HexEncode(md5.Final());
   return Status();
 }
 
