@@ -23,6 +23,7 @@ std::vector<std::string>& Secrets() {
 struct Pattern {
   std::string_view name;  // matched case-insensitively
   std::string_view stop;
+  bool needs_assign = false;  // only when '=' or ':' follows (INI and env lines, not prose)
 };
 
 constexpr Pattern kPatterns[] = {
@@ -34,8 +35,8 @@ constexpr Pattern kPatterns[] = {
     {"x-amz-signature=", "&\"' \r\n"},
     {"signature=", "&,\"' \r\n"},
     {"credential=", ",&\"' \r\n"},
-    {"aws_secret_access_key", "\r\n"},
-    {"aws_session_token", "\r\n"},
+    {"aws_secret_access_key", "\r\n", true},
+    {"aws_session_token", "\r\n", true},
     {"\"secretaccesskey\"", ",}\r\n"},
     {"\"token\"", ",}\r\n"},
     {"\"sessiontoken\"", ",}\r\n"},
@@ -48,6 +49,14 @@ void RedactPattern(std::string& text, const Pattern& p) {
   size_t pos = 0;
   while ((pos = lower.find(p.name, pos)) != std::string::npos) {
     size_t start = pos + p.name.size();
+    if (p.needs_assign) {
+      size_t k = start;
+      while (k < text.size() && text[k] == ' ') ++k;
+      if (k >= text.size() || (text[k] != '=' && text[k] != ':')) {
+        pos = start;
+        continue;
+      }
+    }
     // Skip separators between the name and the value (" = ", ": ", "\":\"").
     while (start < text.size() &&
            (text[start] == ' ' || text[start] == '=' || text[start] == ':' || text[start] == '"')) {

@@ -31,6 +31,12 @@ TEST(RedactTest, RemovesCredentialFieldsInJsonXmlAndIni) {
   EXPECT_EQ(Redact("aws_secret_access_key = abcdefgh").find("abcdefgh"), std::string::npos);
 }
 
+TEST(RedactTest, KeepsProseThatOnlyNamesTheVariables) {
+  std::string msg = "set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, web identity, or a profile";
+  EXPECT_EQ(Redact(msg), msg);
+  EXPECT_EQ(Redact("AWS_SECRET_ACCESS_KEY=abcdefgh").find("abcdefgh"), std::string::npos);
+}
+
 TEST(RedactTest, RemovesRegisteredSecretValuesAnywhere) {
   RegisterSecret("verysecretvalue123");
   EXPECT_EQ(Redact("oops verysecretvalue123 leaked"), "oops [REDACTED] leaked");

@@ -15,6 +15,8 @@ struct RunCliOptions {
   std::vector<std::string> in, out, command;
   int interval = 300;
   int grace = 30;
+  bool strict = false;
+  bool no_preflight = false;
 };
 
 Result<std::pair<std::string, std::string>> SplitPair(const std::string& text, bool last,
@@ -29,6 +31,8 @@ Result<std::pair<std::string, std::string>> SplitPair(const std::string& text, b
 Status RunRun(Context& ctx, const RunCliOptions& o, int* exit_code) {
   job::RunOptions ro{.interval = std::chrono::seconds(o.interval),
                      .grace = std::chrono::seconds(o.grace),
+                     .strict = o.strict,
+                     .skip_preflight = o.no_preflight,
                      .command = o.command};
   // SRC URLs may hold '=' (parameters): split --in at the last '=', --out at the first.
   for (const auto& s : o.in) {
@@ -60,6 +64,8 @@ void AddRunCommand(CLI::App& app, Action& action, int* exit_code) {
       ->allow_extra_args(false);
   cmd->add_option("--interval", o->interval, "Seconds between checkpoint syncs (default 300)");
   cmd->add_option("--grace", o->grace, "Seconds between SIGTERM and SIGKILL (default 30)");
+  cmd->add_flag("--strict", o->strict, "Preflight warnings stop the run too");
+  cmd->add_flag("--no-preflight", o->no_preflight, "Skip the preflight checks");
   cmd->add_option("command", o->command, "-- CMD ARGS...")->required();
   cmd->callback([o, &action, exit_code] {
     action = [o, exit_code](Context& ctx) { return RunRun(ctx, *o, exit_code); };

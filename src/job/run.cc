@@ -13,6 +13,7 @@
 #include "base/log.h"
 #include "base/redact.h"
 #include "base/strings.h"
+#include "job/preflight.h"
 #include "transfer/copy_engine.h"
 
 #ifndef FERRY_VERSION
@@ -200,6 +201,25 @@ int RunJob(const RunOptions& options, storage::StoreRegistry& registry, const En
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     outputs.push_back({std::filesystem::absolute(dir).string(), *url});
+  }
+  // Preflight: every problem is reported in one block before any GPU time is spent.
+  if (!options.skip_preflight) {
+    std::vector<std::pair<std::string, std::string>> outs;
+    for (const auto& o : outputs) outs.emplace_back(o.dir, o.url);
+    PreflightReport pre = RunPreflight(registry, options.inputs, outs);
+    std::string block = "ferry: preflight:\n";
+    for (const auto& l : pre.lines) block += "  ok:      " + l + "\n";
+    for (const auto& w : pre.warnings) block += "  warning: " + w + "\n";
+    for (const auto& e : pre.errors) block += "  error:   " + e + "\n";
+    bool ok = pre.ok(options.strict);
+    if (!ok || !pre.warnings.empty() || LogEnabled(LogLevel::kInfo)) {
+      std::fputs(Redact(block).c_str(), stderr);
+    }
+    if (!ok) {
+      Log(LogLevel::kError, "preflight failed{}; the command was not started",
+          pre.errors.empty() ? " (--strict: warnings are fatal)" : "");
+      return 1;
+    }
   }
   // Stage-in before the command starts; a failure here means the command never runs.
   for (const auto& [src_url, dir] : options.inputs) {

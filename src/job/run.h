@@ -26,6 +26,8 @@ struct RunOptions {
   std::vector<std::pair<std::string, std::string>> outputs;  // local dir -> DST URL template
   std::chrono::seconds interval{300};
   std::chrono::seconds grace{30};
+  bool strict = false;  // preflight warnings are fatal too
+  bool skip_preflight = false;
   std::vector<std::string> command;
 };
 

@@ -91,8 +91,22 @@ def test_bad_template_and_missing_input_fail_before_the_command(ferry, prefix, t
     p = ferry.run("run", "--out", f"{tmp_path}/o={prefix}{{nope}}/", "--", "touch", marker)
     assert p.returncode == 2 and b"unknown template field '{nope}'" in p.stderr
     p = ferry.run("run", "--in", f"{prefix}missing/={tmp_path}/in", "--", "touch", marker)
-    assert p.returncode == 1 and b"stage-in" in p.stderr
+    assert p.returncode == 1 and b"preflight failed" in p.stderr and b"missing" in p.stderr
     assert not marker.exists()
+
+
+def test_preflight_stops_bad_credentials_and_unwritable_outputs(ferry, prefix, tmp_path):
+    marker = tmp_path / "ran"
+    p = ferry.run("run", "--out", f"{tmp_path}/o={prefix}", "--", "touch", marker,
+                  env={"AWS_SECRET_ACCESS_KEY": "not-the-secret-at-all"})
+    err = p.stderr.decode()
+    assert p.returncode == 1 and "preflight" in err and "SignatureDoesNotMatch" in err
+    assert "not-the-secret-at-all" not in err
+    p = ferry.run("run", "--out", f"{tmp_path}/o=s3://ferry-no-such-bucket/x/", "--", "touch", marker)
+    assert p.returncode == 1 and b"not writable" in p.stderr and b"NoSuchBucket" in p.stderr
+    assert not marker.exists()
+    p = ferry.run("-v", "run", "--out", f"{tmp_path}/o={prefix}", "--", "true")
+    assert p.returncode == 0 and b"write, read back and delete work" in p.stderr
 
 
 def test_concurrent_runs_with_one_template_do_not_collide(ferry, prefix, tmp_path):

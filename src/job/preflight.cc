@@ -1,0 +1,110 @@
+#include "job/preflight.h"
+
+#include <sys/statvfs.h>
+
+#include <filesystem>
+#include <random>
+
+#include "base/strings.h"
+#include "job/doctor.h"
+
+namespace ferry::job {
+
+namespace {
+
+std::string AsPrefix(std::string key) {
+  if (!key.empty() && key.back() != '/') key.push_back('/');
+  return key;
+}
+
+// Bytes under an input URL (an object or a prefix).
+Result<uint64_t> InputSize(storage::OpenedUrl& in) {
+  if (!in.key.empty() && !in.url.trailing_slash) {
+    auto info = in.store->Stat(in.key);
+    if (info.ok()) return info->size;
+  }
+  uint64_t total = 0, count = 0;
+  FERRY_RETURN_IF_ERROR(
+      in.store->ListAll({.prefix = AsPrefix(in.key)}, [&](const storage::ListPage& p) {
+        for (const auto& o : p.objects) total += o.size;
+        count += p.objects.size();
+        return Status();
+      }));
+  if (count == 0) return NotFound("nothing at '" + in.store->UrlFor(in.key) + "'");
+  return total;
+}
+
+Status ProbeOutput(storage::OpenedUrl& out) {
+  std::random_device rd;
+  std::string key = AsPrefix(out.key) + "_ferry/probe-" + std::to_string(rd());
+  std::string data = "ferry preflight probe\n";
+  FERRY_RETURN_IF_ERROR(out.store->WriteAll(key, data).status().WithContext("write probe"));
+  auto back = out.store->ReadAll(key);
+  Status del = out.store->Delete(key);
+  if (!back.ok()) return back.status().WithContext("read back probe");
+  if (*back != data) return Status(StatusCode::kDataLoss, "probe read back different bytes");
+  return del.WithContext("delete probe");
+}
+
+}  // namespace
+
+PreflightReport RunPreflight(storage::StoreRegistry& registry,
+                             const std::vector<std::pair<std::string, std::string>>& inputs,
+                             const std::vector<std::pair<std::string, std::string>>& outputs) {
+  PreflightReport r;
+  for (const auto& [src, dir] : inputs) {
+    auto in = registry.Open(src);
+    if (!in.ok()) {
+      r.errors.push_back("input " + src + ": " + in.status().message());
+      continue;
+    }
+    auto size = InputSize(*in);
+    if (!size.ok()) {
+      r.errors.push_back("input " + src + ": " + size.status().message());
+      continue;
+    }
+    r.lines.push_back("input  " + src + ": readable, " + HumanBytes(*size));
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    struct statvfs vfs;
+    if (::statvfs(dir.c_str(), &vfs) == 0) {
+      uint64_t free_bytes = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+      if (free_bytes < *size) {
+        r.errors.push_back("stage-in target " + dir + " has " + HumanBytes(free_bytes) +
+                           " free, the input needs " + HumanBytes(*size));
+      }
+    }
+  }
+  for (const auto& [dir, dst] : outputs) {
+    auto out = registry.Open(dst);
+    if (!out.ok()) {
+      r.errors.push_back("output " + dst + ": " + out.status().message());
+      continue;
+    }
+    Status probe = ProbeOutput(*out);
+    if (!probe.ok()) {
+      r.errors.push_back("output " + dst + ": not writable: " + probe.message());
+    } else {
+      r.lines.push_back("output " + dst + ": write, read back and delete work");
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    auto d = DiagnosePath(dir, {.measure = false});
+    if (d.ok()) {
+      r.lines.push_back("output dir " + dir + ": " + d->verdict.kind + " (" +
+                        std::string(PersistenceName(d->verdict.persistence)) + ")");
+      if (out.ok() && out->url.scheme == storage::Scheme::kLocal) {
+        auto dd = DiagnosePath(std::filesystem::path("/" + out->key).parent_path().string(),
+                               {.measure = false});
+        if (dd.ok() && (dd->verdict.persistence == Persistence::kContainer ||
+                        dd->verdict.persistence == Persistence::kRam)) {
+          r.warnings.push_back("output destination " + dst + " is on " + dd->verdict.kind + ": " +
+                               dd->verdict.verdict);
+        }
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace ferry::job
