@@ -8,6 +8,7 @@
 #include "base/strings.h"
 #include "cli/command.h"
 #include "job/doctor.h"
+#include "job/doctor_url.h"
 
 namespace ferry::cli {
 
@@ -64,11 +65,50 @@ nlohmann::json Json(const job::PathDiagnosis& d) {
   return j;
 }
 
+std::string HumanUrl(const job::UrlDiagnosis& d) {
+  std::string out =
+      fmt::format("{}\n  endpoint:    {} (region {}, {} addressing)\n  credentials: {}\n", d.url,
+                  d.endpoint, d.region, d.addressing, d.credentials);
+  if (d.listable)
+    out +=
+        fmt::format("  list:        ok, {:.1f} ms per request (median of 5)\n", d.list_latency_ms);
+  if (d.writable) {
+    out += "  write:       ok (probe written, read back, deleted)\n";
+    if (d.write_mib_s > 0) {
+      out += fmt::format("  throughput:  16 MiB probe: write {:.0f} MiB/s, read {:.0f} MiB/s\n",
+                         d.write_mib_s, d.read_mib_s);
+    }
+  }
+  for (const auto& e : d.errors) out += "  error:       " + e + "\n";
+  return out;
+}
+
+nlohmann::json JsonUrl(const job::UrlDiagnosis& d) {
+  return {{"url", d.url},
+          {"endpoint", d.endpoint},
+          {"region", d.region},
+          {"addressing", d.addressing},
+          {"credentials", d.credentials},
+          {"listable", d.listable},
+          {"list_latency_ms", d.list_latency_ms},
+          {"writable", d.writable},
+          {"write_mib_s", d.write_mib_s},
+          {"read_mib_s", d.read_mib_s},
+          {"errors", d.errors}};
+}
+
 Status RunDoctor(Context& ctx, const DoctorCliOptions& o) {
+  bool failed = false;
   for (const auto& p : o.paths) {
     if (p.find("://") != std::string::npos && p.rfind("file://", 0) != 0) {
-      return Unimplemented("doctor '" + p +
-                           "': URLs are not diagnosed yet; use `ferry auth` for s3:// URLs");
+      FERRY_ASSIGN_OR_RETURN(auto d,
+                             job::DiagnoseUrl(p, *ctx.registry, ctx.backend_options, !o.no_bench));
+      std::string text =
+          o.json ? JsonUrl(d).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
+                 : HumanUrl(d);
+      FERRY_RETURN_IF_ERROR(Print(ctx, text));
+      failed |= !d.errors.empty();
+      continue;
     }
     FERRY_ASSIGN_OR_RETURN(auto parsed, storage::ParseUrl(p));
     FERRY_ASSIGN_OR_RETURN(auto d, job::DiagnosePath("/" + parsed.key, {.measure = !o.no_bench}));
@@ -77,6 +117,7 @@ Status RunDoctor(Context& ctx, const DoctorCliOptions& o) {
                : Human(d);
     FERRY_RETURN_IF_ERROR(Print(ctx, text));
   }
+  if (failed) return Status(StatusCode::kFailedPrecondition, "doctor found problems (see above)");
   return Status();
 }
 
@@ -85,7 +126,7 @@ Status RunDoctor(Context& ctx, const DoctorCliOptions& o) {
 void AddDoctorCommand(CLI::App& app, Action& action) {
   auto o = std::make_shared<DoctorCliOptions>();
   auto* cmd = app.add_subcommand("doctor", "Explain where a path's data lives and how fast it is");
-  cmd->add_option("paths", o->paths, "Local paths (directories or files)")->required();
+  cmd->add_option("paths", o->paths, "Local paths or s3:// URLs")->required();
   cmd->add_flag("--json", o->json, "One JSON object per path");
   cmd->add_flag("--no-bench", o->no_bench, "Skip the small-file and throughput measurements");
   cmd->callback([o, &action] { action = [o](Context& ctx) { return RunDoctor(ctx, *o); }; });

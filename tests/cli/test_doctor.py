@@ -62,3 +62,20 @@ def test_human_output_and_errors(ferry, tmp_path):
     p = ferry.run("doctor", tmp_path / "missing")
     assert p.returncode == 1
     assert "missing" in one_line_error(p)
+
+
+def test_s3_url_reports_endpoint_credentials_and_probes(ferry, prefix, rgw):
+    (d,) = doctor(ferry, prefix)
+    assert d["endpoint"] == rgw["FERRY_TEST_S3_ENDPOINT"]
+    assert "environment variables" in d["credentials"]
+    assert d["listable"] and d["writable"] and d["list_latency_ms"] > 0 and d["write_mib_s"] > 0
+    assert not d["errors"]
+    # The probe object is gone again.
+    assert ferry.run("ls", "-r", prefix).stdout == b""
+
+
+def test_s3_url_with_bad_secret_names_the_problem(ferry, prefix):
+    p = ferry.run("doctor", "--no-bench", prefix, env={"AWS_SECRET_ACCESS_KEY": "bad-secret-value-x"})
+    assert p.returncode == 1
+    out = p.stdout.decode()
+    assert "SignatureDoesNotMatch" in out and "bad-secret-value-x" not in out + p.stderr.decode()
