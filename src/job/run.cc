@@ -190,6 +190,12 @@ Result<std::string> ExpandTemplate(const std::string& tmpl, const RunIdentity& i
 }
 
 int RunJob(const RunOptions& options, storage::StoreRegistry& registry, const Environment& env) {
+  // Signals are held from the start: a SIGTERM during preflight or stage-in stays pending and is
+  // forwarded to the command as soon as it exists (then the final sync runs as usual).
+  sigset_t mask, old_mask;
+  sigemptyset(&mask);
+  for (int s : {SIGTERM, SIGINT, SIGUSR1, SIGCHLD}) sigaddset(&mask, s);
+  ::sigprocmask(SIG_BLOCK, &mask, &old_mask);
   RunIdentity id = DetectIdentity(env);
   std::vector<Output> outputs;
   for (const auto& [dir, tmpl] : options.outputs) {
@@ -240,10 +246,6 @@ int RunJob(const RunOptions& options, storage::StoreRegistry& registry, const En
         r.report.files_skipped);
   }
 
-  sigset_t mask, old_mask;
-  sigemptyset(&mask);
-  for (int s : {SIGTERM, SIGINT, SIGUSR1, SIGCHLD}) sigaddset(&mask, s);
-  ::sigprocmask(SIG_BLOCK, &mask, &old_mask);
   ChildState child;
   child.pid = StartChild(options, outputs, id, old_mask);
   if (child.pid < 0) {
