@@ -16,12 +16,6 @@ Status Print(Context& ctx, std::string_view text) {
   return Status();
 }
 
-std::string BaseName(std::string_view key) {
-  while (!key.empty() && key.back() == '/') key.remove_suffix(1);
-  size_t slash = key.rfind('/');
-  return std::string(slash == std::string_view::npos ? key : key.substr(slash + 1));
-}
-
 bool LocalDirExists(const storage::OpenedUrl& opened) {
   if (opened.url.scheme != storage::Scheme::kLocal) return false;
   std::error_code ec;

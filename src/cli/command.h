@@ -46,9 +46,6 @@ void AddRunCommand(CLI::App& app, Action& action, int* exit_code);
 // Writes to ctx.out; a closed pipe (ferry ls | head) ends the command quietly with kCancelled.
 Status Print(Context& ctx, std::string_view text);
 
-// The last path segment of a key ("a/b/c" -> "c", "a/b/" -> "b").
-std::string BaseName(std::string_view key);
-
 // True when `opened` is a local path naming an existing directory.
 bool LocalDirExists(const storage::OpenedUrl& opened);
 

@@ -44,7 +44,7 @@ Status RunLs(Context& ctx, const LsOptions& o) {
   std::string key = opened.key;
   if (!key.empty() && key.back() != '/') {
     auto info = store.Stat(key);
-    if (info.ok()) return PrintObject(ctx, o, store, *info, BaseName(key));
+    if (info.ok()) return PrintObject(ctx, o, store, *info, storage::KeyBaseName(key));
     if (info.status().code() != StatusCode::kNotFound) return info.status();
     key.push_back('/');
   }

@@ -35,8 +35,7 @@ Result<UrlDiagnosis> DiagnoseUrl(const std::string& url, storage::StoreRegistry&
     return d;
   }
   FERRY_ASSIGN_OR_RETURN(auto opened, registry.Open(url));
-  std::string prefix = opened.key;
-  if (!prefix.empty() && prefix.back() != '/') prefix.push_back('/');
+  std::string prefix = storage::DirectoryPrefix(opened.key);
   std::vector<double> lat;
   for (int i = 0; i < 5; ++i) {
     auto start = Clock::now();

@@ -12,11 +12,6 @@ namespace ferry::job {
 
 namespace {
 
-std::string AsPrefix(std::string key) {
-  if (!key.empty() && key.back() != '/') key.push_back('/');
-  return key;
-}
-
 // Bytes under an input URL (an object or a prefix).
 Result<uint64_t> InputSize(storage::OpenedUrl& in) {
   if (!in.key.empty() && !in.url.trailing_slash) {
@@ -24,19 +19,19 @@ Result<uint64_t> InputSize(storage::OpenedUrl& in) {
     if (info.ok()) return info->size;
   }
   uint64_t total = 0, count = 0;
-  FERRY_RETURN_IF_ERROR(
-      in.store->ListAll({.prefix = AsPrefix(in.key)}, [&](const storage::ListPage& p) {
-        for (const auto& o : p.objects) total += o.size;
-        count += p.objects.size();
-        return Status();
-      }));
+  FERRY_RETURN_IF_ERROR(in.store->ListAll({.prefix = storage::DirectoryPrefix(in.key)},
+                                          [&](const storage::ListPage& p) {
+                                            for (const auto& o : p.objects) total += o.size;
+                                            count += p.objects.size();
+                                            return Status();
+                                          }));
   if (count == 0) return NotFound("nothing at '" + in.store->UrlFor(in.key) + "'");
   return total;
 }
 
 Status ProbeOutput(storage::OpenedUrl& out) {
   std::random_device rd;
-  std::string key = AsPrefix(out.key) + "_ferry/probe-" + std::to_string(rd());
+  std::string key = storage::DirectoryPrefix(out.key) + "_ferry/probe-" + std::to_string(rd());
   std::string data = "ferry preflight probe\n";
   FERRY_RETURN_IF_ERROR(out.store->WriteAll(key, data).status().WithContext("write probe"));
   auto back = out.store->ReadAll(key);

@@ -51,9 +51,7 @@ struct ChildState {
 Status SyncOutput(storage::StoreRegistry& registry, const Output& out, bool final_sync,
                   const RunIdentity& id, const RunOptions& options, const ChildState& child) {
   FERRY_ASSIGN_OR_RETURN(auto src, registry.Open(out.dir + "/"));
-  std::string dst_url = out.url;
-  if (!EndsWith(dst_url, "/")) dst_url += "/";
-  FERRY_ASSIGN_OR_RETURN(auto dst, registry.Open(dst_url));
+  FERRY_ASSIGN_OR_RETURN(auto dst, registry.Open(storage::DirectoryPrefix(out.url)));
   transfer::CopyOptions copy{.recursive = true};
   // While the command runs, files written in the last 2 s may still be open: next round.
   if (!final_sync) copy.min_age = std::chrono::seconds(2);

@@ -145,6 +145,17 @@ Result<ParsedUrl> ParseUrl(std::string_view url, std::string_view cwd) {
                          "file://, s3://, http://, https://)");
 }
 
+std::string KeyBaseName(std::string_view key) {
+  while (!key.empty() && key.back() == '/') key.remove_suffix(1);
+  size_t slash = key.rfind('/');
+  return std::string(slash == std::string_view::npos ? key : key.substr(slash + 1));
+}
+
+std::string DirectoryPrefix(std::string key) {
+  if (!key.empty() && key.back() != '/') key.push_back('/');
+  return key;
+}
+
 std::string FormatS3Url(std::string_view bucket, std::string_view key) {
   std::string out = "s3://" + std::string(bucket) + "/";
   for (unsigned char c : key) {

@@ -32,6 +32,11 @@ struct ParsedUrl {
 // `cwd` makes relative local paths absolute (empty = the process's working directory).
 Result<ParsedUrl> ParseUrl(std::string_view url, std::string_view cwd = {});
 
+// The last path segment of a key ("a/b/c" -> "c", "a/b/" -> "b").
+std::string KeyBaseName(std::string_view key);
+// `key` as a directory prefix: "a/b" -> "a/b/"; "" and "a/b/" stay as they are.
+std::string DirectoryPrefix(std::string key);
+
 // Renders a key of an s3 store back into URL form, escaping what ParseUrl decodes.
 std::string FormatS3Url(std::string_view bucket, std::string_view key);
 

@@ -67,5 +67,13 @@ TEST(UrlTest, FormatS3UrlEscapesWhatParsingDecodes) {
   EXPECT_EQ(ParseUrl(url)->key, key);
 }
 
+TEST(UrlTest, KeyHelpers) {
+  EXPECT_EQ(KeyBaseName("a/b/c"), "c");
+  EXPECT_EQ(KeyBaseName("a/b/"), "b");
+  EXPECT_EQ(DirectoryPrefix("a/b"), "a/b/");
+  EXPECT_EQ(DirectoryPrefix("a/b/"), "a/b/");
+  EXPECT_EQ(DirectoryPrefix(""), "");
+}
+
 }  // namespace
 }  // namespace ferry::storage

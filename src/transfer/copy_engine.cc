@@ -28,22 +28,11 @@ uint64_t ChoosePartSize(uint64_t object_size, uint64_t requested) {
 
 namespace {
 
-std::string BaseName(std::string_view key) {
-  while (!key.empty() && key.back() == '/') key.remove_suffix(1);
-  size_t slash = key.rfind('/');
-  return std::string(slash == std::string_view::npos ? key : key.substr(slash + 1));
-}
-
 bool IsDirectoryTarget(const storage::OpenedUrl& u) {
   if (u.key.empty() || u.url.trailing_slash) return true;
   if (u.url.scheme != storage::Scheme::kLocal) return false;
   std::error_code ec;
   return std::filesystem::is_directory("/" + u.key, ec);
-}
-
-std::string AsPrefix(std::string key) {
-  if (!key.empty() && key.back() != '/') key.push_back('/');
-  return key;
 }
 
 // Lists every object under `prefix` into `out` (key -> info).
@@ -68,7 +57,7 @@ Result<std::vector<Item>> Plan(const storage::OpenedUrl& src, const storage::Ope
       return info.status();
     } else if (!options.recursive) {
       // Not an object: a directory/prefix needs -r; otherwise it is simply missing.
-      auto probe = src.store->List({.prefix = AsPrefix(src.key), .max_keys = 1});
+      auto probe = src.store->List({.prefix = storage::DirectoryPrefix(src.key), .max_keys = 1});
       if (probe.ok() && !probe->objects.empty()) {
         return InvalidArgument("cp: '" + src.store->UrlFor(src.key) +
                                "' is a directory or prefix; use -r to copy what is under it");
@@ -77,15 +66,17 @@ Result<std::vector<Item>> Plan(const storage::OpenedUrl& src, const storage::Ope
     }
   }
   if (single) {
-    std::string dst_key = IsDirectoryTarget(dst) ? AsPrefix(dst.key) + BaseName(src.key) : dst.key;
+    std::string dst_key = IsDirectoryTarget(dst)
+                              ? storage::DirectoryPrefix(dst.key) + storage::KeyBaseName(src.key)
+                              : dst.key;
     items.push_back({.src_key = src.key, .dst_key = dst_key, .src = std::move(*single)});
   } else {
     if (!options.recursive) {
       return InvalidArgument("cp: '" + src.store->UrlFor(src.key) +
                              "' is a directory or prefix; use -r to copy what is under it");
     }
-    std::string src_prefix = AsPrefix(src.key);
-    std::string dst_prefix = AsPrefix(dst.key);
+    std::string src_prefix = storage::DirectoryPrefix(src.key);
+    std::string dst_prefix = storage::DirectoryPrefix(dst.key);
     GlobFilter filter(options.include, options.exclude);
     auto newest_allowed = std::chrono::system_clock::now() - options.min_age;
     FERRY_RETURN_IF_ERROR(ListInto(*src.store, src_prefix, [&](storage::ObjectInfo&& o) {
@@ -110,10 +101,11 @@ Result<std::vector<Item>> Plan(const storage::OpenedUrl& src, const storage::Ope
       auto info = dst.store->Stat(items[0].dst_key);
       if (info.ok()) existing[items[0].dst_key] = *info;
     } else {
-      Status s = ListInto(*dst.store, AsPrefix(dst.key), [&](storage::ObjectInfo&& o) {
-        std::string k = o.key;
-        existing.emplace(std::move(k), std::move(o));
-      });
+      Status s =
+          ListInto(*dst.store, storage::DirectoryPrefix(dst.key), [&](storage::ObjectInfo&& o) {
+            std::string k = o.key;
+            existing.emplace(std::move(k), std::move(o));
+          });
       if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
     }
     for (auto& it : items) {

@@ -18,6 +18,10 @@ Result<std::unique_ptr<Writer>> NewLocalWriter(const std::string& key, const std
 Result<std::unique_ptr<PartWriter>> NewLocalPartWriter(const std::string& key,
                                                        const std::string& path,
                                                        const PartWriteOptions& options);
+// A fresh temporary path next to `dir/name`: ".ferry-tmp.NAME.RANDOM", with NAME cut to 200
+// bytes so the whole stays under NAME_MAX.
+std::string TempPathFor(const std::string& dir, const std::string& name);
+
 // Publishes a finished temporary file (the protocol in local_store.h): metadata xattrs, fsync,
 // close, rename (or link for create-only writes) over `path`, fsync of `dir`. Always closes `fd`;
 // on failure the temporary file is removed.

@@ -12,7 +12,6 @@
 
 #include <cerrno>
 #include <filesystem>
-#include <random>
 
 #include "base/crc32c.h"
 #include "base/errno_status.h"
@@ -123,11 +122,7 @@ Result<std::unique_ptr<PartWriter>> NewLocalPartWriter(const std::string& key,
                     "Resume '" + path + "': temporary file has the wrong size");
     }
   } else {
-    thread_local std::mt19937_64 rng{std::random_device{}()};
-    char suffix[17];
-    std::snprintf(suffix, sizeof suffix, "%016llx", static_cast<unsigned long long>(rng()));
-    std::string base = name.size() > 200 ? name.substr(0, 200) : name;
-    tmp = dir + "/" + std::string(kLocalTempPrefix) + base + "." + suffix;
+    tmp = TempPathFor(dir, name);
     fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return ErrnoToStatus(errno, "Write '" + path + "' (create temporary file)");
     // Reserve the space now: a full disk fails here, not halfway through.

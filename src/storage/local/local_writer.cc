@@ -44,6 +44,12 @@ Status FsyncDir(const std::string& dir) {
 
 }  // namespace
 
+std::string TempPathFor(const std::string& dir, const std::string& name) {
+  // Temp names stay under NAME_MAX (255) even for long target names.
+  std::string base = name.size() > 200 ? name.substr(0, 200) : name;
+  return dir + "/" + std::string(kLocalTempPrefix) + base + "." + RandomSuffix();
+}
+
 Result<ObjectInfo> PublishTempFile(int fd, const std::string& tmp, const std::string& path,
                                    const std::string& dir, const std::string& key,
                                    const WriteOptions& options) {
@@ -142,9 +148,7 @@ Result<std::unique_ptr<Writer>> NewLocalWriter(const std::string& key, const std
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     return InvalidArgument("Write '" + path + "': is a directory");
   }
-  // Temp names stay under NAME_MAX (255) even for long target names.
-  std::string base = name.size() > 200 ? name.substr(0, 200) : name;
-  std::string tmp = dir + "/" + std::string(kLocalTempPrefix) + base + "." + RandomSuffix();
+  std::string tmp = TempPathFor(dir, name);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoToStatus(errno, "Write '" + path + "' (create temporary file)");
   return std::unique_ptr<Writer>(new LocalWriter(key, path, dir, tmp, fd, options));
