@@ -9,7 +9,7 @@ set -euo pipefail
 build_pkgs=(
   build-essential cmake ninja-build pkg-config git
   libcurl4-openssl-dev libssl-dev libpugixml-dev nlohmann-json3-dev libcli11-dev
-  libfmt-dev libisal-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libfmt-dev libyaml-cpp-dev libisal-dev libgtest-dev libgmock-dev libbenchmark-dev
 )
 test_pkgs=(
   radosgw ceph-mon ceph-osd ceph-common uuid-runtime curl python3 python3-pytest python3-boto3

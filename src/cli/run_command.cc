@@ -1,20 +1,23 @@
-// ferry run [--in SRC=DIR]... [--out DIR=DST]... [--interval S] [--grace S] -- CMD ARGS...
-// The job lifecycle is in src/job/run.h.
+// ferry run [--spec FILE] [--in SRC=DIR]... [--out DIR=DST]... [--interval S] [--grace S]
+//           [--delete-after-upload GLOB]... [--trigger-file PATH] -- CMD ARGS...
+// The job lifecycle is in src/job/run.h; spec files in src/job/spec.h.
 
 #include <chrono>
 
 #include "base/log.h"
 #include "cli/command.h"
 #include "job/run.h"
+#include "job/spec.h"
 
 namespace ferry::cli {
 
 namespace {
 
 struct RunCliOptions {
-  std::vector<std::string> in, out, command;
-  int interval = 300;
-  int grace = 30;
+  std::string spec;
+  std::vector<std::string> in, out, delete_after_upload, command;
+  std::optional<int> interval, grace;
+  std::string trigger_file;
   bool strict = false;
   bool no_preflight = false;
 };
@@ -28,12 +31,12 @@ Result<std::pair<std::string, std::string>> SplitPair(const std::string& text, b
   return std::pair{text.substr(0, eq), text.substr(eq + 1)};
 }
 
-Status RunRun(Context& ctx, const RunCliOptions& o, int* exit_code) {
-  job::RunOptions ro{.interval = std::chrono::seconds(o.interval),
-                     .grace = std::chrono::seconds(o.grace),
-                     .strict = o.strict,
-                     .skip_preflight = o.no_preflight,
-                     .command = o.command};
+// The spec file (if any) first; flags add inputs, outputs and globs, and override the rest.
+Result<job::RunOptions> Combine(const RunCliOptions& o) {
+  job::RunOptions ro;
+  if (!o.spec.empty()) {
+    FERRY_ASSIGN_OR_RETURN(ro, job::LoadJobSpec(o.spec));
+  }
   // SRC URLs may hold '=' (parameters): split --in at the last '=', --out at the first.
   for (const auto& s : o.in) {
     FERRY_ASSIGN_OR_RETURN(auto p, SplitPair(s, true, "--in", "SRC=LOCAL_DIR"));
@@ -43,9 +46,29 @@ Status RunRun(Context& ctx, const RunCliOptions& o, int* exit_code) {
     FERRY_ASSIGN_OR_RETURN(auto p, SplitPair(s, false, "--out", "LOCAL_DIR=DST_URL"));
     ro.outputs.push_back(p);
   }
-  if (o.interval < 1 || o.grace < 0)
-    return InvalidArgument("--interval must be >= 1, --grace >= 0");
-  *exit_code = job::RunJob(ro, *ctx.registry, *ctx.env);
+  if (o.interval) {
+    if (*o.interval < 1) return InvalidArgument("--interval must be >= 1");
+    ro.interval = std::chrono::seconds(*o.interval);
+  }
+  if (o.grace) {
+    if (*o.grace < 0) return InvalidArgument("--grace must be >= 0");
+    ro.grace = std::chrono::seconds(*o.grace);
+  }
+  ro.strict = ro.strict || o.strict;
+  ro.skip_preflight = ro.skip_preflight || o.no_preflight;
+  ro.delete_after_upload.insert(ro.delete_after_upload.end(), o.delete_after_upload.begin(),
+                                o.delete_after_upload.end());
+  if (!o.trigger_file.empty()) ro.trigger_file = o.trigger_file;
+  if (!o.command.empty()) ro.command = o.command;
+  if (ro.command.empty()) {
+    return InvalidArgument("no command to run: give it after '--' or as 'command:' in --spec");
+  }
+  return ro;
+}
+
+Status RunRun(Context& ctx, const RunCliOptions& o, int* exit_code) {
+  FERRY_ASSIGN_OR_RETURN(auto ro, Combine(o));
+  *exit_code = job::RunJob(ro, *ctx.registry, *ctx.env, &ctx.backend_options);
   return Status();
 }
 
@@ -56,6 +79,7 @@ void AddRunCommand(CLI::App& app, Action& action, int* exit_code) {
   auto* cmd = app.add_subcommand("run",
                                  "Run a training command with stage-in, checkpoint sync "
                                  "and a stage-out that happens even when it fails");
+  cmd->add_option("--spec", o->spec, "Job spec file (YAML or JSON) with the settings below");
   cmd->add_option("--in", o->in, "SRC=LOCAL_DIR: copy SRC into LOCAL_DIR before starting")
       ->allow_extra_args(false);
   cmd->add_option("--out", o->out,
@@ -64,9 +88,15 @@ void AddRunCommand(CLI::App& app, Action& action, int* exit_code) {
       ->allow_extra_args(false);
   cmd->add_option("--interval", o->interval, "Seconds between checkpoint syncs (default 300)");
   cmd->add_option("--grace", o->grace, "Seconds between SIGTERM and SIGKILL (default 30)");
+  cmd->add_option("--delete-after-upload", o->delete_after_upload,
+                  "GLOB: delete local output files matching it once their upload is verified")
+      ->allow_extra_args(false);
+  cmd->add_option("--trigger-file", o->trigger_file,
+                  "Creating this file asks for a sync now (default $TMPDIR/ferry-sync-<pid>, "
+                  "given to CMD as FERRY_SYNC_TRIGGER)");
   cmd->add_flag("--strict", o->strict, "Preflight warnings stop the run too");
   cmd->add_flag("--no-preflight", o->no_preflight, "Skip the preflight checks");
-  cmd->add_option("command", o->command, "-- CMD ARGS...")->required();
+  cmd->add_option("command", o->command, "-- CMD ARGS...");
   cmd->callback([o, &action, exit_code] {
     action = [o, exit_code](Context& ctx) { return RunRun(ctx, *o, exit_code); };
   });

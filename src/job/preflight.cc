@@ -4,6 +4,9 @@
 
 #include <filesystem>
 #include <random>
+#include <set>
+
+#include "aws/credentials.h"
 
 #include "base/strings.h"
 #include "job/doctor.h"
@@ -41,12 +44,43 @@ Status ProbeOutput(storage::OpenedUrl& out) {
   return del.WithContext("delete probe");
 }
 
+// One line per bucket: where its credentials come from and whose they are (never the secret).
+void CheckCredentials(const std::vector<std::string>& urls, const storage::BackendOptions& backend,
+                      PreflightReport& r) {
+  std::set<std::string> seen;
+  for (const auto& url : urls) {
+    auto parsed = storage::ParseUrl(url);
+    if (!parsed.ok() || parsed->scheme != storage::Scheme::kS3) continue;
+    if (!seen.insert(parsed->bucket).second) continue;
+    std::string name = "credentials for s3://" + parsed->bucket;
+    auto opts = storage::ResolveS3Options(*parsed, backend);
+    if (!opts.ok()) {
+      r.errors.push_back(name + ": " + opts.status().message());
+      continue;
+    }
+    auto creds = opts->credentials->GetCredentials();
+    if (!creds.ok()) {
+      r.errors.push_back(name + ": " + creds.status().message());
+      continue;
+    }
+    r.lines.push_back(name + " (" + opts->endpoint.scheme + "://" + opts->endpoint.authority +
+                      "): " + aws::DescribeCredentials(*creds));
+  }
+}
+
 }  // namespace
 
 PreflightReport RunPreflight(storage::StoreRegistry& registry,
                              const std::vector<std::pair<std::string, std::string>>& inputs,
-                             const std::vector<std::pair<std::string, std::string>>& outputs) {
+                             const std::vector<std::pair<std::string, std::string>>& outputs,
+                             const storage::BackendOptions* backend) {
   PreflightReport r;
+  if (backend) {
+    std::vector<std::string> urls;
+    for (const auto& in : inputs) urls.push_back(in.first);
+    for (const auto& out : outputs) urls.push_back(out.second);
+    CheckCredentials(urls, *backend, r);
+  }
   for (const auto& [src, dir] : inputs) {
     auto in = registry.Open(src);
     if (!in.ok()) {

@@ -1,7 +1,8 @@
 #pragma once
 // Checks `ferry run` makes before the command starts, so GPUs never spin up for a job whose
 // results could not be saved: every input URL can be listed and read, every output URL can be
-// written, read back and deleted (a probe object under _ferry/), local stage-in targets have
+// written, read back and deleted (a probe object under _ferry/), the credentials each s3://
+// URL resolves to are named (source and identity, never the secret), local stage-in targets have
 // room for the inputs, and each local output directory is classified (ferry doctor). Problems
 // are errors; doubtful storage is a warning, an error under --strict.
 
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "storage/backends.h"
 #include "storage/registry.h"
 
 namespace ferry::job {
@@ -23,6 +25,7 @@ struct PreflightReport {
 
 PreflightReport RunPreflight(storage::StoreRegistry& registry,
                              const std::vector<std::pair<std::string, std::string>>& inputs,
-                             const std::vector<std::pair<std::string, std::string>>& outputs);
+                             const std::vector<std::pair<std::string, std::string>>& outputs,
+                             const storage::BackendOptions* backend = nullptr);
 
 }  // namespace ferry::job

@@ -7,18 +7,14 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <random>
 
 #include "base/log.h"
 #include "base/redact.h"
 #include "base/strings.h"
 #include "job/preflight.h"
+#include "job/sync.h"
 #include "transfer/copy_engine.h"
-
-#ifndef FERRY_VERSION
-#define FERRY_VERSION "dev"
-#endif
 
 namespace ferry::job {
 
@@ -35,72 +31,36 @@ std::string Today() {
   return buf;
 }
 
-struct Output {
-  std::string dir;  // local directory
-  std::string url;  // expanded destination
-};
-
-struct ChildState {
-  pid_t pid = -1;
-  bool running = false;
-  int exit_code = -1;  // 0-255, or 128+signal
-  std::string how;     // "exited 3", "killed by signal 9"
-};
-
-// Copies one output directory to its destination, then writes the manifest last.
-Status SyncOutput(storage::StoreRegistry& registry, const Output& out, bool final_sync,
-                  const RunIdentity& id, const RunOptions& options, const ChildState& child) {
-  FERRY_ASSIGN_OR_RETURN(auto src, registry.Open(out.dir + "/"));
-  FERRY_ASSIGN_OR_RETURN(auto dst, registry.Open(storage::DirectoryPrefix(out.url)));
-  transfer::CopyOptions copy{.recursive = true};
-  // While the command runs, files written in the last 2 s may still be open: next round.
-  if (!final_sync) copy.min_age = std::chrono::seconds(2);
-  transfer::ProgressCounters counters;
-  auto result = transfer::RunCopy(src, dst, copy, counters);
-  if (!result.status.ok() && result.status.code() != StatusCode::kNotFound) return result.status;
-
-  nlohmann::json files = nlohmann::json::array();
-  Status listed = dst.store->ListAll({.prefix = dst.key}, [&](const storage::ListPage& page) {
-    for (const auto& o : page.objects) {
-      std::string rel = o.key.substr(dst.key.size());
-      if (StartsWith(rel, "_ferry/")) continue;
-      files.push_back({{"path", rel},
-                       {"size", o.size},
-                       {"etag", o.etag},
-                       {"modified", o.modified ? FormatIso8601(*o.modified) : ""}});
+// Syncs every output; returns the first failure (all outputs are tried).
+Status SyncAll(storage::StoreRegistry& registry, const std::vector<Output>& outputs, SyncKind kind,
+               const RunIdentity& id, const RunOptions& options, const ChildState& child) {
+  Status first;
+  for (const auto& o : outputs) {
+    Status s = SyncOutput(registry, o, kind, id, options, child);
+    if (!s.ok()) {
+      s = s.WithContext("sync of '" + o.dir + "' to '" + o.url + "'");
+      Log(LogLevel::kError, "{}", s.message());
+      if (first.ok()) first = s;
+    } else {
+      Log(LogLevel::kInfo, "synced '{}' to '{}'", o.dir, o.url);
     }
-    return Status();
-  });
-  FERRY_RETURN_IF_ERROR(listed);
-  std::string command;
-  for (const auto& a : options.command) command += (command.empty() ? "" : " ") + a;
-  nlohmann::json manifest = {{"run_id", id.job},
-                             {"attempt", id.attempt},
-                             {"rank", id.rank},
-                             {"host", id.host},
-                             {"ferry_version", FERRY_VERSION},
-                             {"command", Redact(command)},
-                             {"written_at", FormatIso8601(std::chrono::system_clock::now())},
-                             {"final", final_sync},
-                             {"files", files},
-                             {"state", child.running ? "running" : "finished"}};
-  if (!child.running && child.exit_code >= 0) {
-    manifest["exit_code"] = child.exit_code;
-    manifest["exit"] = child.how;
   }
-  // Written last: its presence and contents say which files form a complete set.
-  return dst.store->WriteAll(dst.key + "_ferry/manifest.json", manifest.dump(2) + "\n").status();
+  return first;
 }
 
-void SyncAll(storage::StoreRegistry& registry, const std::vector<Output>& outputs, bool final_sync,
-             const RunIdentity& id, const RunOptions& options, const ChildState& child) {
-  for (const auto& o : outputs) {
-    Status s = SyncOutput(registry, o, final_sync, id, options, child);
-    if (!s.ok())
-      Log(LogLevel::kError, "sync of '{}' to '{}' failed: {}", o.dir, o.url, s.message());
-    else
-      Log(LogLevel::kInfo, "synced '{}' to '{}'", o.dir, o.url);
+// Answers a trigger-file request: removed when its sync succeeded; renamed to <file>.failed
+// holding the error when it did not (so it neither reads as done nor fires again).
+void AnswerTrigger(const std::string& trigger, const Status& synced) {
+  if (synced.ok()) {
+    ::unlink(trigger.c_str());
+    return;
   }
+  std::string failed = trigger + ".failed";
+  if (FILE* f = std::fopen(failed.c_str(), "w")) {
+    std::fprintf(f, "%s\n", Redact(synced.message()).c_str());
+    std::fclose(f);
+  }
+  ::unlink(trigger.c_str());
 }
 
 pid_t StartChild(const RunOptions& options, const std::vector<Output>& outputs,
@@ -115,6 +75,7 @@ pid_t StartChild(const RunOptions& options, const std::vector<Output>& outputs,
     ::setenv(("FERRY_OUTPUT_URL_" + std::to_string(i)).c_str(), outputs[i].url.c_str(), 1);
   }
   if (!outputs.empty()) ::setenv("FERRY_OUTPUT", outputs[0].dir.c_str(), 1);
+  ::setenv("FERRY_SYNC_TRIGGER", options.trigger_file.c_str(), 1);
   for (size_t i = 0; i < options.inputs.size(); ++i) {
     ::setenv(("FERRY_INPUT_" + std::to_string(i)).c_str(), options.inputs[i].second.c_str(), 1);
   }
@@ -187,7 +148,8 @@ Result<std::string> ExpandTemplate(const std::string& tmpl, const RunIdentity& i
   return out;
 }
 
-int RunJob(const RunOptions& options, storage::StoreRegistry& registry, const Environment& env) {
+int RunJob(const RunOptions& run_options, storage::StoreRegistry& registry, const Environment& env,
+           const storage::BackendOptions* backend) {
   // Signals are held from the start: a SIGTERM during preflight or stage-in stays pending and is
   // forwarded to the command as soon as it exists (then the final sync runs as usual).
   sigset_t mask, old_mask;
@@ -195,6 +157,13 @@ int RunJob(const RunOptions& options, storage::StoreRegistry& registry, const En
   for (int s : {SIGTERM, SIGINT, SIGUSR1, SIGCHLD}) sigaddset(&mask, s);
   ::sigprocmask(SIG_BLOCK, &mask, &old_mask);
   RunIdentity id = DetectIdentity(env);
+  RunOptions options = run_options;
+  if (options.trigger_file.empty()) {
+    options.trigger_file =
+        env.GetOr("TMPDIR", "/tmp") + "/ferry-sync-" + std::to_string(::getpid());
+  }
+  options.trigger_file = std::filesystem::absolute(options.trigger_file).string();
+  ::unlink(options.trigger_file.c_str());  // a stale request from an earlier run is not one
   std::vector<Output> outputs;
   for (const auto& [dir, tmpl] : options.outputs) {
     auto url = ExpandTemplate(tmpl, id);
@@ -204,13 +173,13 @@ int RunJob(const RunOptions& options, storage::StoreRegistry& registry, const En
     }
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
-    outputs.push_back({std::filesystem::absolute(dir).string(), *url});
+    outputs.push_back({std::filesystem::absolute(dir).string(), *url, tmpl});
   }
   // Preflight: every problem is reported in one block before any GPU time is spent.
   if (!options.skip_preflight) {
     std::vector<std::pair<std::string, std::string>> outs;
     for (const auto& o : outputs) outs.emplace_back(o.dir, o.url);
-    PreflightReport pre = RunPreflight(registry, options.inputs, outs);
+    PreflightReport pre = RunPreflight(registry, options.inputs, outs, backend);
     std::string block = "ferry: preflight:\n";
     for (const auto& l : pre.lines) block += "  ok:      " + l + "\n";
     for (const auto& w : pre.warnings) block += "  warning: " + w + "\n";
@@ -257,7 +226,8 @@ int RunJob(const RunOptions& options, storage::StoreRegistry& registry, const En
   auto next_sync = Clock::now() + options.interval;
   std::optional<Clock::time_point> kill_at;
   while (child.running) {
-    auto wake = next_sync;
+    // The trigger file is polled twice a second; signals and the child's exit wake us at once.
+    auto wake = std::min(next_sync, Clock::now() + std::chrono::milliseconds(500));
     if (kill_at && *kill_at < wake) wake = *kill_at;
     auto wait =
         std::max(std::chrono::milliseconds(1),
@@ -287,14 +257,25 @@ int RunJob(const RunOptions& options, storage::StoreRegistry& registry, const En
       ::kill(-child.pid, SIGKILL);
       kill_at = Clock::now() + std::chrono::hours(24);
     }
-    if (sig == SIGUSR1 || Clock::now() >= next_sync) {
-      SyncAll(registry, outputs, /*final_sync=*/false, id, options, child);
+    bool triggered = ::access(options.trigger_file.c_str(), F_OK) == 0;
+    if (sig == SIGUSR1 || triggered || Clock::now() >= next_sync) {
+      if (triggered) ::unlink((options.trigger_file + ".failed").c_str());
+      SyncKind kind = sig == SIGUSR1 || triggered ? SyncKind::kOnDemand : SyncKind::kPeriodic;
+      Status synced = SyncAll(registry, outputs, kind, id, options, child);
       next_sync = Clock::now() + options.interval;
+      if (triggered) AnswerTrigger(options.trigger_file, synced);
     }
   }
   Log(LogLevel::kInfo, "command {}; final stage-out", child.how);
-  SyncAll(registry, outputs, /*final_sync=*/true, id, options, child);
+  Status synced = SyncAll(registry, outputs, SyncKind::kFinal, id, options, child);
+  if (::access(options.trigger_file.c_str(), F_OK) == 0)
+    AnswerTrigger(options.trigger_file, synced);
   ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  if (child.exit_code == 0 && !synced.ok()) {
+    // A success whose results did not reach their destination is not a success.
+    Log(LogLevel::kError, "the command succeeded but the final stage-out failed");
+    return 1;
+  }
   return child.exit_code < 0 ? 1 : child.exit_code;
 }
 

@@ -9,7 +9,8 @@
 // which it forwards to the command, waiting `grace` before SIGKILL. After every sync a manifest
 // (`_ferry/manifest.json`: files, sizes, ETags, run id, host, command, exit status when known) is
 // written last at each destination, so a reader can tell a complete checkpoint set from a partial
-// one. ferry exits with the command's status (128+signal when it was killed by a signal).
+// one, and a `latest` pointer names the newest complete set. ferry exits with the command's status
+// (128+signal when it was killed by a signal).
 
 #include <chrono>
 #include <string>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "base/environment.h"
+#include "storage/backends.h"
 #include "storage/registry.h"
 
 namespace ferry::job {
@@ -28,6 +30,12 @@ struct RunOptions {
   std::chrono::seconds grace{30};
   bool strict = false;  // preflight warnings are fatal too
   bool skip_preflight = false;
+  // Globs (relative paths, like --include): local output files matching one are deleted once a
+  // sync has verified them at the destination and they have not changed since.
+  std::vector<std::string> delete_after_upload;
+  // Creating this file asks for a sync now; ferry removes it when that sync has finished.
+  // Empty = $TMPDIR/ferry-sync-<pid>. The command sees it as FERRY_SYNC_TRIGGER.
+  std::string trigger_file;
   std::vector<std::string> command;
 };
 
@@ -39,6 +47,8 @@ RunIdentity DetectIdentity(const Environment& env);
 Result<std::string> ExpandTemplate(const std::string& tmpl, const RunIdentity& id);
 
 // Runs the job; returns the exit code ferry should exit with.
-int RunJob(const RunOptions& options, storage::StoreRegistry& registry, const Environment& env);
+// `backend` describes credentials in the preflight block (may be null: not shown).
+int RunJob(const RunOptions& options, storage::StoreRegistry& registry, const Environment& env,
+           const storage::BackendOptions* backend = nullptr);
 
 }  // namespace ferry::job

@@ -182,6 +182,10 @@ CopyResult RunCopy(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
           ++ctx.report.files_copied;
           ctx.report.bytes_copied += item.src.size;
         }
+        if (r.ok() && options.report_in_sync) {
+          ctx.report.in_sync.push_back(item.src);
+          ctx.report.in_sync.back().key = item.src_key;
+        }
       });
     }
     file_pool.WaitIdle();

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "storage/store.h"
+
 namespace ferry::transfer {
 
 struct CopyOptions {
@@ -28,6 +30,9 @@ struct CopyOptions {
   // running job; ferry run's periodic syncs). 0 = copy everything.
   std::chrono::seconds min_age{0};
   const std::atomic<bool>* cancel = nullptr;  // set (e.g. by SIGINT) to stop; state is kept
+  // Fill CopyReport::in_sync with every source object that is now at the destination with
+  // verified content (copied or found unchanged); ferry run's --delete-after-upload uses it.
+  bool report_in_sync = false;
 };
 
 struct CopyReport {
@@ -37,6 +42,9 @@ struct CopyReport {
   uint64_t peak_buffer_bytes = 0;
   double seconds = 0;
   std::vector<std::string> errors;  // one line each, the first 20
+  // With CopyOptions::report_in_sync: source objects (key, size, modified as listed before the
+  // copy) whose destination now holds the same bytes.
+  std::vector<storage::ObjectInfo> in_sync;
 };
 
 // The metadata key holding an object's CRC32C (8 hex digits); S3 sends it as

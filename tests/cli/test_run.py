@@ -120,6 +120,7 @@ def test_concurrent_runs_with_one_template_do_not_collide(ferry, prefix, tmp_pat
     for p in procs:
         assert p.wait(timeout=60) == 0
     runs = ferry.run("ls", prefix + "runs/", check=True).stdout.decode().split()
+    assert runs.pop() == "_ferry/"  # the latest pointer; last writer wins
     assert len(runs) == 2
     contents = sorted(ferry.run("cat", prefix + "runs/" + r + "model.pt", check=True).stdout for r in runs)
     assert contents == [b"0\n", b"1\n"]
@@ -141,3 +142,84 @@ def test_ferry_killed_leaves_synced_checkpoints_intact(ferry, prefix, tmp_path):
     assert m["state"] == "running" and not m["final"]
     assert [f["path"] for f in m["files"]] == ["ckpt-1.pt"]
     assert ferry.run("cat", prefix + "ckpt-1.pt", check=True).stdout == b"1\n"
+
+
+def test_latest_pointer_names_the_newest_complete_set(ferry, prefix, tmp_path):
+    dst = prefix + "runs/{job}/{attempt}/"
+    for job in ("job-1", "job-2"):
+        p = ferry.run("run", "--out", f"{tmp_path / job}={dst}", "--", "bash", "-c",
+                      "echo w > $FERRY_OUTPUT/model.pt", env={"FERRY_RUN_ID": job})
+        assert p.returncode == 0, p.stderr.decode()
+        latest = json.loads(ferry.run("cat", prefix + "runs/_ferry/latest.json", check=True).stdout)
+        assert latest["url"] == f"{prefix}runs/{job}/0/" and latest["run_id"] == job
+        assert latest["final"] and latest["manifest"] == f"{prefix}runs/{job}/0/_ferry/manifest.json"
+        assert manifest(ferry, latest["url"])["final"]
+    p = ferry.run("run", "--out", f"{tmp_path / 'r1'}={dst}", "--", "true",
+                  env={"FERRY_RUN_ID": "job-3", "RANK": "1"})
+    assert p.returncode == 0, p.stderr.decode()
+    rank1 = json.loads(ferry.run("cat", prefix + "runs/_ferry/latest-rank1.json", check=True).stdout)
+    assert rank1["url"] == f"{prefix}runs/job-3/0/" and rank1["rank"] == "1"
+
+
+def test_delete_after_upload_frees_scratch_only_for_verified_uploads(ferry, prefix, tmp_path):
+    out = tmp_path / "out"
+    # ckpt-1 is written, synced by a periodic round, then deleted locally; train.log keeps
+    # growing and never matches the glob.
+    script = ("echo 1 > $FERRY_OUTPUT/ckpt-1.pt; echo a > $FERRY_OUTPUT/train.log; "
+              "for i in $(seq 60); do [ -e $FERRY_OUTPUT/ckpt-1.pt ] || break; sleep 0.1; done; "
+              "echo 2 > $FERRY_OUTPUT/ckpt-2.pt; [ ! -e $FERRY_OUTPUT/ckpt-1.pt ]")
+    p = ferry.run("-v", "run", *run_args(tmp_path, prefix, script)[1:-4], "--delete-after-upload",
+                  "ckpt-*.pt", "--", "bash", "-c", script)
+    assert p.returncode == 0, p.stderr.decode()  # the command saw ckpt-1.pt disappear
+    assert b"deleted 1 uploaded file(s)" in p.stderr
+    assert sorted(x.name for x in out.iterdir()) == ["train.log"]
+    m = manifest(ferry, prefix)
+    assert [f["path"] for f in m["files"]] == ["ckpt-1.pt", "ckpt-2.pt", "train.log"]
+    assert ferry.run("cat", prefix + "ckpt-1.pt", check=True).stdout == b"1\n"
+
+
+def test_trigger_file_syncs_now_and_is_removed_when_done(ferry, prefix, tmp_path):
+    # The command asks for a sync, waits for the request to vanish, then reads the manifest that
+    # sync wrote (the interval is far away, so only the trigger could have written it).
+    script = (f"echo 1 > $FERRY_OUTPUT/ckpt.pt; touch $FERRY_SYNC_TRIGGER; "
+              f"while [ -e $FERRY_SYNC_TRIGGER ]; do sleep 0.05; done; "
+              f"{ferry.binary} cat {prefix}_ferry/manifest.json > {tmp_path}/seen.json")
+    p = ferry.run("run", "--out", f"{tmp_path / 'out'}={prefix}", "--interval", "300",
+                  "--trigger-file", str(tmp_path / "sync-now"), "--", "bash", "-c", script)
+    assert p.returncode == 0, p.stderr.decode()
+    seen = json.loads((tmp_path / "seen.json").read_text())
+    assert seen["state"] == "running" and [f["path"] for f in seen["files"]] == ["ckpt.pt"]
+    assert not (tmp_path / "sync-now").exists()
+
+
+def test_spec_file_equals_the_flags(ferry, prefix, tmp_path):
+    spec = tmp_path / "job.yaml"
+    spec.write_text(f"""
+command: "echo spec > $FERRY_OUTPUT/from-spec.txt"
+outputs:
+  - dir: {tmp_path / 'out'}
+    dst: "{prefix}runs/{{job}}/"
+interval: 30
+""")
+    p = ferry.run("run", "--spec", spec, env={"FERRY_RUN_ID": "spec-job"})
+    assert p.returncode == 0, p.stderr.decode()
+    assert ferry.run("cat", prefix + "runs/spec-job/from-spec.txt", check=True).stdout == b"spec\n"
+    spec.write_text("outputs: []\nintervall: 3\n")
+    p = ferry.run("run", "--spec", spec, "--", "true")
+    assert p.returncode == 2 and b"unknown key 'intervall'" in p.stderr
+    p = ferry.run("run", "--spec", tmp_path / "missing.yaml")
+    assert p.returncode != 0 and b"missing.yaml" in p.stderr
+
+
+def test_preflight_names_credentials_without_the_secret(ferry, prefix, tmp_path):
+    p = ferry.run("-v", "run", "--out", f"{tmp_path}/o={prefix}", "--", "true")
+    err = p.stderr.decode()
+    bucket = prefix.split("/")[2]
+    assert p.returncode == 0 and f"credentials for s3://{bucket}" in err and "source: environment" in err
+    assert base_env(ferry.rgw)["AWS_SECRET_ACCESS_KEY"] not in err
+
+
+def test_failed_final_stage_out_is_not_a_success(ferry, tmp_path):
+    p = ferry.run("run", "--no-preflight", "--out", f"{tmp_path}/o=/proc/ferry-cannot-write/", "--",
+                  "bash", "-c", "echo x > $FERRY_OUTPUT/model.pt")
+    assert p.returncode == 1 and b"final stage-out failed" in p.stderr

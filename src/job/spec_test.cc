@@ -1,0 +1,65 @@
+#include "job/spec.h"
+
+#include <gtest/gtest.h>
+
+namespace ferry::job {
+namespace {
+
+TEST(JobSpec, ReadsEverySetting) {
+  auto o = ParseJobSpec(R"(
+command: [python3, train.py, --epochs, "10"]
+inputs:
+  - {src: "s3://b/data/", dir: /scratch/data}
+  - "s3://b/x?endpoint=http://h:1=/scratch/x"
+outputs:
+  - dir: /scratch/out
+    dst: "s3://b/runs/{job}/{attempt}/"
+interval: 60
+grace: 5
+strict: true
+preflight: false
+delete_after_upload: "ckpt-*.pt"
+trigger_file: /scratch/sync
+)",
+                        "job.yaml");
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_EQ(o->command, (std::vector<std::string>{"python3", "train.py", "--epochs", "10"}));
+  ASSERT_EQ(o->inputs.size(), 2u);
+  EXPECT_EQ(o->inputs[0], (std::pair<std::string, std::string>{"s3://b/data/", "/scratch/data"}));
+  // A string entry splits SRC=DIR at the last '=', like --in.
+  EXPECT_EQ(o->inputs[1].first, "s3://b/x?endpoint=http://h:1");
+  EXPECT_EQ(o->outputs[0].second, "s3://b/runs/{job}/{attempt}/");
+  EXPECT_EQ(o->interval.count(), 60);
+  EXPECT_EQ(o->grace.count(), 5);
+  EXPECT_TRUE(o->strict);
+  EXPECT_TRUE(o->skip_preflight);
+  EXPECT_EQ(o->delete_after_upload, std::vector<std::string>{"ckpt-*.pt"});
+  EXPECT_EQ(o->trigger_file, "/scratch/sync");
+}
+
+TEST(JobSpec, JsonIsYamlToo) {
+  auto o = ParseJobSpec(R"({"command": "python3 train.py > log.txt", "interval": 10})", "j.json");
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_EQ(o->command, (std::vector<std::string>{"/bin/sh", "-c", "python3 train.py > log.txt"}));
+}
+
+TEST(JobSpec, ErrorsNameTheFileAndTheProblem) {
+  auto typo = ParseJobSpec("intervall: 5\n", "job.yaml");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().message().find("job spec 'job.yaml': unknown key 'intervall'"),
+            std::string::npos);
+  auto bad = ParseJobSpec("interval: soon\n", "job.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("line 1"), std::string::npos) << bad.status().message();
+  auto syntax = ParseJobSpec("outputs: [dir: /a\n", "job.yaml");
+  EXPECT_FALSE(syntax.ok());
+  auto pair = ParseJobSpec("outputs: [\"/only-a-dir\"]\n", "job.yaml");
+  ASSERT_FALSE(pair.ok());
+  EXPECT_NE(pair.status().message().find("DIR=DST"), std::string::npos) << pair.status().message();
+  auto missing = LoadJobSpec("/nonexistent/job.yaml");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("/nonexistent/job.yaml"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ferry::job

@@ -1,0 +1,138 @@
+#include "job/sync.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "base/log.h"
+#include "base/redact.h"
+#include "base/strings.h"
+#include "base/time_format.h"
+#include "transfer/copy_engine.h"
+#include "transfer/glob_filter.h"
+
+#ifndef FERRY_VERSION
+#define FERRY_VERSION "dev"
+#endif
+
+namespace ferry::job {
+
+namespace {
+
+std::string Now() { return FormatIso8601(std::chrono::system_clock::now()); }
+
+// Removes local files matching --delete-after-upload whose upload this sync verified, unless
+// they changed since the copy listed them (the command may be rewriting them).
+void DeleteUploaded(storage::OpenedUrl& src, const Output& out, const RunOptions& options,
+                    const std::vector<storage::ObjectInfo>& in_sync) {
+  transfer::GlobFilter filter(options.delete_after_upload, {});
+  uint64_t deleted = 0, bytes = 0;
+  for (const auto& uploaded : in_sync) {
+    std::string rel = uploaded.key.substr(src.key.size());
+    if (!filter.Accepts(rel)) continue;
+    auto now = src.store->Stat(uploaded.key);
+    if (!now.ok() || now->size != uploaded.size || now->modified != uploaded.modified) {
+      Log(LogLevel::kInfo, "keeping '{}/{}': changed since its upload", out.dir, rel);
+      continue;
+    }
+    Status s = src.store->Delete(uploaded.key);
+    if (!s.ok()) {
+      Log(LogLevel::kWarn, "--delete-after-upload: {}", s.message());
+      continue;
+    }
+    ++deleted;
+    bytes += uploaded.size;
+  }
+  if (deleted > 0) {
+    Log(LogLevel::kInfo, "deleted {} uploaded file(s), {}, from '{}'", deleted, HumanBytes(bytes),
+        out.dir);
+  }
+}
+
+nlohmann::json Manifest(const RunIdentity& id, const RunOptions& options, const ChildState& child,
+                        bool final_sync, nlohmann::json files) {
+  std::string command;
+  for (const auto& a : options.command) command += (command.empty() ? "" : " ") + a;
+  nlohmann::json m = {{"run_id", id.job},
+                      {"attempt", id.attempt},
+                      {"rank", id.rank},
+                      {"host", id.host},
+                      {"ferry_version", FERRY_VERSION},
+                      {"command", Redact(command)},
+                      {"written_at", Now()},
+                      {"final", final_sync},
+                      {"files", std::move(files)},
+                      {"state", child.running ? "running" : "finished"}};
+  if (!child.running && child.exit_code >= 0) {
+    m["exit_code"] = child.exit_code;
+    m["exit"] = child.how;
+  }
+  return m;
+}
+
+}  // namespace
+
+Result<std::string> LatestPointerKey(const std::string& tmpl, const std::string& rank) {
+  FERRY_ASSIGN_OR_RETURN(auto parsed, storage::ParseUrl(tmpl));
+  std::string root = storage::DirectoryPrefix(parsed.key);
+  if (size_t field = parsed.key.find('{'); field != std::string::npos) {
+    size_t slash = parsed.key.rfind('/', field);
+    root = slash == std::string::npos ? "" : parsed.key.substr(0, slash + 1);
+  }
+  return root + (rank == "0" ? "_ferry/latest.json" : "_ferry/latest-rank" + rank + ".json");
+}
+
+Status SyncOutput(storage::StoreRegistry& registry, const Output& out, SyncKind kind,
+                  const RunIdentity& id, const RunOptions& options, const ChildState& child) {
+  const bool final_sync = kind == SyncKind::kFinal;
+  FERRY_ASSIGN_OR_RETURN(auto src, registry.Open(out.dir + "/"));
+  FERRY_ASSIGN_OR_RETURN(auto dst, registry.Open(storage::DirectoryPrefix(out.url)));
+  transfer::CopyOptions copy{.recursive = true,
+                             .report_in_sync = !options.delete_after_upload.empty()};
+  if (kind == SyncKind::kPeriodic) copy.min_age = std::chrono::seconds(2);
+  // A trigger file inside an output directory is a request, not an output.
+  std::filesystem::path trigger = options.trigger_file;
+  if (!trigger.empty() && StartsWith(trigger.string(), out.dir + "/")) {
+    copy.exclude.push_back(trigger.string().substr(out.dir.size() + 1));
+  }
+  transfer::ProgressCounters counters;
+  auto result = transfer::RunCopy(src, dst, copy, counters);
+  if (!result.status.ok() && result.status.code() != StatusCode::kNotFound) return result.status;
+
+  nlohmann::json files = nlohmann::json::array();
+  FERRY_RETURN_IF_ERROR(dst.store->ListAll({.prefix = dst.key}, [&](const storage::ListPage& page) {
+    for (const auto& o : page.objects) {
+      std::string rel = o.key.substr(dst.key.size());
+      if (StartsWith(rel, "_ferry/")) continue;
+      files.push_back({{"path", rel},
+                       {"size", o.size},
+                       {"etag", o.etag},
+                       {"modified", o.modified ? FormatIso8601(*o.modified) : ""}});
+    }
+    return Status();
+  }));
+  nlohmann::json manifest = Manifest(id, options, child, final_sync, std::move(files));
+  // Written last: its presence and contents say which files form a complete set.
+  FERRY_RETURN_IF_ERROR(
+      dst.store->WriteAll(dst.key + "_ferry/manifest.json", manifest.dump(2) + "\n").status());
+
+  // Then the pointer to the newest complete set (last writer wins among concurrent jobs).
+  FERRY_ASSIGN_OR_RETURN(std::string latest, LatestPointerKey(out.tmpl, id.rank));
+  nlohmann::json pointer = {{"url", out.url},
+                            {"manifest", dst.store->UrlFor(dst.key + "_ferry/manifest.json")},
+                            {"run_id", id.job},
+                            {"attempt", id.attempt},
+                            {"rank", id.rank},
+                            {"final", final_sync},
+                            {"state", manifest["state"]},
+                            {"written_at", manifest["written_at"]}};
+  FERRY_RETURN_IF_ERROR(
+      dst.store->WriteAll(latest, pointer.dump(2) + "\n").status().WithContext("latest pointer"));
+
+  if (!options.delete_after_upload.empty())
+    DeleteUploaded(src, out, options, result.report.in_sync);
+  return Status();
+}
+
+}  // namespace ferry::job

@@ -1,0 +1,42 @@
+#pragma once
+// One checkpoint sync of `ferry run` (periodic, on demand, or final): copy an output directory to
+// its destination through the copy engine, write `_ferry/manifest.json` last, then point the
+// `latest` pointer at it, then (with --delete-after-upload) remove local files whose upload is
+// verified. Each step starts only when the one before it succeeded, so a reader that trusts the
+// manifest and the pointer never sees a partial checkpoint set.
+
+#include <string>
+
+#include "base/status.h"
+#include "job/run.h"
+#include "storage/registry.h"
+
+namespace ferry::job {
+
+struct Output {
+  std::string dir;   // local directory (absolute)
+  std::string url;   // expanded destination
+  std::string tmpl;  // the destination as written, with {fields}
+};
+
+struct ChildState {
+  pid_t pid = -1;
+  bool running = false;
+  int exit_code = -1;  // 0-255, or 128+signal
+  std::string how;     // "exited 3", "killed by signal 9"
+};
+
+// Where the latest pointer of `out` lives: `_ferry/latest.json` (rank 0) or
+// `_ferry/latest-rank<N>.json` under the template's literal part, i.e. the directory above the
+// first {field} ("s3://b/runs/{job}/{attempt}/" -> "s3://b/runs/"); the destination itself
+// when the template has no fields. Returned as a key of the destination's store.
+Result<std::string> LatestPointerKey(const std::string& tmpl, const std::string& rank);
+
+// Periodic syncs leave files modified in the last 2 s for the next round (they may still be
+// open); on-demand syncs (SIGUSR1, the trigger file) and the final one take everything.
+enum class SyncKind { kPeriodic, kOnDemand, kFinal };
+
+Status SyncOutput(storage::StoreRegistry& registry, const Output& out, SyncKind kind,
+                  const RunIdentity& id, const RunOptions& options, const ChildState& child);
+
+}  // namespace ferry::job
