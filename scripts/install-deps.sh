@@ -13,8 +13,9 @@ build_pkgs=(
 )
 test_pkgs=(
   radosgw ceph-mon ceph-osd ceph-common uuid-runtime curl python3 python3-pytest python3-boto3
+  fuse3 rclone
 )
-bench_pkgs=(awscli rclone time)
+bench_pkgs=(awscli time)
 
 case "${1:-}" in
   --build) want=("${build_pkgs[@]}") ;;

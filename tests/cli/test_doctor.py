@@ -1,5 +1,5 @@
 """ferry doctor on real mounts available here: tmpfs, an overlay (a container's writable layer)
-made by the test, and the local disk."""
+made by the test, a FUSE mount (rclone mount of a local dir), and the local disk."""
 import json
 import subprocess
 
@@ -52,6 +52,22 @@ def test_overlay_is_the_container_layer_and_measures_speed(ferry, tmp_path, moun
     assert "lost when the container exits" in d["verdict"]
     assert d["small_file_ops_per_s"] > 0 and d["seq_write_mib_s"] > 0
     assert not any(p.name.startswith(".ferry-doctor") for p in (tmp_path / "merged" / "output").iterdir())
+
+
+def test_a_real_fuse_mount_names_its_driver(ferry, tmp_path):
+    src, mnt = tmp_path / "src", tmp_path / "fuse"
+    src.mkdir()
+    mnt.mkdir()
+    # rclone mount of a local directory: a real FUSE mount (fuse.rclone) without any server.
+    p = subprocess.run(["rclone", "mount", str(src), str(mnt), "--daemon", "--daemon-timeout", "30s"],
+                       capture_output=True)
+    assert p.returncode == 0, p.stderr.decode()
+    try:
+        (d,) = doctor(ferry, "--no-bench", mnt)
+        assert d["kind"] == "FUSE (rclone)" and d["persistence"] == "network"
+        assert d["mount"]["fstype"] == "fuse.rclone"
+    finally:
+        subprocess.run(["fusermount3", "-u", str(mnt)])
 
 
 def test_human_output_and_errors(ferry, tmp_path):
