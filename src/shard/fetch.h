@@ -1,0 +1,64 @@
+#pragma once
+// Background fetch of one shard into a bounded queue of byte blocks (reader.cc's prefetcher).
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "base/status.h"
+#include "shard/cache.h"
+#include "storage/store.h"
+
+namespace ferry::shard {
+
+class ChunkQueue final {
+ public:
+  explicit ChunkQueue(uint64_t capacity) : capacity_(capacity) {}
+  // Blocks while the queue is full; false when the consumer cancelled.
+  bool Push(std::string block);
+  void Close(Status status);  // end of stream (OK) or its error
+  void Cancel();
+  // Blocks until a block, the end (returns false with *status OK) or an error.
+  bool Pop(std::string* block, Status* status);
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::string> blocks_;
+  uint64_t bytes_ = 0, capacity_;
+  bool closed_ = false, cancelled_ = false;
+  Status status_;
+};
+
+struct FetchSpec {
+  std::shared_ptr<storage::Store> store;
+  std::string key, url;
+  uint64_t start = 0;  // archive offset to start at
+  uint64_t size = 0;   // whole shard size (index)
+  std::string crc32c;  // index CRC ("" = unknown)
+  ShardCache* cache = nullptr;
+  uint64_t read_ahead = 64ull << 20;
+};
+
+// Starts fetching at construction; the destructor cancels and joins.
+class ShardFetch final {
+ public:
+  explicit ShardFetch(FetchSpec spec);
+  ~ShardFetch();
+  ChunkQueue& queue() { return queue_; }
+  const FetchSpec& spec() const { return spec_; }
+
+ private:
+  void Run();
+  Status FetchRemote();
+  Status ReadLocal(const std::string& path);
+  FetchSpec spec_;
+  ChunkQueue queue_;
+  std::thread thread_;
+};
+
+}  // namespace ferry::shard

@@ -1,0 +1,250 @@
+#include "shard/pack.h"
+
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <future>
+#include <map>
+#include <random>
+
+#include "base/crc32c.h"
+#include "base/log.h"
+#include "base/thread_pool.h"
+#include "shard/sample.h"
+#include "shard/tar.h"
+
+namespace ferry::shard {
+
+namespace {
+
+constexpr uint64_t kStreamAbove = 16ull << 20;  // larger files stream instead of read-ahead
+
+struct SourceFile {
+  std::string ext, key;  // key in the source store
+  uint64_t size = 0;
+};
+
+struct PlannedSample {
+  std::string key;
+  std::vector<SourceFile> files;  // by extension
+  uint64_t tar_bytes = 0;
+};
+
+Result<std::vector<PlannedSample>> ListSamples(storage::OpenedUrl& src, uint64_t* file_count) {
+  std::string prefix = storage::DirectoryPrefix(src.key);
+  std::map<std::string, PlannedSample> by_key;
+  std::vector<std::string> unkeyed;
+  FERRY_RETURN_IF_ERROR(src.store->ListAll({.prefix = prefix}, [&](const storage::ListPage& page) {
+    for (const auto& o : page.objects) {
+      std::string rel = o.key.substr(prefix.size());
+      auto ke = SplitKey(rel);
+      if (!ke) {
+        unkeyed.push_back(rel);
+        continue;
+      }
+      auto& s = by_key[ke->key];
+      s.key = ke->key;
+      s.files.push_back({ke->ext, o.key, o.size});
+      ++*file_count;
+    }
+    return Status();
+  }));
+  if (!unkeyed.empty()) {
+    return InvalidArgument(std::to_string(unkeyed.size()) + " file(s) under '" +
+                           src.store->UrlFor(prefix) +
+                           "' have no sample key (no '.' in the name), e.g. '" + unkeyed.front() +
+                           "'; rename them or move them out");
+  }
+  if (by_key.empty()) return NotFound("no files under '" + src.store->UrlFor(prefix) + "'");
+  std::vector<PlannedSample> samples;
+  samples.reserve(by_key.size());
+  for (auto& [key, s] : by_key) {
+    std::sort(s.files.begin(), s.files.end(),
+              [](const SourceFile& a, const SourceFile& b) { return a.ext < b.ext; });
+    for (const auto& f : s.files) s.tar_bytes += TarEntrySize(s.key + "." + f.ext, f.size);
+    samples.push_back(std::move(s));
+  }
+  return samples;
+}
+
+// The same permutation on every platform (std::shuffle's algorithm is unspecified).
+void Shuffle(std::vector<PlannedSample>& v, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  for (size_t i = v.size(); i > 1; --i) {
+    size_t j = static_cast<size_t>(rng() % i);
+    std::swap(v[i - 1], v[j]);
+  }
+}
+
+std::vector<std::vector<PlannedSample>> AssignShards(std::vector<PlannedSample> samples,
+                                                     const PackOptions& o) {
+  std::vector<std::vector<PlannedSample>> shards(1);
+  uint64_t bytes = 0;
+  for (auto& s : samples) {
+    auto& cur = shards.back();
+    bool full = o.samples_per_shard > 0
+                    ? cur.size() >= o.samples_per_shard
+                    : !cur.empty() && bytes + s.tar_bytes + 2 * kTarBlock > o.target_size;
+    if (full) {
+      shards.emplace_back();
+      bytes = 0;
+    }
+    bytes += s.tar_bytes;
+    shards.back().push_back(std::move(s));
+  }
+  return shards;
+}
+
+class ShardWriter {
+ public:
+  ShardWriter(storage::Store& src, ThreadPool& reads, int window, const std::atomic<bool>& failed)
+      : src_(src), reads_(reads), window_(window), failed_(failed) {}
+
+  Result<ShardInfo> Write(storage::Store& dst, const std::string& key, const std::string& name,
+                          const std::vector<PlannedSample>& samples) {
+    FERRY_ASSIGN_OR_RETURN(auto writer, dst.NewWriter(key, {.content_type = "application/x-tar"}));
+    ShardInfo info{.name = name, .samples = samples.size()};
+    // Flattened file list with read-ahead futures for the small ones.
+    struct Item {
+      const PlannedSample* sample;
+      const SourceFile* file;
+      bool first_of_sample;
+    };
+    std::vector<Item> items;
+    for (const auto& s : samples) {
+      for (size_t i = 0; i < s.files.size(); ++i) items.push_back({&s, &s.files[i], i == 0});
+    }
+    std::deque<std::shared_future<Result<std::string>>> ahead;
+    size_t next_fetch = 0;
+    auto fetch_more = [&](size_t upto) {
+      for (; next_fetch < items.size() && next_fetch < upto; ++next_fetch) {
+        const SourceFile* f = items[next_fetch].file;
+        if (f->size > kStreamAbove) {
+          ahead.emplace_back();  // streamed when its turn comes
+          continue;
+        }
+        auto promise = std::make_shared<std::promise<Result<std::string>>>();
+        ahead.push_back(promise->get_future().share());
+        // Captures what outlives this writer (the task may run after an early return).
+        reads_.Submit([store = &src_, failed = &failed_, f, promise] {
+          if (*failed) {
+            promise->set_value(Status(StatusCode::kCancelled, "cancelled"));
+            return;
+          }
+          promise->set_value(store->ReadAll(f->key));
+        });
+      }
+    };
+    Crc32c crc;
+    uint64_t offset = 0;
+    auto append = [&](std::string_view data) -> Status {
+      crc.Update(data);
+      offset += data.size();
+      return writer->Append(data);
+    };
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (failed_) return Status(StatusCode::kCancelled, "cancelled");
+      fetch_more(i + window_);
+      auto fut = ahead.front();
+      ahead.pop_front();
+      const Item& it = items[i];
+      if (it.first_of_sample) info.offsets.push_back(offset);
+      std::string name_in_tar = it.sample->key + "." + it.file->ext;
+      FERRY_RETURN_IF_ERROR(append(TarFileHeader(name_in_tar, it.file->size)));
+      uint64_t got = 0;
+      if (fut.valid()) {
+        FERRY_ASSIGN_OR_RETURN(std::string data, fut.get());
+        got = data.size();
+        if (got == it.file->size) FERRY_RETURN_IF_ERROR(append(data));
+      } else {
+        FERRY_RETURN_IF_ERROR(src_.Read(it.file->key, {}, [&](std::string_view chunk) -> Status {
+          if (got + chunk.size() > it.file->size) return Status();  // size check below
+          got += chunk.size();
+          return append(chunk);
+        }));
+      }
+      if (got != it.file->size) {
+        return Status(StatusCode::kFailedPrecondition,
+                      "'" + src_.UrlFor(it.file->key) + "' changed while packing (listed " +
+                          std::to_string(it.file->size) + " bytes, read " + std::to_string(got) +
+                          ")");
+      }
+      FERRY_RETURN_IF_ERROR(append(TarPadding(it.file->size)));
+    }
+    FERRY_RETURN_IF_ERROR(append(TarEnd()));
+    FERRY_ASSIGN_OR_RETURN(auto committed, writer->Commit());
+    info.size = offset;
+    info.crc32c = Crc32cHex(crc.value());
+    return info;
+  }
+
+ private:
+  storage::Store& src_;
+  ThreadPool& reads_;
+  size_t window_;
+  const std::atomic<bool>& failed_;
+};
+
+}  // namespace
+
+Result<PackReport> PackShards(storage::StoreRegistry& registry, const std::string& src_url,
+                              const std::string& dst_prefix, const PackOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  ShardNaming naming = NamingFor(dst_prefix);
+  if (naming.stem.empty())
+    return InvalidArgument("destination prefix '" + dst_prefix + "' has no name");
+  FERRY_ASSIGN_OR_RETURN(auto src, registry.Open(src_url));
+  FERRY_ASSIGN_OR_RETURN(auto dst, registry.Open(naming.dir));
+  const std::string dir_key = storage::DirectoryPrefix(dst.key);
+  const std::string index_key = dir_key + naming.IndexName();
+  if (dst.store->Stat(index_key).ok()) {
+    if (!options.overwrite) {
+      return Status(StatusCode::kAlreadyExists,
+                    "'" + dst.store->UrlFor(index_key) +
+                        "' exists: a dataset is already there (--overwrite replaces it)");
+    }
+    // No index may describe shards while they are being replaced.
+    FERRY_RETURN_IF_ERROR(dst.store->Delete(index_key));
+  }
+  PackReport report;
+  FERRY_ASSIGN_OR_RETURN(auto samples, ListSamples(src, &report.files));
+  if (options.shuffle) Shuffle(samples, options.seed);
+  auto shards = AssignShards(std::move(samples), options);
+  Log(LogLevel::kInfo, "packing {} files into {} shard(s)", report.files, shards.size());
+
+  std::vector<Result<ShardInfo>> results(shards.size(), Status(StatusCode::kCancelled, "not run"));
+  std::atomic<bool> failed{false};
+  {
+    ThreadPool reads(std::max(1, options.reads));
+    int jobs = std::max(1, std::min<int>(options.jobs, static_cast<int>(shards.size())));
+    int window = std::max(4, options.reads / jobs);
+    ThreadPool writers(jobs);
+    for (size_t i = 0; i < shards.size(); ++i) {
+      writers.Submit([&, i] {
+        ShardWriter w(*src.store, reads, window, failed);
+        std::string name = naming.ShardName(i);
+        results[i] = w.Write(*dst.store, dir_key + name, name, shards[i]);
+        if (!results[i].ok())
+          failed = true;
+        else
+          Log(LogLevel::kDebug, "wrote {}", name);
+      });
+    }
+    writers.WaitIdle();
+    reads.WaitIdle();
+  }
+  for (auto& r : results) {
+    if (!r.ok() && r.status().code() != StatusCode::kCancelled) return r.status();
+  }
+  for (auto& r : results) {
+    if (!r.ok()) return r.status();
+    report.index.shards.push_back(std::move(*r));
+  }
+  // Written last: the index is what makes the shards a dataset.
+  FERRY_RETURN_IF_ERROR(dst.store->WriteAll(index_key, IndexToJson(report.index)).status());
+  report.index_url = dst.store->UrlFor(index_key);
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+}  // namespace ferry::shard

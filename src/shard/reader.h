@@ -1,0 +1,60 @@
+#pragma once
+// Streams the samples of a shard dataset (an index written by `ferry shard pack` or
+// `ferry shard index`) from any store, in the order plan.h defines.
+//
+// Reading: the split's shards are fetched by background threads, `prefetch_shards` at once, each
+// as one sequential streaming GET (a ranged one when resuming mid-shard) into a bounded queue of
+// `read_ahead` bytes, so memory stays near prefetch_shards * read_ahead plus the samples waiting
+// in the shuffle buffer. A shard read from its start is checked against the index's CRC32C at
+// its end; tar headers are checked as they arrive; a shard must hold the samples the index says.
+// With a cache directory, whole verified shards are kept there (cache.h) and read locally next
+// time.
+//
+// Errors name the shard URL and the byte offset. With `skip_corrupt`, a corrupt or truncated
+// shard's remaining samples are skipped with a warning instead (counted in skipped()).
+//
+// Resume: a reader opened with `start = n` yields exactly the samples a fresh reader would yield
+// after its first n, in the same order, without reading the shards that only held those n.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "shard/index.h"
+#include "shard/plan.h"
+#include "shard/sample.h"
+#include "storage/registry.h"
+
+namespace ferry::shard {
+
+struct ReaderOptions {
+  PlanOptions plan;
+  uint64_t start = 0;  // samples of this split already consumed this epoch
+  int prefetch_shards = 2;
+  uint64_t read_ahead = 64ull << 20;  // bytes buffered per shard being fetched
+  std::string cache_dir;              // "" = no cache
+  uint64_t cache_size = 0;            // bytes; 0 with a cache dir = 10 GiB
+  bool skip_corrupt = false;
+};
+
+// "s3://b/ds/train.index.json", or the prefix given to `ferry shard pack` ("s3://b/ds/train").
+std::string IndexUrlFor(const std::string& url_or_prefix);
+
+Result<DatasetIndex> LoadIndex(storage::StoreRegistry& registry, const std::string& index_url);
+
+class ShardReader {
+ public:
+  static Result<std::unique_ptr<ShardReader>> Open(storage::StoreRegistry& registry,
+                                                   const std::string& index_url,
+                                                   const ReaderOptions& options);
+  virtual ~ShardReader() = default;
+  // The next sample, or nullopt when this split's epoch is done.
+  virtual Result<std::optional<Sample>> Next() = 0;
+  virtual uint64_t position() const = 0;  // samples consumed this epoch (start included)
+  virtual uint64_t size() const = 0;      // samples in this split this epoch
+  virtual uint64_t skipped() const = 0;   // samples lost to corrupt shards (skip_corrupt)
+  virtual const DatasetIndex& index() const = 0;
+};
+
+}  // namespace ferry::shard

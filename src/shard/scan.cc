@@ -1,0 +1,38 @@
+#include "shard/scan.h"
+
+#include "base/crc32c.h"
+#include "shard/sample.h"
+#include "shard/tar.h"
+
+namespace ferry::shard {
+
+Result<ShardInfo> ScanShard(storage::Store& store, const std::string& key, const std::string& name,
+                            const std::function<void(const ScannedEntry&)>& on_entry) {
+  ShardInfo info{.name = name};
+  std::string last_key;
+  TarParser parser({.on_entry = [&](const TarEntry& e) -> Status {
+                      if (on_entry) on_entry({e.name, e.size, e.header_offset});
+                      auto ke = SplitKey(e.name);
+                      if (!ke) return Status();
+                      if (info.offsets.empty() || ke->key != last_key) {
+                        info.offsets.push_back(e.header_offset);
+                        last_key = ke->key;
+                      }
+                      return Status();
+                    },
+                    .on_data = {},
+                    .on_end_of_entry = {}});
+  Crc32c crc;
+  Status s = store.Read(key, {}, [&](std::string_view chunk) {
+    crc.Update(chunk);
+    info.size += chunk.size();
+    return parser.Feed(chunk);
+  });
+  if (s.ok()) s = parser.Finish();
+  if (!s.ok()) return s.WithContext("shard '" + store.UrlFor(key) + "'");
+  info.samples = info.offsets.size();
+  info.crc32c = Crc32cHex(crc.value());
+  return info;
+}
+
+}  // namespace ferry::shard
