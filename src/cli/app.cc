@@ -34,6 +34,7 @@ int RunFerry(int argc, char** argv) {
   AddMbCommand(app, action);
   AddAuthCommand(app, action);
   AddDoctorCommand(app, action);
+  AddShardCommand(app, action);
   int run_exit_code = -1;
   AddRunCommand(app, action, &run_exit_code);
 

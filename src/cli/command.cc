@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/errno_status.h"
+#include "base/strings.h"
 
 namespace ferry::cli {
 
@@ -25,6 +26,17 @@ bool LocalDirExists(const storage::OpenedUrl& opened) {
 std::string JsonString(std::string_view s) {
   return nlohmann::json(std::string(s))
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+Status ParseSize(const std::string& text, const char* flag, uint64_t* out) {
+  if (text.empty()) return Status();
+  std::string t = text;
+  if (EndsWith(t, "/s")) t.resize(t.size() - 2);
+  auto v = ParseByteSize(t);
+  if (!v)
+    return InvalidArgument(std::string(flag) + " '" + text + "' is not a size (e.g. 16M, 1G)");
+  *out = *v;
+  return Status();
 }
 
 }  // namespace ferry::cli

@@ -40,6 +40,7 @@ void AddCpCommand(CLI::App& app, Action& action);
 void AddMbCommand(CLI::App& app, Action& action);
 void AddAuthCommand(CLI::App& app, Action& action);
 void AddDoctorCommand(CLI::App& app, Action& action);
+void AddShardCommand(CLI::App& app, Action& action);
 // `ferry run` exits with its command's status, which it stores in *exit_code.
 void AddRunCommand(CLI::App& app, Action& action, int* exit_code);
 
@@ -48,6 +49,9 @@ Status Print(Context& ctx, std::string_view text);
 
 // True when `opened` is a local path naming an existing directory.
 bool LocalDirExists(const storage::OpenedUrl& opened);
+
+// Parses a size flag ("16M", "1G", "100M/s"); "" leaves *out unchanged.
+Status ParseSize(const std::string& text, const char* flag, uint64_t* out);
 
 // JSON string literal with escapes.
 std::string JsonString(std::string_view s);

@@ -29,17 +29,6 @@ struct CpOptions {
   bool no_skip = false;
 };
 
-Status ParseSize(const std::string& text, const char* flag, uint64_t* out) {
-  if (text.empty()) return Status();
-  std::string t = text;
-  if (EndsWith(t, "/s")) t.resize(t.size() - 2);
-  auto v = ParseByteSize(t);
-  if (!v)
-    return InvalidArgument(std::string(flag) + " '" + text + "' is not a size (e.g. 16M, 1G)");
-  *out = *v;
-  return Status();
-}
-
 std::string SummaryJson(const transfer::CopyReport& r, const Status& s) {
   nlohmann::json j = {{"ok", s.ok()},
                       {"files", r.files_total},

@@ -137,3 +137,32 @@ class Proxy:
 def fault_proxy(rgw, tmp_path):
     target = rgw["FERRY_TEST_S3_ENDPOINT"].split("://", 1)[1]
     return lambda *args: Proxy(target, tmp_path, *args)
+
+
+def python_env(rgw, **extra):
+    """Environment for a /usr/bin/python3 child that imports ferry.data from the build."""
+    env = base_env(rgw, **extra)
+    env["PYTHONPATH"] = os.environ.get("FERRY_PYTHONPATH") or str(ROOT / "build/dev/python")
+    preload = os.environ.get("FERRY_PY_PRELOAD")
+    if preload is None and "build/dev" in env["PYTHONPATH"]:  # by hand against the ASan build
+        preload = ":".join(subprocess.run(["gcc", f"-print-file-name={lib}"], capture_output=True,
+                                          text=True).stdout.strip() for lib in ("libasan.so", "libstdc++.so"))
+    if preload:
+        env["LD_PRELOAD"] = preload
+        env["ASAN_OPTIONS"] = "detect_leaks=0"  # CPython's own allocations are not ours
+    return env
+
+
+@pytest.fixture
+def python(rgw, tmp_path):
+    """python(code, **env) runs code in /usr/bin/python3 with ferry.data importable; returns
+    the completed process (stdout/stderr as text)."""
+    def run(code, check=True, timeout=300, **extra):
+        script = tmp_path / f"script-{uuid.uuid4().hex[:8]}.py"
+        script.write_text(code)
+        p = subprocess.run(["/usr/bin/python3", str(script)], env=python_env(rgw, **extra),
+                           capture_output=True, text=True, timeout=timeout)
+        if check:
+            assert p.returncode == 0, p.stderr[-4000:]
+        return p
+    return run
