@@ -10,10 +10,11 @@ build_pkgs=(
   build-essential cmake ninja-build pkg-config git
   libcurl4-openssl-dev libssl-dev libpugixml-dev nlohmann-json3-dev libcli11-dev
   libfmt-dev libyaml-cpp-dev libisal-dev libgtest-dev libgmock-dev libbenchmark-dev
+  python3-dev pybind11-dev
 )
 test_pkgs=(
   radosgw ceph-mon ceph-osd ceph-common uuid-runtime curl python3 python3-pytest python3-boto3
-  fuse3 rclone
+  fuse3 rclone python3-torch python3-numpy python3-pil python3-venv
 )
 bench_pkgs=(awscli time)
 
