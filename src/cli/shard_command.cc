@@ -171,11 +171,18 @@ Status RunVerify(Context& ctx, const ShardCliOptions& o) {
           problem = got.status().message();
         } else if (got->size != s.size) {
           problem = fmt::format("{}: {} bytes, the index says {}", s.name, got->size, s.size);
-        } else if (!s.crc32c.empty() && got->crc32c != s.crc32c) {
-          problem = fmt::format("{}: CRC32C {}, the index says {}", s.name, got->crc32c, s.crc32c);
         } else if (got->offsets != s.offsets) {
           problem = fmt::format("{}: {} samples (or their offsets) differ from the index's {}",
                                 s.name, got->samples, s.samples);
+        } else if (!s.sample_crcs.empty() && got->sample_crcs != s.sample_crcs) {
+          size_t i = 0;
+          while (got->sample_crcs[i] == s.sample_crcs[i]) ++i;
+          problem = fmt::format(
+              "{}: sample {} at offset {}: CRC32C of its data does not match "
+              "the index",
+              s.name, i, s.offsets[i]);
+        } else if (!s.crc32c.empty() && got->crc32c != s.crc32c) {
+          problem = fmt::format("{}: CRC32C {}, the index says {}", s.name, got->crc32c, s.crc32c);
         }
         if (!problem.empty()) {
           std::lock_guard lock(mu);

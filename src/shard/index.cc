@@ -26,6 +26,7 @@ std::string IndexToJson(const DatasetIndex& index) {
                       {"samples", s.samples},
                       {"crc32c", s.crc32c},
                       {"offsets", s.offsets}});
+    if (!s.sample_crcs.empty()) shards.back()["sample_crc32c"] = s.sample_crcs;
   }
   nlohmann::json j = {{"format", "ferry-shards"},
                       {"version", 1},
@@ -52,7 +53,12 @@ Result<DatasetIndex> IndexFromJson(std::string_view json, std::string_view name)
                      .size = s.at("size").get<uint64_t>(),
                      .samples = s.at("samples").get<uint64_t>(),
                      .crc32c = s.value("crc32c", ""),
-                     .offsets = s.value("offsets", std::vector<uint64_t>{})};
+                     .offsets = s.value("offsets", std::vector<uint64_t>{}),
+                     .sample_crcs = s.value("sample_crc32c", std::vector<uint32_t>{})};
+      if (!info.sample_crcs.empty() && info.sample_crcs.size() != info.samples) {
+        return bad("shard '" + info.name + "' lists " + std::to_string(info.sample_crcs.size()) +
+                   " sample checksums for " + std::to_string(info.samples) + " samples");
+      }
       if (info.offsets.size() != info.samples) {
         return bad("shard '" + info.name + "' lists " + std::to_string(info.offsets.size()) +
                    " offsets for " + std::to_string(info.samples) + " samples");

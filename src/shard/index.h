@@ -3,17 +3,21 @@
 //
 //   {"format": "ferry-shards", "version": 1, "samples": 20000, "bytes": 2097152000,
 //    "shards": [{"name": "train-000000.tar", "size": 1073745920, "samples": 10000,
-//                "crc32c": "1c291ca3", "offsets": [0, 104960, ...]}, ...]}
+//                "crc32c": "1c291ca3", "offsets": [0, 104960, ...],
+//                "sample_crc32c": [3735928559, ...]}, ...]}
 //
 // `name` is relative to the index's own location; `offsets[i]` is where sample i's first header
 // block starts, so a reader can start mid-shard with a ranged read; `crc32c` covers the whole
-// shard file. Readers need the index for shuffling, splitting and exact resume.
+// shard file; `sample_crc32c[i]` (optional) is the CRC32C of sample i's file contents in archive
+// order (SampleCrc below), so a reader checks each sample before handing it out (tar headers
+// carry their own checksums). Readers need the index for shuffling, splitting and exact resume.
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "base/crc32c.h"
 #include "base/status.h"
 
 namespace ferry::shard {
@@ -24,6 +28,18 @@ struct ShardInfo {
   uint64_t samples = 0;
   std::string crc32c;  // 8 hex digits; "" = unknown
   std::vector<uint64_t> offsets;
+  std::vector<uint32_t> sample_crcs;  // empty = not recorded
+};
+
+// CRC32C over the data of a sample's files, in archive order (headers and padding excluded).
+class SampleCrc final {
+ public:
+  void Update(std::string_view data) { crc_.Update(data); }
+  uint32_t value() const { return crc_.value(); }
+  void Reset() { crc_ = Crc32c(); }
+
+ private:
+  Crc32c crc_;
 };
 
 struct DatasetIndex {

@@ -136,11 +136,16 @@ class ShardWriter {
       }
     };
     Crc32c crc;
+    SampleCrc sample_crc;
     uint64_t offset = 0;
     auto append = [&](std::string_view data) -> Status {
       crc.Update(data);
       offset += data.size();
       return writer->Append(data);
+    };
+    auto append_data = [&](std::string_view data) -> Status {
+      sample_crc.Update(data);
+      return append(data);
     };
     for (size_t i = 0; i < items.size(); ++i) {
       if (failed_) return Status(StatusCode::kCancelled, "cancelled");
@@ -148,19 +153,23 @@ class ShardWriter {
       auto fut = ahead.front();
       ahead.pop_front();
       const Item& it = items[i];
-      if (it.first_of_sample) info.offsets.push_back(offset);
+      if (it.first_of_sample) {
+        if (!info.offsets.empty()) info.sample_crcs.push_back(sample_crc.value());
+        sample_crc.Reset();
+        info.offsets.push_back(offset);
+      }
       std::string name_in_tar = it.sample->key + "." + it.file->ext;
       FERRY_RETURN_IF_ERROR(append(TarFileHeader(name_in_tar, it.file->size)));
       uint64_t got = 0;
       if (fut.valid()) {
         FERRY_ASSIGN_OR_RETURN(std::string data, fut.get());
         got = data.size();
-        if (got == it.file->size) FERRY_RETURN_IF_ERROR(append(data));
+        if (got == it.file->size) FERRY_RETURN_IF_ERROR(append_data(data));
       } else {
         FERRY_RETURN_IF_ERROR(src_.Read(it.file->key, {}, [&](std::string_view chunk) -> Status {
           if (got + chunk.size() > it.file->size) return Status();  // size check below
           got += chunk.size();
-          return append(chunk);
+          return append_data(chunk);
         }));
       }
       if (got != it.file->size) {
@@ -171,6 +180,7 @@ class ShardWriter {
       }
       FERRY_RETURN_IF_ERROR(append(TarPadding(it.file->size)));
     }
+    if (!info.offsets.empty()) info.sample_crcs.push_back(sample_crc.value());
     FERRY_RETURN_IF_ERROR(append(TarEnd()));
     FERRY_ASSIGN_OR_RETURN(auto committed, writer->Commit());
     info.size = offset;

@@ -139,6 +139,7 @@ class Reader final : public ShardReader {
   void BeginShard(const Todo& todo, uint64_t base) {
     sample_in_shard_ = todo.first;
     current_ = Sample{};
+    current_crc_.Reset();
     current_ext_.clear();
     TarParser::Callbacks cb;
     cb.on_entry = [this, todo](const TarEntry& e) -> Status {
@@ -149,30 +150,45 @@ class Reader final : public ShardReader {
         return Status();
       }
       skip_entry_ = false;
-      if (!current_.key.empty() && ke->key != current_.key) FinishSample(todo);
+      if (!current_.key.empty() && ke->key != current_.key) {
+        FERRY_RETURN_IF_ERROR(FinishSample(todo));
+      }
       current_.key = ke->key;
       current_ext_ = ke->ext;
       current_.files[current_ext_].reserve(e.size);
       return Status();
     };
     cb.on_data = [this](std::string_view d) {
-      if (!skip_entry_) current_.files[current_ext_].append(d);
+      if (!skip_entry_) {
+        current_.files[current_ext_].append(d);
+        current_crc_.Update(d);
+      }
       return Status();
     };
     parser_ = std::make_unique<TarParser>(std::move(cb), base);
   }
 
-  void FinishSample(const Todo& todo) {
+  // A sample is handed on only after its content matched the index's checksum.
+  Status FinishSample(const Todo& todo) {
+    const ShardInfo& info = Info(todo.k);
+    if (sample_in_shard_ < info.sample_crcs.size() &&
+        current_crc_.value() != info.sample_crcs[sample_in_shard_]) {
+      return Status(StatusCode::kDataLoss, "sample '" + current_.key + "' at offset " +
+                                               std::to_string(info.offsets[sample_in_shard_]) +
+                                               ": CRC32C of its data does not match the index");
+    }
+    current_crc_.Reset();
     uint64_t input = plan_.input_start[todo.k] + sample_in_shard_;
     if (input < plan_.input_start[todo.k + 1] && needed_[input]) {
       pending_.emplace(input, std::move(current_));
     }
     current_ = Sample{};
     ++sample_in_shard_;
+    return Status();
   }
 
   Status EndShard(const Todo& todo) {
-    if (!current_.key.empty()) FinishSample(todo);
+    if (!current_.key.empty()) FERRY_RETURN_IF_ERROR(FinishSample(todo));
     if (sample_in_shard_ != Info(todo.k).samples) {
       return Status(StatusCode::kDataLoss, "holds " + std::to_string(sample_in_shard_) +
                                                " samples, the index says " +
@@ -195,6 +211,7 @@ class Reader final : public ShardReader {
   std::unique_ptr<TarParser> parser_;
   uint64_t sample_in_shard_ = 0;
   Sample current_;
+  SampleCrc current_crc_;
   std::string current_ext_;
   bool skip_entry_ = false;
   std::unordered_map<uint64_t, Sample> pending_;

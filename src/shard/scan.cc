@@ -10,17 +10,26 @@ Result<ShardInfo> ScanShard(storage::Store& store, const std::string& key, const
                             const std::function<void(const ScannedEntry&)>& on_entry) {
   ShardInfo info{.name = name};
   std::string last_key;
+  SampleCrc sample_crc;
+  bool in_sample_file = false;  // the current entry belongs to a sample
   TarParser parser({.on_entry = [&](const TarEntry& e) -> Status {
                       if (on_entry) on_entry({e.name, e.size, e.header_offset});
                       auto ke = SplitKey(e.name);
+                      in_sample_file = ke.has_value();
                       if (!ke) return Status();
                       if (info.offsets.empty() || ke->key != last_key) {
+                        if (!info.offsets.empty()) info.sample_crcs.push_back(sample_crc.value());
+                        sample_crc.Reset();
                         info.offsets.push_back(e.header_offset);
                         last_key = ke->key;
                       }
                       return Status();
                     },
-                    .on_data = {},
+                    .on_data =
+                        [&](std::string_view d) {
+                          if (in_sample_file) sample_crc.Update(d);
+                          return Status();
+                        },
                     .on_end_of_entry = {}});
   Crc32c crc;
   Status s = store.Read(key, {}, [&](std::string_view chunk) {
@@ -31,6 +40,7 @@ Result<ShardInfo> ScanShard(storage::Store& store, const std::string& key, const
   if (s.ok()) s = parser.Finish();
   if (!s.ok()) return s.WithContext("shard '" + store.UrlFor(key) + "'");
   info.samples = info.offsets.size();
+  if (!info.offsets.empty()) info.sample_crcs.push_back(sample_crc.value());
   info.crc32c = Crc32cHex(crc.value());
   return info;
 }

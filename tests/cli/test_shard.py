@@ -178,10 +178,13 @@ def test_corrupt_and_truncated_shards(ferry, python, tmp_path):
         data[offset:offset + 16] = b"\xff" * 16
         path.write_bytes(bytes(data))
 
-    damage("train-000002.tar", index["shards"][2]["offsets"][5])        # a tar header
-    damage("train-000003.tar", index["shards"][3]["offsets"][5] + 600)  # file data
+    damage("train-000002.tar", index["shards"][2]["offsets"][5])  # a tar header
+    # Sample 5 of shard 3: .cls header + data + padding (1 KiB), .jpg header, then its data.
+    damage("train-000003.tar", index["shards"][3]["offsets"][5] + 1536 + 100)
     p = ferry.run("shard", "verify", dst)
-    assert p.returncode == 1 and b"train-000002.tar" in p.stdout and b"train-000003.tar" in p.stdout
+    out = p.stdout.decode()
+    assert p.returncode == 1 and "train-000002.tar" in out
+    assert f"train-000003.tar: sample 5 at offset {index['shards'][3]['offsets'][5]}: CRC32C" in out
     code = f"""
 from ferry.data import ShardDataset
 seen = []
@@ -199,8 +202,9 @@ print("SKIPPED", n)
     assert f"corrupt tar at offset {index['shards'][2]['offsets'][5]}" in p.stdout
     n = int(p.stdout.split("SKIPPED")[1])
     # Shard 2 loses samples 4..19 (sample 4 may continue past the damaged header); shard 3's
-    # damaged bytes fail its CRC32C at its end, which loses only its last, unfinished sample.
-    assert n == 122 - 16 - 1 and "skipping" in p.stderr and "CRC32C" in p.stderr
+    # sample 5 fails its checksum before it is handed out, and shard 3 loses samples 5..19.
+    assert n == 122 - 16 - 15 and "skipping" in p.stderr
+    assert f"sample 'd/0065' at offset {index['shards'][3]['offsets'][5]}: CRC32C" in p.stderr
     # Truncated: the verify names it too.
     os.truncate(tmp_path / "out" / "train-000004.tar", 3000)
     p = ferry.run("shard", "verify", dst)
