@@ -37,6 +37,7 @@ int RunFerry(int argc, char** argv) {
   AddShardCommand(app, action);
   int run_exit_code = -1;
   AddRunCommand(app, action, &run_exit_code);
+  AddMountCommands(app, action, &run_exit_code);
 
   bool known = true;
   if (argc > 1 && argv[1][0] != '-') {

@@ -1,0 +1,107 @@
+// ferry mount URL MOUNTPOINT / ferry umount MOUNTPOINT: an S3 prefix (or any store) as a FUSE
+// file tree. The filesystem is src/mount (fs.h for the semantics, fuse_adapter.h for libfuse).
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "cli/command.h"
+#include "mount/fuse_adapter.h"
+#include "storage/url.h"
+
+namespace ferry::cli {
+
+namespace {
+
+struct MountCliOptions {
+  std::string url, mountpoint, cache_dir, cache_size = "10G", max_memory = "512M";
+  int metadata_ttl = 60;
+  bool read_only = false, foreground = false, allow_other = false;
+};
+
+Status RunMount(Context& ctx, const MountCliOptions& o, int* exit_code) {
+  mount::MountOptions mo{.read_only = o.read_only,
+                         .metadata_ttl = std::chrono::seconds(o.metadata_ttl)};
+  FERRY_RETURN_IF_ERROR(ParseSize(o.max_memory, "--max-memory", &mo.max_memory));
+  FERRY_RETURN_IF_ERROR(ParseSize(o.cache_size, "--cache-size", &mo.cache_size));
+  mo.cache_dir = o.cache_dir;
+  if (o.metadata_ttl < 0) return InvalidArgument("--metadata-ttl must be >= 0");
+  struct stat st;
+  if (::stat(o.mountpoint.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return NotFound("mount point '" + o.mountpoint + "' is not an existing directory");
+  }
+  // Check the URL now, so a wrong bucket or credential fails here and not in the daemon.
+  FERRY_ASSIGN_OR_RETURN(auto opened, ctx.registry->Open(o.url));
+  std::string prefix = storage::DirectoryPrefix(opened.key);
+  auto page = opened.store->List({.prefix = prefix, .recursive = false, .max_keys = 1});
+  if (!page.ok()) return page.status().WithContext("cannot mount '" + o.url + "'");
+  mount::FuseOptions fo{.mountpoint = o.mountpoint,
+                        .fsname = "ferry:" + opened.store->UrlFor(prefix),
+                        .foreground = o.foreground,
+                        .allow_other = o.allow_other,
+                        .read_only = o.read_only,
+                        .ttl_seconds = static_cast<double>(o.metadata_ttl)};
+  auto backend = ctx.backend_options;
+  std::string url = o.url;
+  *exit_code =
+      mount::ServeFuse(fo, [backend, url, prefix, mo]() -> std::unique_ptr<mount::MountFs> {
+        // Built in the daemon (after fork): its own registry, HTTP handles and threads.
+        static storage::StoreRegistry registry;
+        storage::RegisterDefaultBackends(registry, backend);
+        auto opened = registry.Open(url);
+        if (!opened.ok()) {
+          Log(LogLevel::kError, "{}", opened.status().message());
+          std::exit(1);
+        }
+        return std::make_unique<mount::MountFs>(opened->store, prefix, mo);
+      });
+  return Status();
+}
+
+Status RunUmount(const std::string& mountpoint) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execlp("fusermount3", "fusermount3", "-u", mountpoint.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return Status();
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+    return Status(StatusCode::kNotFound, "fusermount3 not found (Debian package fuse3)");
+  }
+  return Status(StatusCode::kFailedPrecondition,
+                "cannot unmount '" + mountpoint +
+                    "' (see fusermount3's message above; busy or not mounted?)");
+}
+
+}  // namespace
+
+void AddMountCommands(CLI::App& app, Action& action, int* exit_code) {
+  auto o = std::make_shared<MountCliOptions>();
+  auto* cmd =
+      app.add_subcommand("mount", "Mount an S3 prefix (or any store URL) as a file tree (FUSE)");
+  cmd->add_option("url", o->url, "s3://bucket/prefix/ (or a local path)")->required();
+  cmd->add_option("mountpoint", o->mountpoint, "An existing directory")->required();
+  cmd->add_flag("--read-only", o->read_only, "Refuse every write (EROFS)");
+  cmd->add_option("--cache-dir", o->cache_dir,
+                  "Local block cache directory (shared across mounts)");
+  cmd->add_option("--cache-size", o->cache_size, "Block cache cap (default 10G)");
+  cmd->add_option("--metadata-ttl", o->metadata_ttl,
+                  "Seconds attributes and listings are trusted (default 60)");
+  cmd->add_option("--max-memory", o->max_memory,
+                  "Read-ahead memory of all open files (default 512M)");
+  cmd->add_flag("--foreground,-f", o->foreground, "Stay in the foreground (logs on stderr)");
+  cmd->add_flag("--allow-other", o->allow_other, "Let other users see the mount");
+  cmd->callback([o, &action, exit_code] {
+    action = [o, exit_code](Context& ctx) { return RunMount(ctx, *o, exit_code); };
+  });
+
+  auto mp = std::make_shared<std::string>();
+  auto* um = app.add_subcommand("umount", "Unmount a ferry mount (also after its daemon died)");
+  um->add_option("mountpoint", *mp, "The mount point")->required();
+  um->callback([mp, &action] { action = [mp](Context&) { return RunUmount(*mp); }; });
+}
+
+}  // namespace ferry::cli

@@ -1,0 +1,463 @@
+#include "mount/fs.h"
+
+#include <fcntl.h>
+
+#include <cerrno>
+#include <set>
+
+#include "base/log.h"
+#include "base/strings.h"
+#include "storage/url.h"
+
+namespace ferry::mount {
+
+namespace {
+
+// Store errors as errno: what the application sees.
+int ToErrno(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kNotFound:
+      return ENOENT;
+    case StatusCode::kPermissionDenied:
+      return EACCES;
+    case StatusCode::kAlreadyExists:
+      return EEXIST;
+    case StatusCode::kInvalidArgument:
+      return EINVAL;
+    case StatusCode::kFailedPrecondition:
+      return ESTALE;  // the object changed under an open file
+    case StatusCode::kUnimplemented:
+      return EOPNOTSUPP;
+    default:
+      return EIO;
+  }
+}
+
+std::unexpected<int> Fail(int err) { return std::unexpected(err); }
+
+std::unexpected<int> Fail(const Status& s, const std::string& what) {
+  Log(LogLevel::kWarn, "{}: {}", what, s.message());
+  return std::unexpected(ToErrno(s));
+}
+
+bool ValidName(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos;
+}
+
+}  // namespace
+
+struct MountFs::DirHandle {
+  Ino ino = 0;
+  std::string prefix;
+  std::mutex mu;
+  std::vector<std::pair<std::string, Attr>> entries;  // "." and ".." first
+  std::set<std::string> seen;
+  std::string continuation;
+  bool listed_all = false;
+};
+
+struct MountFs::FileHandle {
+  Ino ino = 0;
+  std::string key;
+  std::unique_ptr<FileReader> reader;       // read handles
+  std::unique_ptr<storage::Writer> writer;  // write handles
+  std::mutex mu;
+  uint64_t written = 0;
+  bool committed = false;
+  int error = 0;  // a failed write: later writes and the close report it
+};
+
+MountFs::MountFs(std::shared_ptr<storage::Store> store, std::string root_key, MountOptions options)
+    : store_(std::move(store)),
+      options_(std::move(options)),
+      inodes_(storage::DirectoryPrefix(std::move(root_key))),
+      prefetch_budget_(options_.max_memory),
+      fetch_pool_(std::max(1, options_.fetch_threads)) {
+  if (!options_.cache_dir.empty())
+    cache_ = std::make_unique<BlockCache>(options_.cache_dir, options_.cache_size);
+}
+
+MountFs::~MountFs() {
+  std::lock_guard lock(mu_);
+  files_.clear();
+  dirs_.clear();
+}
+
+Fs<Node> MountFs::Resolve(Ino parent, const std::string& name) {
+  if (!ValidName(name)) return Fail(name.size() > 1024 ? ENAMETOOLONG : ENOENT);
+  auto dir = inodes_.Get(parent);
+  if (!dir) return Fail(ENOENT);
+  if (!dir->attr.dir) return Fail(ENOTDIR);
+  if (auto child = inodes_.Child(parent, name)) {
+    if (child->attr.local || child->valid_until > Clock::now()) return *child;
+  }
+  if (inodes_.KnownMissing(parent, name)) return Fail(ENOENT);
+  std::string key = dir->key + name;
+  // A prefix below the name makes it a directory (which shadows an object of the same name).
+  auto page = store_->List({.prefix = key + "/", .recursive = false, .max_keys = 1});
+  if (!page.ok()) return Fail(page.status(), "list '" + store_->UrlFor(key + "/") + "'");
+  if (!page->objects.empty() || !page->prefixes.empty()) {
+    return inodes_.Upsert(parent, name, {.dir = true, .mtime = mounted_at_}, Expiry());
+  }
+  auto info = store_->Stat(key);
+  if (!info.ok()) {
+    if (info.status().code() == StatusCode::kNotFound) {
+      inodes_.SetMissing(parent, name, Expiry());
+      if (auto child = inodes_.Child(parent, name); child && child->attr.dir)
+        return *child;  // mkdir'ed
+      inodes_.Remove(parent, name);
+      return Fail(ENOENT);
+    }
+    return Fail(info.status(), "stat '" + store_->UrlFor(key) + "'");
+  }
+  return inodes_.Upsert(
+      parent, name,
+      {.size = info->size, .mtime = info->modified.value_or(SystemTime{}), .etag = info->etag},
+      Expiry());
+}
+
+Fs<Attr> MountFs::Lookup(Ino parent, const std::string& name) {
+  auto node = Resolve(parent, name);
+  if (!node) return std::unexpected(node.error());
+  inodes_.AddLookup(node->attr.ino);
+  return node->attr;
+}
+
+void MountFs::Forget(Ino ino, uint64_t n) { inodes_.Forget(ino, n); }
+
+Fs<Attr> MountFs::GetAttr(Ino ino) {
+  auto node = inodes_.Get(ino);
+  if (!node) return Fail(ENOENT);
+  if (node->attr.local || node->attr.dir || node->valid_until > Clock::now() || ino == kRootIno) {
+    return node->attr;
+  }
+  auto info = store_->Stat(node->key);
+  if (!info.ok()) {
+    if (info.status().code() == StatusCode::kNotFound) return Fail(ENOENT);
+    return Fail(info.status(), "stat '" + store_->UrlFor(node->key) + "'");
+  }
+  Attr a = node->attr;
+  a.size = info->size;
+  a.etag = info->etag;
+  a.mtime = info->modified.value_or(a.mtime);
+  inodes_.SetAttr(ino, a, Expiry());
+  return a;
+}
+
+Fs<Attr> MountFs::SetAttr(Ino ino, std::optional<uint64_t> size, bool mode_or_owner) {
+  if (mode_or_owner) return Fail(EPERM);  // objects have no modes or owners to change
+  auto node = inodes_.Get(ino);
+  if (!node) return Fail(ENOENT);
+  if (size) {
+    if (node->attr.dir) return Fail(EISDIR);
+    if (options_.read_only) return Fail(EROFS);
+    // Only a file being written, and only to its current size (O_TRUNC of a new file).
+    if (!node->attr.local || *size != node->attr.size) return Fail(EOPNOTSUPP);
+  }
+  return node->attr;  // times: accepted, not stored (objects keep their upload time)
+}
+
+Fs<uint64_t> MountFs::OpenDir(Ino ino) {
+  auto node = inodes_.Get(ino);
+  if (!node) return Fail(ENOENT);
+  if (!node->attr.dir) return Fail(ENOTDIR);
+  auto d = std::make_shared<DirHandle>();
+  d->ino = ino;
+  d->prefix = node->key;
+  d->entries.push_back({".", node->attr});
+  d->entries.push_back({"..", Attr{.ino = node->parent, .dir = true}});
+  uint64_t h = next_handle_++;
+  std::lock_guard lock(mu_);
+  dirs_[h] = d;
+  return h;
+}
+
+// One ListObjectsV2 page (1000 keys): a 100,000-object prefix streams page by page.
+Fs<void> MountFs::FetchPage(DirHandle& d) {
+  auto page =
+      store_->List({.prefix = d.prefix, .recursive = false, .continuation = d.continuation});
+  if (!page.ok()) return Fail(page.status(), "list '" + store_->UrlFor(d.prefix) + "'");
+  auto expiry = Expiry();
+  for (const auto& p : page->prefixes) {
+    std::string name = p.substr(d.prefix.size(), p.size() - d.prefix.size() - 1);
+    if (!ValidName(name) || !d.seen.insert(name).second) continue;
+    Node n = inodes_.Upsert(d.ino, name, {.dir = true, .mtime = mounted_at_}, expiry);
+    d.entries.push_back({name, n.attr});
+  }
+  for (const auto& o : page->objects) {
+    std::string name = o.key.substr(d.prefix.size());
+    if (!ValidName(name) || !d.seen.insert(name).second) continue;  // "dir/" markers, odd keys
+    Node n = inodes_.Upsert(
+        d.ino, name, {.size = o.size, .mtime = o.modified.value_or(SystemTime{}), .etag = o.etag},
+        expiry);
+    d.entries.push_back({name, n.attr});
+  }
+  d.continuation = page->next;
+  if (d.continuation.empty()) d.listed_all = true;
+  return {};
+}
+
+Fs<void> MountFs::ReadDir(uint64_t dh, uint64_t offset, const DirFiller& add) {
+  std::shared_ptr<DirHandle> d;
+  {
+    std::lock_guard lock(mu_);
+    auto it = dirs_.find(dh);
+    if (it == dirs_.end()) return Fail(EBADF);
+    d = it->second;
+  }
+  std::lock_guard lock(d->mu);
+  for (uint64_t i = offset;; ++i) {
+    while (i >= d->entries.size() && !d->listed_all) {
+      if (auto r = FetchPage(*d); !r) return r;
+      if (d->listed_all) {
+        // Local entries (mkdir'ed directories, files being written) that the store lacks.
+        for (const auto& name : inodes_.LocalChildren(d->ino)) {
+          if (!d->seen.insert(name).second) continue;
+          if (auto c = inodes_.Child(d->ino, name)) d->entries.push_back({name, c->attr});
+        }
+      }
+    }
+    if (i >= d->entries.size()) return {};
+    if (!add(d->entries[i].first, d->entries[i].second, i + 1)) return {};
+  }
+}
+
+void MountFs::ReleaseDir(uint64_t dh) {
+  std::lock_guard lock(mu_);
+  dirs_.erase(dh);
+}
+
+Fs<uint64_t> MountFs::Open(Ino ino, int flags) {
+  auto node = inodes_.Get(ino);
+  if (!node) return Fail(ENOENT);
+  if (node->attr.dir) return Fail(EISDIR);
+  int acc = flags & O_ACCMODE;
+  auto h = std::make_shared<FileHandle>();
+  h->ino = ino;
+  h->key = node->key;
+  if (acc != O_RDONLY) {
+    if (options_.read_only) return Fail(EROFS);
+    if (node->attr.local) return Fail(EBUSY);  // one writer per new file
+    // Replacing a whole object is allowed (O_TRUNC); changing part of one is not.
+    if (!(flags & O_TRUNC) || acc == O_RDWR) return Fail(EPERM);
+    auto w = store_->NewWriter(node->key, {});
+    if (!w.ok()) return Fail(w.status(), "write '" + store_->UrlFor(node->key) + "'");
+    h->writer = std::move(*w);
+    Attr a = node->attr;
+    a.size = 0;
+    a.local = true;
+    a.etag.clear();
+    inodes_.SetAttr(ino, a, Clock::time_point::max());
+  } else {
+    if (node->attr.local) return Fail(EBUSY);  // not readable until it is committed
+    auto attr = GetAttr(ino);
+    if (!attr) return std::unexpected(attr.error());
+    h->reader =
+        std::make_unique<FileReader>(store_, node->key, attr->etag, attr->size, options_.prefetch,
+                                     prefetch_budget_, fetch_pool_, cache_.get());
+  }
+  uint64_t fh = next_handle_++;
+  std::lock_guard lock(mu_);
+  files_[fh] = h;
+  return fh;
+}
+
+Fs<std::string> MountFs::Read(uint64_t fh, uint64_t offset, size_t size) {
+  std::shared_ptr<FileHandle> h;
+  {
+    std::lock_guard lock(mu_);
+    auto it = files_.find(fh);
+    if (it == files_.end()) return Fail(EBADF);
+    h = it->second;
+  }
+  if (!h->reader) return Fail(EBADF);
+  auto data = h->reader->Read(offset, size);
+  if (!data.ok()) return Fail(data.status(), "read '" + store_->UrlFor(h->key) + "'");
+  return std::move(*data);
+}
+
+Fs<std::pair<Attr, uint64_t>> MountFs::Create(Ino parent, const std::string& name, int flags) {
+  (void)flags;
+  if (options_.read_only) return Fail(EROFS);
+  if (!ValidName(name)) return Fail(EINVAL);
+  auto dir = inodes_.Get(parent);
+  if (!dir) return Fail(ENOENT);
+  if (!dir->attr.dir) return Fail(ENOTDIR);
+  auto existing = Resolve(parent, name);
+  if (existing) return Fail(existing->attr.dir ? EISDIR : EEXIST);
+  std::string key = dir->key + name;
+  auto w = store_->NewWriter(key, {});
+  if (!w.ok()) return Fail(w.status(), "write '" + store_->UrlFor(key) + "'");
+  Node n = inodes_.Upsert(parent, name, {.mtime = std::chrono::system_clock::now(), .local = true},
+                          Clock::time_point::max());
+  inodes_.AddLookup(n.attr.ino);
+  auto h = std::make_shared<FileHandle>();
+  h->ino = n.attr.ino;
+  h->key = key;
+  h->writer = std::move(*w);
+  uint64_t fh = next_handle_++;
+  std::lock_guard lock(mu_);
+  files_[fh] = h;
+  return std::pair{n.attr, fh};
+}
+
+Fs<size_t> MountFs::Write(uint64_t fh, uint64_t offset, std::string_view data) {
+  std::shared_ptr<FileHandle> h;
+  {
+    std::lock_guard lock(mu_);
+    auto it = files_.find(fh);
+    if (it == files_.end()) return Fail(EBADF);
+    h = it->second;
+  }
+  std::lock_guard lock(h->mu);
+  if (!h->writer && !h->committed) return Fail(EBADF);
+  if (h->committed) return Fail(EPERM);  // complete after fsync: it cannot grow any more
+  if (h->error) return Fail(h->error);
+  if (offset != h->written) return Fail(EOPNOTSUPP);  // sequential writes only
+  Status s = h->writer->Append(data);
+  if (!s.ok()) {
+    h->error = ToErrno(s);
+    return Fail(s, "write '" + store_->UrlFor(h->key) + "'");
+  }
+  h->written += data.size();
+  if (auto n = inodes_.Get(h->ino)) {
+    Attr a = n->attr;
+    a.size = h->written;
+    a.mtime = std::chrono::system_clock::now();
+    inodes_.SetAttr(h->ino, a, Clock::time_point::max());
+  }
+  return data.size();
+}
+
+Fs<void> MountFs::Commit(FileHandle& h) {
+  std::lock_guard lock(h.mu);
+  if (!h.writer || h.committed) return {};
+  if (h.error) {
+    h.writer->Abort();
+    h.writer.reset();
+    if (auto n = inodes_.Get(h.ino)) inodes_.Remove(n->parent, n->name);
+    return Fail(h.error);
+  }
+  auto info = h.writer->Commit();
+  h.writer.reset();
+  h.committed = true;
+  auto n = inodes_.Get(h.ino);
+  if (!info.ok()) {
+    // Not durable: the object does not exist (multipart aborted); the name goes away.
+    if (n) inodes_.Remove(n->parent, n->name);
+    return Fail(info.status(), "commit '" + store_->UrlFor(h.key) + "'");
+  }
+  if (n) {
+    Attr a = n->attr;
+    a.local = false;
+    a.size = info->size;
+    a.etag = info->etag;
+    if (info->modified) a.mtime = *info->modified;
+    inodes_.SetAttr(h.ino, a, Expiry());
+    // Its directories exist in the store now.
+    for (Ino p = n->parent; p != kRootIno;) {
+      auto pn = inodes_.Get(p);
+      if (!pn) break;
+      Attr pa = pn->attr;
+      pa.local = false;
+      inodes_.SetAttr(p, pa, Expiry());
+      p = pn->parent;
+    }
+  }
+  return {};
+}
+
+// close() of any descriptor of the file. A shell's `> file` opens, dup2()s and closes the
+// original descriptor before writing, so a flush before any data is not the end: an empty
+// handle commits at release (or fsync); one with data commits here, and close() reports it.
+Fs<void> MountFs::Flush(uint64_t fh) {
+  std::shared_ptr<FileHandle> h;
+  {
+    std::lock_guard lock(mu_);
+    auto it = files_.find(fh);
+    if (it == files_.end()) return Fail(EBADF);
+    h = it->second;
+  }
+  {
+    std::lock_guard lock(h->mu);
+    if (h->writer && h->written == 0 && !h->error) return {};
+  }
+  return Commit(*h);
+}
+
+Fs<void> MountFs::Fsync(uint64_t fh) {
+  std::shared_ptr<FileHandle> h;
+  {
+    std::lock_guard lock(mu_);
+    auto it = files_.find(fh);
+    if (it == files_.end()) return Fail(EBADF);
+    h = it->second;
+  }
+  return Commit(*h);
+}
+
+void MountFs::Release(uint64_t fh) {
+  std::shared_ptr<FileHandle> h;
+  {
+    std::lock_guard lock(mu_);
+    auto it = files_.find(fh);
+    if (it == files_.end()) return;
+    h = it->second;
+    files_.erase(it);
+  }
+  if (h->writer) (void)Commit(*h);  // no flush came (the process died): commit what was written
+}
+
+Fs<void> MountFs::Unlink(Ino parent, const std::string& name) {
+  if (options_.read_only) return Fail(EROFS);
+  auto node = Resolve(parent, name);
+  if (!node) return std::unexpected(node.error());
+  if (node->attr.dir) return Fail(EISDIR);
+  if (node->attr.local) return Fail(EBUSY);
+  Status s = store_->Delete(node->key);
+  if (!s.ok() && s.code() != StatusCode::kNotFound)
+    return Fail(s, "delete '" + store_->UrlFor(node->key) + "'");
+  inodes_.Remove(parent, name);
+  inodes_.SetMissing(parent, name, Expiry());
+  return {};
+}
+
+Fs<Attr> MountFs::Mkdir(Ino parent, const std::string& name) {
+  if (options_.read_only) return Fail(EROFS);
+  if (!ValidName(name)) return Fail(EINVAL);
+  auto existing = Resolve(parent, name);
+  if (existing) return Fail(EEXIST);
+  // A local directory: S3 has none; it becomes real when a file is written below it.
+  Node n = inodes_.Upsert(parent, name,
+                          {.dir = true, .mtime = std::chrono::system_clock::now(), .local = true},
+                          Clock::time_point::max());
+  inodes_.AddLookup(n.attr.ino);
+  return n.attr;
+}
+
+Fs<void> MountFs::Rmdir(Ino parent, const std::string& name) {
+  if (options_.read_only) return Fail(EROFS);
+  auto node = Resolve(parent, name);
+  if (!node) return std::unexpected(node.error());
+  if (!node->attr.dir) return Fail(ENOTDIR);
+  auto page = store_->List({.prefix = node->key, .recursive = true, .max_keys = 2});
+  if (!page.ok()) return Fail(page.status(), "list '" + store_->UrlFor(node->key) + "'");
+  for (const auto& o : page->objects) {
+    if (o.key != node->key) return Fail(ENOTEMPTY);
+  }
+  if (!inodes_.LocalChildren(node->attr.ino).empty()) return Fail(ENOTEMPTY);
+  for (const auto& o : page->objects) (void)store_->Delete(o.key);  // a "dir/" marker object
+  inodes_.Remove(parent, name);
+  inodes_.SetMissing(parent, name, Expiry());
+  return {};
+}
+
+Fs<void> MountFs::Rename(Ino parent, const std::string& name, Ino, const std::string&) {
+  if (options_.read_only) return Fail(EROFS);
+  auto node = Resolve(parent, name);
+  if (!node) return std::unexpected(node.error());
+  // S3 has no rename. Directories: refused. Files: EXDEV, so mv copies and then deletes.
+  return Fail(node->attr.dir ? EOPNOTSUPP : EXDEV);
+}
+
+}  // namespace ferry::mount

@@ -1,0 +1,89 @@
+#pragma once
+// The kernel-free core of `ferry mount`: every filesystem operation on an S3 prefix (or any
+// Store), returning a value or an errno. src/mount/fuse_adapter.cc maps libfuse's low-level
+// requests onto it one to one; tests drive it directly. Semantics: docs/semantics/fuse.md.
+
+#include <atomic>
+#include <chrono>
+#include <expected>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "base/thread_pool.h"
+#include "mount/inodes.h"
+#include "mount/prefetch.h"
+#include "storage/store.h"
+
+namespace ferry::mount {
+
+template <typename T>
+using Fs = std::expected<T, int>;  // errno on failure
+
+struct MountOptions {
+  bool read_only = false;
+  std::chrono::seconds metadata_ttl{60};  // attributes, directory entries and negative entries
+  uint64_t max_memory = 512ull << 20;     // read-ahead buffers of all open files together
+  std::string cache_dir;                  // local block cache ("" = none)
+  uint64_t cache_size = 10ull << 30;
+  PrefetchOptions prefetch;
+  int fetch_threads = 16;
+};
+
+class MountFs {
+ public:
+  MountFs(std::shared_ptr<storage::Store> store, std::string root_key, MountOptions options);
+  ~MountFs();
+
+  Fs<Attr> Lookup(Ino parent, const std::string& name);  // counts a kernel lookup
+  void Forget(Ino ino, uint64_t n);
+  Fs<Attr> GetAttr(Ino ino);
+  // size: truncate (only a file being written, to its current size or 0 before any write);
+  // mode/owner changes: EPERM; times: accepted and not stored.
+  Fs<Attr> SetAttr(Ino ino, std::optional<uint64_t> size, bool mode_or_owner);
+
+  Fs<uint64_t> OpenDir(Ino ino);
+  // Calls add(name, attr, next_offset) for entries from `offset` until add returns false.
+  using DirFiller = std::function<bool(const std::string& name, const Attr& attr, uint64_t next)>;
+  Fs<void> ReadDir(uint64_t dh, uint64_t offset, const DirFiller& add);
+  void ReleaseDir(uint64_t dh);
+
+  Fs<uint64_t> Open(Ino ino, int flags);
+  Fs<std::string> Read(uint64_t fh, uint64_t offset, size_t size);
+  Fs<std::pair<Attr, uint64_t>> Create(Ino parent, const std::string& name, int flags);
+  Fs<size_t> Write(uint64_t fh, uint64_t offset, std::string_view data);
+  Fs<void> Flush(uint64_t fh);  // close(): a written file is committed (durable) here
+  Fs<void> Fsync(uint64_t fh);
+  void Release(uint64_t fh);
+
+  Fs<void> Unlink(Ino parent, const std::string& name);
+  Fs<Attr> Mkdir(Ino parent, const std::string& name);
+  Fs<void> Rmdir(Ino parent, const std::string& name);
+  Fs<void> Rename(Ino parent, const std::string& name, Ino new_parent, const std::string& new_name);
+
+  uint64_t memory_in_use() const { return prefetch_budget_.used(); }
+
+ private:
+  struct DirHandle;
+  struct FileHandle;
+  Clock::time_point Expiry() const { return Clock::now() + options_.metadata_ttl; }
+  Fs<Node> Resolve(Ino parent, const std::string& name);
+  Fs<void> Commit(FileHandle& h);
+  Fs<void> FetchPage(DirHandle& d);
+
+  std::shared_ptr<storage::Store> store_;
+  MountOptions options_;
+  InodeTable inodes_;
+  MemoryBudget prefetch_budget_;
+  std::unique_ptr<BlockCache> cache_;
+  ThreadPool fetch_pool_;
+  std::mutex mu_;  // handles
+  std::map<uint64_t, std::shared_ptr<DirHandle>> dirs_;
+  std::map<uint64_t, std::shared_ptr<FileHandle>> files_;
+  std::atomic<uint64_t> next_handle_{1};
+  SystemTime mounted_at_ = std::chrono::system_clock::now();  // implicit directories' mtime
+};
+
+}  // namespace ferry::mount

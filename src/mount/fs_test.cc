@@ -1,0 +1,194 @@
+// The mount core without FUSE: operations against an in-memory store, and random operation
+// sequences checked against a plain map (the reference model).
+#include "mount/fs.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+#include "storage/memory/memory_store.h"
+
+namespace ferry::mount {
+namespace {
+
+class MountFsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = storage::MakeMemoryStore();
+    ASSERT_TRUE(store_->WriteAll("data/a.txt", "hello").ok());
+    ASSERT_TRUE(store_->WriteAll("data/dir/b.bin", std::string(3 << 20, 'b')).ok());
+    ASSERT_TRUE(store_->WriteAll("data/dir/sub/c", "c").ok());
+    ASSERT_TRUE(store_->WriteAll("other/x", "x").ok());
+    fs_ = std::make_unique<MountFs>(store_, "data/",
+                                    MountOptions{.prefetch = {.part_size = 256 << 10,
+                                                              .initial_window = 256 << 10,
+                                                              .max_window = 1 << 20}});
+  }
+
+  std::vector<std::string> List(Ino ino) {
+    auto dh = fs_->OpenDir(ino);
+    EXPECT_TRUE(dh.has_value());
+    std::vector<std::string> names;
+    EXPECT_TRUE(fs_->ReadDir(*dh, 0,
+                             [&](const std::string& n, const Attr&, uint64_t) {
+                               names.push_back(n);
+                               return true;
+                             })
+                    .has_value());
+    fs_->ReleaseDir(*dh);
+    return names;
+  }
+
+  std::string ReadAll(Ino ino) {
+    auto fh = fs_->Open(ino, O_RDONLY);
+    EXPECT_TRUE(fh.has_value());
+    std::string out;
+    for (uint64_t off = 0;;) {
+      auto d = fs_->Read(*fh, off, 128 << 10);
+      EXPECT_TRUE(d.has_value());
+      if (!d || d->empty()) break;
+      out += *d;
+      off += d->size();
+    }
+    fs_->Release(*fh);
+    return out;
+  }
+
+  std::shared_ptr<storage::Store> store_;
+  std::unique_ptr<MountFs> fs_;
+};
+
+TEST_F(MountFsTest, LooksUpFilesAndImplicitDirectories) {
+  auto a = fs_->Lookup(kRootIno, "a.txt");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_FALSE(a->dir);
+  EXPECT_EQ(a->size, 5u);
+  auto d = fs_->Lookup(kRootIno, "dir");
+  ASSERT_TRUE(d.has_value());
+  EXPECT_TRUE(d->dir);
+  EXPECT_EQ(fs_->Lookup(kRootIno, "missing").error(), ENOENT);
+  EXPECT_EQ(fs_->Lookup(kRootIno, "x").error(), ENOENT);  // outside the mounted prefix
+  EXPECT_EQ(List(kRootIno), (std::vector<std::string>{".", "..", "dir", "a.txt"}));
+  EXPECT_EQ(List(d->ino), (std::vector<std::string>{".", "..", "sub", "b.bin"}));
+}
+
+TEST_F(MountFsTest, SequentialAndRandomReads) {
+  auto d = fs_->Lookup(kRootIno, "dir");
+  auto b = fs_->Lookup(d->ino, "b.bin");
+  EXPECT_EQ(ReadAll(b->ino), std::string(3 << 20, 'b'));
+  EXPECT_EQ(fs_->memory_in_use(), 0u);  // every read-ahead buffer was returned
+  auto fh = fs_->Open(b->ino, O_RDONLY);
+  auto r = fs_->Read(*fh, 1000000, 10);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(*r, std::string(10, 'b'));
+  EXPECT_EQ(fs_->Read(*fh, 3 << 20, 10)->size(), 0u);  // at EOF
+  fs_->Release(*fh);
+}
+
+TEST_F(MountFsTest, WritesAppearOnlyWhenClosed) {
+  auto c = fs_->Create(kRootIno, "new.txt", O_WRONLY | O_CREAT);
+  ASSERT_TRUE(c.has_value());
+  auto [attr, fh] = *c;
+  EXPECT_TRUE(fs_->Flush(fh).has_value());  // `> file`: a dup'ed descriptor closed before writing
+  EXPECT_EQ(*fs_->Write(fh, 0, "abc"), 3u);
+  EXPECT_EQ(fs_->Write(fh, 10, "x").error(), EOPNOTSUPP);  // not sequential
+  EXPECT_EQ(fs_->Open(attr.ino, O_RDONLY).error(), EBUSY);
+  EXPECT_FALSE(store_->Stat("data/new.txt").ok());  // not visible before close
+  EXPECT_TRUE(fs_->Flush(fh).has_value());
+  fs_->Release(fh);
+  EXPECT_EQ(*store_->ReadAll("data/new.txt"), "abc");
+  EXPECT_EQ(ReadAll(attr.ino), "abc");
+}
+
+TEST_F(MountFsTest, UnsupportedOperationsFailAtOnce) {
+  auto a = fs_->Lookup(kRootIno, "a.txt");
+  EXPECT_EQ(fs_->Open(a->ino, O_WRONLY).error(), EPERM);  // in-place change of an object
+  EXPECT_EQ(fs_->Open(a->ino, O_RDWR | O_TRUNC).error(), EPERM);
+  EXPECT_EQ(fs_->SetAttr(a->ino, std::nullopt, true).error(), EPERM);  // chmod/chown
+  EXPECT_EQ(fs_->SetAttr(a->ino, 2, false).error(), EOPNOTSUPP);       // truncate
+  EXPECT_EQ(fs_->Rename(kRootIno, "dir", kRootIno, "dir2").error(), EOPNOTSUPP);
+  EXPECT_EQ(fs_->Rename(kRootIno, "a.txt", kRootIno, "b.txt").error(), EXDEV);
+  EXPECT_EQ(fs_->Rmdir(kRootIno, "dir").error(), ENOTEMPTY);
+  EXPECT_EQ(fs_->Create(kRootIno, "a.txt", O_WRONLY).error(), EEXIST);
+  // O_TRUNC replaces the whole object.
+  auto fh = fs_->Open(a->ino, O_WRONLY | O_TRUNC);
+  ASSERT_TRUE(fh.has_value());
+  EXPECT_TRUE(fs_->Write(*fh, 0, "replaced").has_value());
+  EXPECT_TRUE(fs_->Fsync(*fh).has_value());
+  EXPECT_EQ(fs_->Write(*fh, 8, "more").error(), EPERM);  // complete after fsync
+  fs_->Release(*fh);
+  EXPECT_EQ(*store_->ReadAll("data/a.txt"), "replaced");
+}
+
+TEST_F(MountFsTest, ReadOnlyMountRefusesWrites) {
+  MountFs ro(store_, "data/", {.read_only = true});
+  auto a = ro.Lookup(kRootIno, "a.txt");
+  EXPECT_EQ(ro.Open(a->ino, O_WRONLY | O_TRUNC).error(), EROFS);
+  EXPECT_EQ(ro.Create(kRootIno, "n", O_WRONLY).error(), EROFS);
+  EXPECT_EQ(ro.Unlink(kRootIno, "a.txt").error(), EROFS);
+  EXPECT_EQ(ro.Mkdir(kRootIno, "d").error(), EROFS);
+}
+
+// Random sequences of create/write/close, unlink, mkdir, lookup and read against a reference
+// map of what the store must hold. Every state reachable through the mount matches the model.
+TEST_F(MountFsTest, RandomOperationsMatchTheReferenceModel) {
+  std::mt19937 rng(7);
+  std::map<std::string, std::string> model = {{"a.txt", "hello"}};
+  std::vector<std::string> names = {"a.txt", "f1", "f2", "f3", "f4"};
+  for (int step = 0; step < 400; ++step) {
+    const std::string& name = names[rng() % names.size()];
+    switch (rng() % 4) {
+      case 0: {  // create + sequential writes + close
+        auto c = fs_->Create(kRootIno, name, O_WRONLY | O_CREAT);
+        if (model.contains(name)) {
+          EXPECT_EQ(c.error(), EEXIST) << name;
+          break;
+        }
+        ASSERT_TRUE(c.has_value()) << name;
+        std::string data;
+        for (int i = 0, n = static_cast<int>(rng() % 4); i < n; ++i) {
+          std::string chunk(rng() % 5000, static_cast<char>('a' + rng() % 26));
+          ASSERT_TRUE(fs_->Write(c->second, data.size(), chunk).has_value());
+          data += chunk;
+        }
+        ASSERT_TRUE(fs_->Flush(c->second).has_value());
+        fs_->Release(c->second);
+        model[name] = data;
+        break;
+      }
+      case 1: {  // unlink
+        auto r = fs_->Unlink(kRootIno, name);
+        if (model.erase(name)) {
+          EXPECT_TRUE(r.has_value()) << name;
+        } else {
+          EXPECT_EQ(r.error(), ENOENT) << name;
+        }
+        break;
+      }
+      case 2: {  // lookup + read
+        auto a = fs_->Lookup(kRootIno, name);
+        if (!model.contains(name)) {
+          EXPECT_EQ(a.error(), ENOENT) << name;
+          break;
+        }
+        ASSERT_TRUE(a.has_value()) << name;
+        EXPECT_EQ(a->size, model[name].size());
+        EXPECT_EQ(ReadAll(a->ino), model[name]);
+        break;
+      }
+      case 3: {  // the store itself agrees
+        auto got = store_->ReadAll("data/" + name);
+        EXPECT_EQ(got.ok(), model.contains(name)) << name;
+        if (got.ok()) {
+          EXPECT_EQ(*got, model[name]);
+        }
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ferry::mount

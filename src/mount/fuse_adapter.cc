@@ -1,0 +1,284 @@
+#define FUSE_USE_VERSION 34
+#include "mount/fuse_adapter.h"
+
+#include <fuse_lowlevel.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "base/log.h"
+
+namespace ferry::mount {
+
+namespace {
+
+struct State {
+  std::unique_ptr<MountFs> fs;
+  FuseOptions options;
+};
+
+State& S(fuse_req_t req) { return *static_cast<State*>(fuse_req_userdata(req)); }
+
+struct stat ToStat(const Attr& a, bool read_only) {
+  struct stat st {};
+  st.st_ino = a.ino;
+  st.st_mode = a.dir ? (S_IFDIR | 0755) : (S_IFREG | 0644);
+  if (read_only) st.st_mode &= ~static_cast<mode_t>(0222);
+  st.st_nlink = a.dir ? 2 : 1;
+  st.st_uid = ::getuid();
+  st.st_gid = ::getgid();
+  st.st_size = static_cast<off_t>(a.size);
+  st.st_blksize = 1 << 20;
+  st.st_blocks = static_cast<blkcnt_t>((a.size + 511) / 512);
+  auto ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(a.mtime.time_since_epoch()).count();
+  st.st_mtim.tv_sec = ns / 1000000000;
+  st.st_mtim.tv_nsec = ns % 1000000000;
+  st.st_ctim = st.st_mtim;
+  st.st_atim = st.st_mtim;
+  return st;
+}
+
+fuse_entry_param Entry(fuse_req_t req, const Attr& a) {
+  fuse_entry_param e{};
+  e.ino = a.ino;
+  e.attr = ToStat(a, S(req).options.read_only);
+  // Files being written change size: the kernel must not cache their attributes.
+  double ttl = a.local ? 0 : S(req).options.ttl_seconds;
+  e.attr_timeout = ttl;
+  e.entry_timeout = ttl;
+  return e;
+}
+
+void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  auto a = S(req).fs->Lookup(parent, name);
+  if (!a) {
+    if (a.error() == ENOENT) {  // a negative entry the kernel may cache too
+      fuse_entry_param e{};
+      e.entry_timeout = S(req).options.ttl_seconds;
+      fuse_reply_entry(req, &e);
+      return;
+    }
+    fuse_reply_err(req, a.error());
+    return;
+  }
+  auto e = Entry(req, *a);
+  fuse_reply_entry(req, &e);
+}
+
+void OpForget(fuse_req_t req, fuse_ino_t ino, uint64_t n) {
+  S(req).fs->Forget(ino, n);
+  fuse_reply_none(req);
+}
+
+void OpForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
+  for (size_t i = 0; i < count; ++i) S(req).fs->Forget(forgets[i].ino, forgets[i].nlookup);
+  fuse_reply_none(req);
+}
+
+void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+  auto a = S(req).fs->GetAttr(ino);
+  if (!a) return (void)fuse_reply_err(req, a.error());
+  auto st = ToStat(*a, S(req).options.read_only);
+  fuse_reply_attr(req, &st, a->local ? 0 : S(req).options.ttl_seconds);
+}
+
+void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info*) {
+  std::optional<uint64_t> size;
+  if (to_set & FUSE_SET_ATTR_SIZE) size = static_cast<uint64_t>(attr->st_size);
+  // Setting the mode or owner it already has succeeds (cp -p, mv, tar do that); changes: EPERM.
+  bool mode_owner = false;
+  if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
+    auto cur = S(req).fs->GetAttr(ino);
+    if (!cur) return (void)fuse_reply_err(req, cur.error());
+    struct stat now = ToStat(*cur, S(req).options.read_only);
+    if ((to_set & FUSE_SET_ATTR_MODE) && (attr->st_mode & 07777) != (now.st_mode & 07777))
+      mode_owner = true;
+    if ((to_set & FUSE_SET_ATTR_UID) && attr->st_uid != now.st_uid) mode_owner = true;
+    if ((to_set & FUSE_SET_ATTR_GID) && attr->st_gid != now.st_gid) mode_owner = true;
+  }
+  auto a = S(req).fs->SetAttr(ino, size, mode_owner);
+  if (!a) return (void)fuse_reply_err(req, a.error());
+  auto st = ToStat(*a, S(req).options.read_only);
+  fuse_reply_attr(req, &st, 0);
+}
+
+void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  auto h = S(req).fs->OpenDir(ino);
+  if (!h) return (void)fuse_reply_err(req, h.error());
+  fi->fh = *h;
+  fuse_reply_open(req, fi);
+}
+
+void OpReaddir(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+  std::vector<char> buf(size);
+  size_t used = 0;
+  auto r = S(req).fs->ReadDir(fi->fh, static_cast<uint64_t>(off),
+                              [&](const std::string& name, const Attr& a, uint64_t next) {
+                                struct stat st {};
+                                st.st_ino = a.ino;
+                                st.st_mode = a.dir ? S_IFDIR : S_IFREG;
+                                size_t need =
+                                    fuse_add_direntry(req, nullptr, 0, name.c_str(), nullptr, 0);
+                                if (used + need > size) return false;
+                                fuse_add_direntry(req, buf.data() + used, size - used, name.c_str(),
+                                                  &st, static_cast<off_t>(next));
+                                used += need;
+                                return true;
+                              });
+  if (!r && used == 0) return (void)fuse_reply_err(req, r.error());
+  fuse_reply_buf(req, buf.data(), used);
+}
+
+void OpReleasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  S(req).fs->ReleaseDir(fi->fh);
+  fuse_reply_err(req, 0);
+}
+
+void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  auto h = S(req).fs->Open(ino, fi->flags);
+  if (!h) return (void)fuse_reply_err(req, h.error());
+  fi->fh = *h;
+  fi->keep_cache = 1;  // objects are pinned to their ETag for the life of the open file
+  fuse_reply_open(req, fi);
+}
+
+void OpRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+  auto data = S(req).fs->Read(fi->fh, static_cast<uint64_t>(off), size);
+  if (!data) return (void)fuse_reply_err(req, data.error());
+  fuse_reply_buf(req, data->data(), data->size());
+}
+
+void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t, fuse_file_info* fi) {
+  auto r = S(req).fs->Create(parent, name, fi->flags);
+  if (!r) return (void)fuse_reply_err(req, r.error());
+  fi->fh = r->second;
+  auto e = Entry(req, r->first);
+  fuse_reply_create(req, &e, fi);
+}
+
+void OpWrite(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t off,
+             fuse_file_info* fi) {
+  auto n = S(req).fs->Write(fi->fh, static_cast<uint64_t>(off), std::string_view(buf, size));
+  if (!n) return (void)fuse_reply_err(req, n.error());
+  fuse_reply_write(req, *n);
+}
+
+void OpFlush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  auto r = S(req).fs->Flush(fi->fh);
+  fuse_reply_err(req, r ? 0 : r.error());
+}
+
+void OpFsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info* fi) {
+  auto r = S(req).fs->Fsync(fi->fh);
+  fuse_reply_err(req, r ? 0 : r.error());
+}
+
+void OpRelease(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  S(req).fs->Release(fi->fh);
+  fuse_reply_err(req, 0);
+}
+
+void OpUnlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  auto r = S(req).fs->Unlink(parent, name);
+  fuse_reply_err(req, r ? 0 : r.error());
+}
+
+void OpMkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t) {
+  auto a = S(req).fs->Mkdir(parent, name);
+  if (!a) return (void)fuse_reply_err(req, a.error());
+  auto e = Entry(req, *a);
+  e.attr_timeout = e.entry_timeout = 0;
+  fuse_reply_entry(req, &e);
+}
+
+void OpRmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  auto r = S(req).fs->Rmdir(parent, name);
+  fuse_reply_err(req, r ? 0 : r.error());
+}
+
+void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
+              const char* newname, unsigned int) {
+  auto r = S(req).fs->Rename(parent, name, newparent, newname);
+  fuse_reply_err(req, r ? 0 : r.error());
+}
+
+void OpLink(fuse_req_t req, fuse_ino_t, fuse_ino_t, const char*) { fuse_reply_err(req, EPERM); }
+void OpSymlink(fuse_req_t req, const char*, fuse_ino_t, const char*) { fuse_reply_err(req, EPERM); }
+void OpMknod(fuse_req_t req, fuse_ino_t, const char*, mode_t, dev_t) { fuse_reply_err(req, EPERM); }
+
+void OpStatfs(fuse_req_t req, fuse_ino_t) {
+  struct statvfs st {};
+  st.f_bsize = st.f_frsize = 1 << 20;
+  st.f_blocks = st.f_bfree = st.f_bavail = 1ull << 30;  // object stores have no fixed size
+  st.f_files = st.f_ffree = 1ull << 30;
+  st.f_namemax = 1024;
+  fuse_reply_statfs(req, &st);
+}
+
+}  // namespace
+
+int ServeFuse(const FuseOptions& options, const std::function<std::unique_ptr<MountFs>()>& make) {
+  fuse_lowlevel_ops ops{};
+  ops.lookup = OpLookup;
+  ops.forget = OpForget;
+  ops.forget_multi = OpForgetMulti;
+  ops.getattr = OpGetattr;
+  ops.setattr = OpSetattr;
+  ops.opendir = OpOpendir;
+  ops.readdir = OpReaddir;
+  ops.releasedir = OpReleasedir;
+  ops.open = OpOpen;
+  ops.read = OpRead;
+  ops.create = OpCreate;
+  ops.write = OpWrite;
+  ops.flush = OpFlush;
+  ops.fsync = OpFsync;
+  ops.release = OpRelease;
+  ops.unlink = OpUnlink;
+  ops.mkdir = OpMkdir;
+  ops.rmdir = OpRmdir;
+  ops.rename = OpRename;
+  ops.link = OpLink;
+  ops.symlink = OpSymlink;
+  ops.mknod = OpMknod;
+  ops.statfs = OpStatfs;
+
+  std::string mount_opts = "fsname=" + options.fsname + ",subtype=ferry,default_permissions";
+  if (options.allow_other) mount_opts += ",allow_other";
+  if (options.read_only) mount_opts += ",ro";
+  std::vector<std::string> argv_s = {"ferry", "-o", mount_opts};
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
+  State state{.fs = nullptr, .options = options};
+  fuse_session* se = fuse_session_new(&args, &ops, sizeof ops, &state);
+  if (!se) {
+    Log(LogLevel::kError, "cannot start a FUSE session (is /dev/fuse there?)");
+    return 1;
+  }
+  if (fuse_set_signal_handlers(se) != 0 ||
+      fuse_session_mount(se, options.mountpoint.c_str()) != 0) {
+    Log(LogLevel::kError,
+        "cannot mount on '{}' (does it exist, is something mounted there, is /dev/fuse usable?)",
+        options.mountpoint);
+    fuse_session_destroy(se);
+    return 1;
+  }
+  fuse_daemonize(options.foreground ? 1 : 0);
+  state.fs = make();  // after the fork: its threads belong to the daemon
+  fuse_loop_config* config = fuse_loop_cfg_create();
+  fuse_loop_cfg_set_max_threads(config, 32);
+  int rc = fuse_session_loop_mt(se, config);
+  fuse_loop_cfg_destroy(config);
+  fuse_session_unmount(se);
+  fuse_remove_signal_handlers(se);
+  fuse_session_destroy(se);
+  state.fs.reset();
+  return rc == 0 ? 0 : 1;
+}
+
+}  // namespace ferry::mount

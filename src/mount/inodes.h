@@ -1,0 +1,76 @@
+#pragma once
+// The inode table of a mount: inode numbers for the files and directories the kernel has looked
+// up, their attributes and how long those stay valid (the metadata cache), and negative entries
+// for names known not to exist. No libfuse here.
+//
+// Keys: the root is the mount's prefix ("" or "data/"); a directory's key ends in '/', a file's
+// does not. Directories are implicit (any key below a prefix makes it a directory); a name that
+// is both an object and a prefix shows as the directory.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace ferry::mount {
+
+using Ino = uint64_t;
+inline constexpr Ino kRootIno = 1;
+using Clock = std::chrono::steady_clock;
+using SystemTime = std::chrono::system_clock::time_point;
+
+struct Attr {
+  Ino ino = 0;
+  bool dir = false;
+  uint64_t size = 0;
+  SystemTime mtime{};
+  std::string etag;    // files in the store; "" for directories and unfinished local files
+  bool local = false;  // created in this mount and not (yet) in the store
+};
+
+struct Node {
+  Attr attr;
+  Ino parent = 0;
+  std::string name;
+  std::string key;  // store key (directories end in '/')
+  uint64_t lookups = 0;
+  Clock::time_point valid_until{};  // attributes may be used without asking the store until then
+};
+
+class InodeTable final {
+ public:
+  explicit InodeTable(std::string root_key);
+
+  // Inserts or refreshes the child `name` of `parent`; returns its node (copy). A child whose
+  // kind changed (file <-> directory) gets a new inode.
+  Node Upsert(Ino parent, const std::string& name, Attr attr, Clock::time_point valid_until);
+  std::optional<Node> Get(Ino ino) const;
+  std::optional<Node> Child(Ino parent, const std::string& name) const;
+  void AddLookup(Ino ino, uint64_t n = 1);
+  void Forget(Ino ino, uint64_t n);
+  void Remove(Ino parent, const std::string& name);
+  void SetAttr(Ino ino, const Attr& attr, Clock::time_point valid_until);
+
+  // Negative entries: `name` under `parent` does not exist until `until`.
+  void SetMissing(Ino parent, const std::string& name, Clock::time_point until);
+  bool KnownMissing(Ino parent, const std::string& name) const;
+  void ClearMissing(Ino parent, const std::string& name);
+
+  // Names of children that exist only in this mount (mkdir'ed, being written).
+  std::vector<std::string> LocalChildren(Ino parent) const;
+
+  static std::string ChildKey(const std::string& parent_key, const std::string& name, bool dir);
+
+ private:
+  mutable std::mutex mu_;
+  std::unordered_map<Ino, Node> nodes_;
+  std::map<std::pair<Ino, std::string>, Ino> children_;
+  std::map<std::pair<Ino, std::string>, Clock::time_point> missing_;
+  Ino next_ = kRootIno + 1;
+};
+
+}  // namespace ferry::mount

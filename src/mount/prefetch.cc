@@ -1,0 +1,231 @@
+#include "mount/prefetch.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "base/hash.h"
+#include "base/log.h"
+
+namespace ferry::mount {
+
+namespace fs = std::filesystem;
+
+bool MemoryBudget::TryAcquire(uint64_t n) {
+  uint64_t cur = used_.load();
+  do {
+    if (cur + n > capacity_) return false;
+  } while (!used_.compare_exchange_weak(cur, cur + n));
+  return true;
+}
+
+BlockCache::BlockCache(std::string dir, uint64_t capacity)
+    : dir_(std::move(dir)), capacity_(capacity) {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+}
+
+std::string BlockCache::PathFor(const std::string& key, const std::string& etag,
+                                uint64_t block) const {
+  return dir_ + "/" + Sha256Hex(key + "\n" + etag).substr(0, 32) + "-" + std::to_string(block);
+}
+
+std::optional<std::string> BlockCache::Get(const std::string& key, const std::string& etag,
+                                           uint64_t block) {
+  if (etag.empty()) return std::nullopt;
+  std::string path = PathFor(key, etag, block);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string data((std::istreambuf_iterator<char>(in)), {});
+  ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);
+  return data;
+}
+
+void BlockCache::Put(const std::string& key, const std::string& etag, uint64_t block,
+                     std::string_view data) {
+  if (etag.empty()) return;
+  std::string path = PathFor(key, etag, block);
+  std::string tmp = path + ".tmp-" + std::to_string(::gettid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(data.data(), static_cast<std::streamsize>(data.size()));
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      return;
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);  // atomic: readers see a whole block or none
+  if ((written_since_check_ += data.size()) > capacity_ / 16) MaybeEvict();
+}
+
+void BlockCache::MaybeEvict() {
+  std::unique_lock lock(evict_mu_, std::try_to_lock);
+  if (!lock) return;
+  written_since_check_ = 0;
+  std::vector<std::pair<fs::file_time_type, fs::path>> files;
+  uint64_t total = 0;
+  std::error_code ec;
+  std::vector<uint64_t> sizes;
+  for (const auto& e : fs::directory_iterator(dir_, ec)) {
+    std::error_code ec2;
+    auto size = e.file_size(ec2);
+    if (ec2) continue;
+    files.emplace_back(e.last_write_time(ec2), e.path());
+    total += size;
+  }
+  if (total <= capacity_) return;
+  std::sort(files.begin(), files.end());
+  for (const auto& [t, p] : files) {
+    if (total <= capacity_ * 9 / 10) break;
+    std::error_code ec2;
+    auto size = fs::file_size(p, ec2);
+    if (!ec2 && fs::remove(p, ec2)) total -= size;
+  }
+}
+
+FileReader::FileReader(std::shared_ptr<storage::Store> store, std::string key, std::string etag,
+                       uint64_t size, const PrefetchOptions& options, MemoryBudget& budget,
+                       ThreadPool& pool, BlockCache* cache)
+    : store_(std::move(store)),
+      key_(std::move(key)),
+      etag_(std::move(etag)),
+      size_(size),
+      options_(options),
+      budget_(budget),
+      pool_(pool),
+      cache_(cache),
+      window_target_(options.initial_window) {}
+
+FileReader::~FileReader() {
+  std::lock_guard lock(mu_);
+  DropAll();
+}
+
+Result<std::string> FileReader::Fetch(uint64_t offset, uint64_t length) {
+  if (cache_) return FetchCached(offset, length);
+  storage::ReadOptions ro{.range = storage::ByteRange{offset, length}, .if_match = etag_};
+  std::string out;
+  out.reserve(length);
+  FERRY_RETURN_IF_ERROR(store_->Read(key_, ro, [&](std::string_view d) {
+    out.append(d);
+    return Status();
+  }));
+  return out;
+}
+
+Result<std::string> FileReader::FetchCached(uint64_t offset, uint64_t length) {
+  std::string out;
+  const uint64_t B = BlockCache::kBlock;
+  for (uint64_t block = offset / B; block * B < offset + length; ++block) {
+    auto data = cache_->Get(key_, etag_, block);
+    if (!data) {
+      uint64_t start = block * B, len = std::min(B, size_ - start);
+      storage::ReadOptions ro{.range = storage::ByteRange{start, len}, .if_match = etag_};
+      std::string got;
+      FERRY_RETURN_IF_ERROR(store_->Read(key_, ro, [&](std::string_view d) {
+        got.append(d);
+        return Status();
+      }));
+      cache_->Put(key_, etag_, block, got);
+      data = std::move(got);
+    }
+    uint64_t from = std::max(offset, block * B) - block * B;
+    uint64_t to = std::min(offset + length, block * B + data->size()) - block * B;
+    if (from < to) out.append(*data, from, to - from);
+  }
+  return out;
+}
+
+void FileReader::DropBefore(uint64_t offset) {
+  while (!window_.empty() && window_.front().offset + window_.front().length <= offset) {
+    if (window_.front().budgeted) budget_.Release(window_.front().length);
+    window_.pop_front();
+  }
+}
+
+void FileReader::DropAll() {
+  for (auto& p : window_) {
+    if (p.data.valid()) p.data.wait();  // the fetch task refers to this reader's fields
+    if (p.budgeted) budget_.Release(p.length);
+  }
+  window_.clear();
+}
+
+void FileReader::FillWindow(uint64_t from) {
+  if (next_fetch_ < from) next_fetch_ = from;
+  while (next_fetch_ < size_ && next_fetch_ < from + window_target_) {
+    uint64_t len = std::min({options_.part_size, size_ - next_fetch_});
+    if (!budget_.TryAcquire(len)) break;  // over --max-memory: read on demand
+    auto promise = std::make_shared<std::promise<Result<std::string>>>();
+    Part part{.offset = next_fetch_,
+              .length = len,
+              .data = promise->get_future().share(),
+              .budgeted = true};
+    pool_.Submit([this, promise, off = next_fetch_, len] { promise->set_value(Fetch(off, len)); });
+    window_.push_back(std::move(part));
+    next_fetch_ += len;
+  }
+}
+
+Result<std::string> FileReader::Read(uint64_t offset, size_t size) {
+  std::lock_guard lock(mu_);
+  if (offset >= size_) return std::string();
+  uint64_t end = std::min<uint64_t>(size_, offset + size);
+  bool in_window = !window_.empty() && offset >= window_.front().offset && offset < next_fetch_;
+  bool continues = offset == last_end_ && (sequential_ || offset == 0);
+  if (!in_window && !continues) {
+    // Random access: drop the window, fetch exactly this range.
+    DropAll();
+    sequential_ = false;
+    window_target_ = options_.initial_window;
+    next_fetch_ = 0;
+    last_end_ = end;
+    if (offset == 0) sequential_ = true;
+    return Fetch(offset, end - offset);
+  }
+  if (!sequential_) {
+    sequential_ = true;
+    DropAll();
+    next_fetch_ = offset;
+  }
+  DropBefore(offset);
+  FillWindow(offset);
+  std::string out;
+  out.reserve(end - offset);
+  uint64_t pos = offset;
+  for (auto& part : window_) {
+    if (pos >= end) break;
+    if (part.offset + part.length <= pos) continue;
+    const Result<std::string>& data = part.data.get();
+    if (!data.ok()) {
+      Status s = data.status();
+      DropAll();
+      sequential_ = false;
+      next_fetch_ = 0;
+      return s;
+    }
+    uint64_t from = pos - part.offset;
+    uint64_t n = std::min<uint64_t>(end - pos, data->size() - from);
+    out.append(*data, from, n);
+    pos += n;
+    if (part.offset + part.length <= end && window_target_ < options_.max_window)
+      window_target_ *= 2;
+  }
+  if (pos < end) {  // beyond the window (budget spent): fetch the rest directly
+    auto rest = Fetch(pos, end - pos);
+    if (!rest.ok()) return rest.status();
+    out += *rest;
+  }
+  last_end_ = end;
+  DropBefore(end);
+  FillWindow(end);
+  return out;
+}
+
+}  // namespace ferry::mount
