@@ -59,21 +59,40 @@ Status RunMount(Context& ctx, const MountCliOptions& o, int* exit_code) {
   return Status();
 }
 
-Status RunUmount(const std::string& mountpoint) {
+int Fusermount(const std::string& mountpoint, bool lazy) {
   pid_t pid = ::fork();
   if (pid == 0) {
-    ::execlp("fusermount3", "fusermount3", "-u", mountpoint.c_str(), static_cast<char*>(nullptr));
+    if (lazy) {
+      ::execlp("fusermount3", "fusermount3", "-u", "-z", mountpoint.c_str(),
+               static_cast<char*>(nullptr));
+    } else {
+      ::execlp("fusermount3", "fusermount3", "-u", mountpoint.c_str(), static_cast<char*>(nullptr));
+    }
     ::_exit(127);
   }
   int status = 0;
   ::waitpid(pid, &status, 0);
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return Status();
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+// fusermount3 -u; a mount whose daemon died (ENOTCONN) that is still busy is detached lazily,
+// since nothing can be served from it any more.
+Status RunUmount(const std::string& mountpoint, bool lazy) {
+  int rc = Fusermount(mountpoint, lazy);
+  if (rc == 127)
     return Status(StatusCode::kNotFound, "fusermount3 not found (Debian package fuse3)");
+  if (rc == 0) return Status();
+  struct stat st;
+  if (!lazy && ::stat(mountpoint.c_str(), &st) != 0 && errno == ENOTCONN) {
+    if (Fusermount(mountpoint, true) == 0) {
+      Log(LogLevel::kWarn, "the daemon of '{}' was gone; detached the mount lazily", mountpoint);
+      return Status();
+    }
   }
   return Status(StatusCode::kFailedPrecondition,
                 "cannot unmount '" + mountpoint +
-                    "' (see fusermount3's message above; busy or not mounted?)");
+                    "' (see fusermount3's message above: busy? --lazy detaches it now and "
+                    "finishes when the last open file is closed)");
 }
 
 }  // namespace
@@ -98,10 +117,17 @@ void AddMountCommands(CLI::App& app, Action& action, int* exit_code) {
     action = [o, exit_code](Context& ctx) { return RunMount(ctx, *o, exit_code); };
   });
 
-  auto mp = std::make_shared<std::string>();
+  struct UmountOptions {
+    std::string mountpoint;
+    bool lazy = false;
+  };
+  auto u = std::make_shared<UmountOptions>();
   auto* um = app.add_subcommand("umount", "Unmount a ferry mount (also after its daemon died)");
-  um->add_option("mountpoint", *mp, "The mount point")->required();
-  um->callback([mp, &action] { action = [mp](Context&) { return RunUmount(*mp); }; });
+  um->add_option("mountpoint", u->mountpoint, "The mount point")->required();
+  um->add_flag("--lazy", u->lazy,
+               "Detach now even with open files (they keep working until closed)");
+  um->callback(
+      [u, &action] { action = [u](Context&) { return RunUmount(u->mountpoint, u->lazy); }; });
 }
 
 }  // namespace ferry::cli

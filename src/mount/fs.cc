@@ -63,6 +63,7 @@ struct MountFs::FileHandle {
   std::unique_ptr<storage::Writer> writer;  // write handles
   std::mutex mu;
   uint64_t written = 0;
+  uint64_t owner = 0;
   bool committed = false;
   int error = 0;  // a failed write: later writes and the close report it
 };
@@ -227,7 +228,7 @@ void MountFs::ReleaseDir(uint64_t dh) {
   dirs_.erase(dh);
 }
 
-Fs<uint64_t> MountFs::Open(Ino ino, int flags) {
+Fs<uint64_t> MountFs::Open(Ino ino, int flags, uint64_t owner) {
   auto node = inodes_.Get(ino);
   if (!node) return Fail(ENOENT);
   if (node->attr.dir) return Fail(EISDIR);
@@ -235,6 +236,7 @@ Fs<uint64_t> MountFs::Open(Ino ino, int flags) {
   auto h = std::make_shared<FileHandle>();
   h->ino = ino;
   h->key = node->key;
+  h->owner = owner;
   if (acc != O_RDONLY) {
     if (options_.read_only) return Fail(EROFS);
     if (node->attr.local) return Fail(EBUSY);  // one writer per new file
@@ -276,7 +278,8 @@ Fs<std::string> MountFs::Read(uint64_t fh, uint64_t offset, size_t size) {
   return std::move(*data);
 }
 
-Fs<std::pair<Attr, uint64_t>> MountFs::Create(Ino parent, const std::string& name, int flags) {
+Fs<std::pair<Attr, uint64_t>> MountFs::Create(Ino parent, const std::string& name, int flags,
+                                              uint64_t owner) {
   (void)flags;
   if (options_.read_only) return Fail(EROFS);
   if (!ValidName(name)) return Fail(EINVAL);
@@ -294,6 +297,7 @@ Fs<std::pair<Attr, uint64_t>> MountFs::Create(Ino parent, const std::string& nam
   auto h = std::make_shared<FileHandle>();
   h->ino = n.attr.ino;
   h->key = key;
+  h->owner = owner;
   h->writer = std::move(*w);
   uint64_t fh = next_handle_++;
   std::lock_guard lock(mu_);
@@ -370,7 +374,8 @@ Fs<void> MountFs::Commit(FileHandle& h) {
 // close() of any descriptor of the file. A shell's `> file` opens, dup2()s and closes the
 // original descriptor before writing, so a flush before any data is not the end: an empty
 // handle commits at release (or fsync); one with data commits here, and close() reports it.
-Fs<void> MountFs::Flush(uint64_t fh) {
+// Closes by other processes (children that inherited the descriptor and exec()ed) do nothing.
+Fs<void> MountFs::Flush(uint64_t fh, uint64_t caller) {
   std::shared_ptr<FileHandle> h;
   {
     std::lock_guard lock(mu_);
@@ -381,6 +386,7 @@ Fs<void> MountFs::Flush(uint64_t fh) {
   {
     std::lock_guard lock(h->mu);
     if (h->writer && h->written == 0 && !h->error) return {};
+    if (h->writer && h->owner != 0 && caller != 0 && caller != h->owner) return {};
   }
   return Commit(*h);
 }

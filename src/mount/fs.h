@@ -50,11 +50,15 @@ class MountFs {
   Fs<void> ReadDir(uint64_t dh, uint64_t offset, const DirFiller& add);
   void ReleaseDir(uint64_t dh);
 
-  Fs<uint64_t> Open(Ino ino, int flags);
+  // `owner` is the opening process (its thread-group id; 0 = unknown). Only a close() by that
+  // process commits a written file: descriptors inherited by children that exec() are closed
+  // too, and those closes must not end the write.
+  Fs<uint64_t> Open(Ino ino, int flags, uint64_t owner = 0);
   Fs<std::string> Read(uint64_t fh, uint64_t offset, size_t size);
-  Fs<std::pair<Attr, uint64_t>> Create(Ino parent, const std::string& name, int flags);
+  Fs<std::pair<Attr, uint64_t>> Create(Ino parent, const std::string& name, int flags,
+                                       uint64_t owner = 0);
   Fs<size_t> Write(uint64_t fh, uint64_t offset, std::string_view data);
-  Fs<void> Flush(uint64_t fh);  // close(): a written file is committed (durable) here
+  Fs<void> Flush(uint64_t fh, uint64_t caller = 0);  // close(): commits a written file
   Fs<void> Fsync(uint64_t fh);
   void Release(uint64_t fh);
 

@@ -88,18 +88,20 @@ TEST_F(MountFsTest, SequentialAndRandomReads) {
 }
 
 TEST_F(MountFsTest, WritesAppearOnlyWhenClosed) {
-  auto c = fs_->Create(kRootIno, "new.txt", O_WRONLY | O_CREAT);
+  auto c = fs_->Create(kRootIno, "new.txt", O_WRONLY | O_CREAT, /*owner=*/100);
   ASSERT_TRUE(c.has_value());
   auto [attr, fh] = *c;
-  EXPECT_TRUE(fs_->Flush(fh).has_value());  // `> file`: a dup'ed descriptor closed before writing
+  EXPECT_TRUE(fs_->Flush(fh, 100).has_value());  // `> file`: a dup'ed descriptor closed first
   EXPECT_EQ(*fs_->Write(fh, 0, "abc"), 3u);
+  EXPECT_TRUE(fs_->Flush(fh, 200).has_value());  // a child's inherited descriptor, at exec()
+  EXPECT_EQ(*fs_->Write(fh, 3, "d"), 1u);        // still open for writing
   EXPECT_EQ(fs_->Write(fh, 10, "x").error(), EOPNOTSUPP);  // not sequential
   EXPECT_EQ(fs_->Open(attr.ino, O_RDONLY).error(), EBUSY);
   EXPECT_FALSE(store_->Stat("data/new.txt").ok());  // not visible before close
-  EXPECT_TRUE(fs_->Flush(fh).has_value());
+  EXPECT_TRUE(fs_->Flush(fh, 100).has_value());     // the opener's close commits
   fs_->Release(fh);
-  EXPECT_EQ(*store_->ReadAll("data/new.txt"), "abc");
-  EXPECT_EQ(ReadAll(attr.ino), "abc");
+  EXPECT_EQ(*store_->ReadAll("data/new.txt"), "abcd");
+  EXPECT_EQ(ReadAll(attr.ino), "abcd");
 }
 
 TEST_F(MountFsTest, UnsupportedOperationsFailAtOnce) {

@@ -1,0 +1,211 @@
+"""ferry mount: a real FUSE mount of an RGW prefix (root, /dev/fuse). Reads, listings, the write
+path's durability on close, every refused operation's errno, a read-only mount, S3 going away
+during reads, and a dead daemon cleared by ferry umount."""
+import errno
+import hashlib
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT, Proxy, base_env
+
+
+@pytest.fixture
+def mount(ferry, tmp_path):
+    mounted = []
+
+    def do(url, *opts, env=None):
+        mnt = tmp_path / f"mnt{len(mounted)}"
+        mnt.mkdir()
+        p = ferry.run("mount", url, mnt, *opts, env=env)
+        assert p.returncode == 0, p.stderr.decode()
+        mounted.append(mnt)
+        return mnt
+
+    yield do
+    for mnt in mounted:
+        subprocess.run(["fusermount3", "-u", "-z", str(mnt)], capture_output=True)
+
+
+def put(ferry, tmp_path, url, data):
+    src = tmp_path / ("put-" + hashlib.sha256(url.encode()).hexdigest()[:8])
+    src.write_bytes(data)
+    ferry.run("cp", src, url, check=True)
+
+
+def sha(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def test_reads_match_the_objects(ferry, prefix, tmp_path, mount):
+    src = tmp_path / "src"
+    (src / "a" / "b").mkdir(parents=True)
+    big = random.Random(1).randbytes(40 << 20)
+    (src / "big.bin").write_bytes(big)
+    for i in range(20):
+        (src / "a" / f"f{i}.txt").write_text(f"file {i}\n")
+    (src / "a" / "b" / "deep.txt").write_text("deep\n")
+    ferry.run("cp", "-r", src, prefix, check=True)
+    mnt = mount(prefix)
+    walked = sorted(str(p.relative_to(mnt)) for p in mnt.rglob("*"))
+    assert walked == sorted(str(p.relative_to(src)) for p in src.rglob("*"))
+    assert sha((mnt / "big.bin").read_bytes()) == sha(big)            # sequential, prefetched
+    assert (mnt / "a" / "b" / "deep.txt").read_text() == "deep\n"
+    assert os.stat(mnt / "big.bin").st_size == len(big)
+    rnd = random.Random(2)
+    with open(mnt / "big.bin", "rb", buffering=0) as f:                # random reads
+        for _ in range(50):
+            off, n = rnd.randrange(len(big)), rnd.randrange(1, 100000)
+            assert os.pread(f.fileno(), n, off) == big[off:off + n]
+    with pytest.raises(FileNotFoundError):
+        (mnt / "nope").read_bytes()
+
+
+def test_listing_pages_through_a_big_prefix(ferry, prefix, tmp_path, mount):
+    src = tmp_path / "many"
+    src.mkdir()
+    for i in range(2500):                        # three ListObjectsV2 pages
+        (src / f"{i:05d}.txt").write_text(str(i))
+    ferry.run("cp", "-r", src, prefix + "many/", check=True)
+    mnt = mount(prefix)
+    names = os.listdir(mnt / "many")
+    assert len(names) == 2500 and sorted(names) == sorted(os.listdir(src))
+    assert (mnt / "many" / "02499.txt").read_text() == "2499"
+
+
+def test_written_files_are_durable_when_close_returns(ferry, prefix, tmp_path, mount):
+    mnt = mount(prefix)
+    f = open(mnt / "out.bin", "wb")
+    data = random.Random(3).randbytes(20 << 20)  # multipart on S3
+    f.write(data[:10 << 20])
+    f.flush()
+    assert ferry.run("stat", prefix + "out.bin").returncode == 1  # not there before close
+    f.write(data[10 << 20:])
+    f.close()
+    assert sha(ferry.run("cat", prefix + "out.bin", check=True).stdout) == sha(data)
+    with open(mnt / "synced.txt", "w") as g:
+        g.write("fsync")
+        g.flush()
+        os.fsync(g.fileno())                          # durable when fsync returns
+        assert ferry.run("cat", prefix + "synced.txt", check=True).stdout == b"fsync"
+    subprocess.run(f"echo hello > {mnt}/shell.txt", shell=True, check=True)
+    assert ferry.run("cat", prefix + "shell.txt", check=True).stdout == b"hello\n"
+    (mnt / "empty").touch()
+    assert ferry.run("cat", prefix + "empty", check=True).stdout == b""
+    (mnt / "newdir").mkdir()
+    (mnt / "newdir" / "x.txt").write_text("x")
+    assert ferry.run("cat", prefix + "newdir/x.txt", check=True).stdout == b"x"
+    subprocess.run(["mv", str(mnt / "shell.txt"), str(mnt / "moved.txt")], check=True)  # copy + delete
+    assert ferry.run("cat", prefix + "moved.txt", check=True).stdout == b"hello\n"
+    assert ferry.run("stat", prefix + "shell.txt").returncode == 1
+    os.unlink(mnt / "moved.txt")
+    assert ferry.run("stat", prefix + "moved.txt").returncode == 1
+
+
+def errno_of(fn):
+    with pytest.raises(OSError) as e:
+        fn()
+    return e.value.errno
+
+
+def test_unsupported_operations_fail_at_once_with_clear_errnos(ferry, prefix, tmp_path, mount):
+    put(ferry, tmp_path, prefix + "d/existing.txt", b"old")
+    mnt = mount(prefix)
+    existing = mnt / "d" / "existing.txt"
+    assert errno_of(lambda: open(existing, "ab")) == errno.EPERM          # append to an object
+    assert errno_of(lambda: open(existing, "r+b")) == errno.EPERM         # in-place change
+    assert errno_of(lambda: os.truncate(existing, 1)) == errno.EOPNOTSUPP
+    assert errno_of(lambda: os.chmod(existing, 0o600)) == errno.EPERM
+    assert errno_of(lambda: os.link(existing, mnt / "hard")) == errno.EPERM
+    assert errno_of(lambda: os.symlink("x", mnt / "sym")) == errno.EPERM
+    assert errno_of(lambda: os.rename(mnt / "d", mnt / "e")) == errno.EOPNOTSUPP
+    assert errno_of(lambda: os.rename(existing, mnt / "d" / "r.txt")) == errno.EXDEV
+    assert errno_of(lambda: os.rmdir(mnt / "d")) == errno.ENOTEMPTY
+    fd = os.open(mnt / "seq.bin", os.O_WRONLY | os.O_CREAT)                # random writes
+    os.write(fd, b"abc")
+    assert errno_of(lambda: os.pwrite(fd, b"z", 0)) == errno.EOPNOTSUPP
+    os.close(fd)
+    assert ferry.run("cat", prefix + "seq.bin", check=True).stdout == b"abc"
+    with open(existing, "wb") as f:                                        # O_TRUNC replaces whole
+        f.write(b"new")
+    assert ferry.run("cat", prefix + "d/existing.txt", check=True).stdout == b"new"
+
+
+def test_read_only_mount(ferry, prefix, tmp_path, mount):
+    put(ferry, tmp_path, prefix + "r.txt", b"r")
+    mnt = mount(prefix, "--read-only")
+    assert (mnt / "r.txt").read_bytes() == b"r"
+    assert errno_of(lambda: open(mnt / "w.txt", "wb")) == errno.EROFS
+    assert errno_of(lambda: os.unlink(mnt / "r.txt")) == errno.EROFS
+    assert errno_of(lambda: os.mkdir(mnt / "dd")) == errno.EROFS
+
+
+def test_s3_unreachable_gives_eio_and_the_mount_recovers(ferry, prefix, rgw, tmp_path, mount):
+    put(ferry, tmp_path, prefix + "one.txt", b"one")
+    put(ferry, tmp_path, prefix + "two.txt", b"two")
+    target = rgw["FERRY_TEST_S3_ENDPOINT"].split("://", 1)[1]
+    proxy = Proxy(target, tmp_path, "--faults", "0")
+    port = proxy.endpoint.rsplit(":", 1)[1]
+    mnt = mount(prefix, "--metadata-ttl", "300", env={"AWS_ENDPOINT_URL": proxy.endpoint})
+    assert (mnt / "one.txt").read_bytes() == b"one"
+    os.listdir(mnt)                                   # both names and sizes are cached now
+    proxy.__exit__()                                  # S3 goes away
+    start = time.time()
+    assert errno_of(lambda: (mnt / "two.txt").read_bytes()) == errno.EIO
+    assert time.time() - start < 60
+    assert os.stat(mnt / "two.txt").st_size == 3      # the mount is alive (cached metadata)
+    assert errno_of(lambda: os.listdir(mnt)) == errno.EIO     # listings ask the store: EIO too
+    with Proxy(target, tmp_path, "--faults", "0", "--port", port):
+        assert (mnt / "two.txt").read_bytes() == b"two"       # and recovers
+        assert sorted(os.listdir(mnt)) == ["one.txt", "two.txt"]
+
+
+def test_dead_daemon_is_cleared_by_umount(ferry, prefix, mount):
+    mnt = mount(prefix)
+    pid = int(subprocess.run(["pgrep", "-f", f"mount .* {mnt}$"], capture_output=True, text=True).stdout.split()[0])
+    f = open(mnt / "open.txt", "wb")
+    os.kill(pid, signal.SIGKILL)
+    time.sleep(0.5)
+    assert errno_of(lambda: os.listdir(mnt)) == errno.ENOTCONN
+    p = ferry.run("umount", mnt)
+    assert p.returncode == 0, p.stderr.decode()
+    with pytest.raises(OSError):
+        f.close()
+    assert os.listdir(mnt) == []                        # the plain directory again
+    assert ferry.run("stat", prefix + "open.txt").returncode == 1  # never half-written
+
+
+def test_unmount_with_open_files_is_clean(ferry, prefix, tmp_path, mount):
+    put(ferry, tmp_path, prefix + "held.txt", b"held")
+    mnt = mount(prefix)
+    f = open(mnt / "held.txt", "rb")
+    w = open(mnt / "writing.txt", "wb")
+    w.write(b"partial")
+    p = ferry.run("umount", mnt)
+    assert p.returncode == 1 and b"busy" in p.stderr      # refused, nothing changed
+    assert f.read() == b"held"
+    p = ferry.run("umount", "--lazy", mnt)
+    assert p.returncode == 0, p.stderr.decode()
+    assert os.listdir(mnt) == []                           # detached from the tree now
+    w.write(b" and the rest")
+    w.close()                                              # still served until closed
+    f.close()
+    assert ferry.run("cat", prefix + "writing.txt", check=True).stdout == b"partial and the rest"
+    deadline = time.time() + 10
+    while time.time() < deadline and subprocess.run(["pgrep", "-f", f"mount .* {mnt}$"]).returncode == 0:
+        time.sleep(0.2)
+    assert subprocess.run(["pgrep", "-f", f"mount .* {mnt}$"]).returncode == 1  # the daemon ended
+
+
+def test_mount_errors_are_clear(ferry, tmp_path, rgw):
+    p = ferry.run("mount", "s3://ferry-no-such-bucket/x/", tmp_path)
+    assert p.returncode == 1 and b"NoSuchBucket" in p.stderr
+    p = ferry.run("mount", "s3://" + rgw["FERRY_TEST_S3_BUCKET"] + "/", tmp_path / "missing")
+    assert p.returncode == 1 and b"not an existing directory" in p.stderr
+    p = ferry.run("umount", tmp_path)
+    assert p.returncode == 1 and b"cannot unmount" in p.stderr
