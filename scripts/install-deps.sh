@@ -16,7 +16,7 @@ test_pkgs=(
   radosgw ceph-mon ceph-osd ceph-common uuid-runtime curl python3 python3-pytest python3-boto3
   fuse3 rclone python3-torch python3-numpy python3-pil python3-venv
 )
-bench_pkgs=(awscli time)
+bench_pkgs=(awscli time s3fs fio)
 
 case "${1:-}" in
   --build) want=("${build_pkgs[@]}") ;;

@@ -1,9 +1,13 @@
 #include "http/http_client.h"
 
 #include <curl/curl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <mutex>
+#include <unordered_map>
 
 #include "base/log.h"
 #include "base/strings.h"
@@ -25,12 +29,33 @@ struct Transfer {
   const ResponseStart* on_start = nullptr;
   Response* response = nullptr;
   CURL* easy = nullptr;
-  size_t body_offset = 0;  // upload position
+  curl_socket_t sock = CURL_SOCKET_BAD;  // the connection's socket (for AckNow)
+  size_t body_offset = 0;                // upload position
   size_t max_error_body = 0;
   Status sink_status;
   bool status_known = false;
   bool deliver = false;  // body goes to the sink
 };
+
+// ACKs what the server sent so far at once. Servers that write a response's headers and body
+// separately with Nagle on (Ceph RGW's beast frontend does) hold the body until the client ACKs
+// the headers, and on a kept-alive connection Linux delays that ACK by up to 40 ms: measured
+// +42 ms on every small GET. Setting TCP_QUICKACK sends the pending ACK now (Linux only).
+void AckNow(curl_socket_t sock) {
+#ifdef TCP_QUICKACK
+  if (sock == CURL_SOCKET_BAD) return;
+  int one = 1;
+  ::setsockopt(sock, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
+#else
+  (void)sock;
+#endif
+}
+
+// A new connection's socket (libcurl reports reused ones only after a transfer).
+int OnSockopt(void* user, curl_socket_t sock, curlsocktype) {
+  static_cast<Transfer*>(user)->sock = sock;
+  return CURL_SOCKOPT_OK;
+}
 
 size_t OnHeader(char* data, size_t size, size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
@@ -39,6 +64,7 @@ size_t OnHeader(char* data, size_t size, size_t n, void* user) {
     t->response->headers.clear();
     return size * n;
   }
+  if (line == "\r\n" || line == "\n") AckNow(t->sock);  // end of the headers
   size_t colon = line.find(':');
   if (colon != std::string_view::npos) {
     t->response->headers.push_back(
@@ -128,6 +154,7 @@ std::optional<std::string_view> Response::Header(std::string_view lower_name) co
 struct Client::Pool {
   std::mutex mu;
   std::vector<CURL*> idle;
+  std::unordered_map<CURL*, curl_socket_t> last_socket;  // its connection's socket, if kept alive
 
   CURL* Acquire() {
     {
@@ -141,9 +168,15 @@ struct Client::Pool {
     }
     return curl_easy_init();
   }
-  void Release(CURL* e) {
+  void Release(CURL* e, curl_socket_t sock) {
     std::lock_guard lock(mu);
     idle.push_back(e);
+    last_socket[e] = sock;
+  }
+  curl_socket_t LastSocket(CURL* e) {
+    std::lock_guard lock(mu);
+    auto it = last_socket.find(e);
+    return it == last_socket.end() ? CURL_SOCKET_BAD : it->second;
   }
   ~Pool() {
     for (CURL* e : idle) curl_easy_cleanup(e);
@@ -185,6 +218,9 @@ Result<Response> Client::Send(const Request& request, const BodySink& sink,
   curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, 256L * 1024);
   curl_easy_setopt(easy, CURLOPT_UPLOAD_BUFFERSIZE, 1024L * 1024);
   curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+  t.sock = pool_->LastSocket(easy);
+  curl_easy_setopt(easy, CURLOPT_SOCKOPTFUNCTION, OnSockopt);
+  curl_easy_setopt(easy, CURLOPT_SOCKOPTDATA, &t);
   if (!options_.ca_bundle.empty())
     curl_easy_setopt(easy, CURLOPT_CAINFO, options_.ca_bundle.c_str());
   if (options_.follow_redirects) {
@@ -227,7 +263,9 @@ Result<Response> Client::Send(const Request& request, const BodySink& sink,
   if (response.status == 0) curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &response.status);
   curl_slist_free_all(headers);
   curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, nullptr);
-  pool_->Release(easy);
+  curl_socket_t sock = CURL_SOCKET_BAD;
+  if (curl_easy_getinfo(easy, CURLINFO_ACTIVESOCKET, &sock) != CURLE_OK) sock = CURL_SOCKET_BAD;
+  pool_->Release(easy, sock);
 
   if (!t.sink_status.ok()) return t.sink_status;
   if (rc != CURLE_OK) return CurlError(rc, errbuf);
