@@ -94,6 +94,7 @@ Fs<Node> MountFs::Resolve(Ino parent, const std::string& name) {
   }
   if (inodes_.KnownMissing(parent, name)) return Fail(ENOENT);
   std::string key = dir->key + name;
+  if (auto found = ResolveByListing(parent, dir->key, name)) return *found;
   // A prefix below the name makes it a directory (which shadows an object of the same name).
   auto page = store_->List({.prefix = key + "/", .recursive = false, .max_keys = 1});
   if (!page.ok()) return Fail(page.status(), "list '" + store_->UrlFor(key + "/") + "'");
@@ -115,6 +116,53 @@ Fs<Node> MountFs::Resolve(Ino parent, const std::string& name) {
       parent, name,
       {.size = info->size, .mtime = info->modified.value_or(SystemTime{}), .etag = info->etag},
       Expiry());
+}
+
+// One ListObjectsV2 from just before `name` answers whether it is a file, a directory or
+// missing, and caches the siblings that follow: programs that open many files of a directory
+// in order (training loops, find, tar) then need no metadata request for the next ones.
+// Returns nothing when the page ends before `name` could be decided.
+std::optional<Fs<Node>> MountFs::ResolveByListing(Ino parent, const std::string& dir_key,
+                                                  const std::string& name) {
+  const std::string key = dir_key + name;
+  auto page = store_->List({.prefix = dir_key,
+                            .recursive = false,
+                            .start_after = key.substr(0, key.size() - 1),
+                            .max_keys = 500});
+  if (!page.ok()) {
+    if (page.status().code() == StatusCode::kNotFound) return std::nullopt;
+    return Fs<Node>(Fail(page.status(), "list '" + store_->UrlFor(dir_key) + "'"));
+  }
+  std::string last;
+  if (!page->objects.empty()) last = page->objects.back().key;
+  if (!page->prefixes.empty()) last = std::max(last, page->prefixes.back());
+  bool conclusive = page->next.empty() || last >= key + "/";
+  auto expiry = Expiry();
+  std::optional<Node> found;
+  for (const auto& p : page->prefixes) {
+    std::string child = p.substr(dir_key.size(), p.size() - dir_key.size() - 1);
+    if (!ValidName(child)) continue;
+    Node n = inodes_.Upsert(parent, child, {.dir = true, .mtime = mounted_at_}, expiry);
+    if (child == name) found = n;
+  }
+  for (const auto& o : page->objects) {
+    std::string child = o.key.substr(dir_key.size());
+    if (!ValidName(child)) continue;
+    if (auto existing = inodes_.Child(parent, child);
+        existing && existing->attr.dir && existing->valid_until == expiry) {
+      continue;  // the directory of the same name (listed above) shadows the object
+    }
+    Node n = inodes_.Upsert(
+        parent, child, {.size = o.size, .mtime = o.modified.value_or(SystemTime{}), .etag = o.etag},
+        expiry);
+    if (child == name && !found) found = n;
+  }
+  if (found) return Fs<Node>(*found);
+  if (!conclusive) return std::nullopt;
+  inodes_.SetMissing(parent, name, expiry);
+  if (auto child = inodes_.Child(parent, name); child && child->attr.local) return Fs<Node>(*child);
+  inodes_.Remove(parent, name);
+  return Fs<Node>(Fail(ENOENT));
 }
 
 Fs<Attr> MountFs::Lookup(Ino parent, const std::string& name) {

@@ -74,6 +74,8 @@ class MountFs {
   struct FileHandle;
   Clock::time_point Expiry() const { return Clock::now() + options_.metadata_ttl; }
   Fs<Node> Resolve(Ino parent, const std::string& name);
+  std::optional<Fs<Node>> ResolveByListing(Ino parent, const std::string& dir_key,
+                                           const std::string& name);
   Fs<void> Commit(FileHandle& h);
   Fs<void> FetchPage(DirHandle& d);
 

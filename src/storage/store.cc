@@ -72,8 +72,10 @@ ListPage PageFromSortedKeys(const std::vector<std::string>& keys,
                             const ListOptions& options) {
   ListPage page;
   auto it = std::lower_bound(keys.begin(), keys.end(), options.prefix);
-  if (!options.continuation.empty()) {
-    it = std::max(it, std::upper_bound(keys.begin(), keys.end(), options.continuation));
+  const std::string& after =
+      options.continuation.empty() ? options.start_after : options.continuation;
+  if (!after.empty()) {
+    it = std::max(it, std::upper_bound(keys.begin(), keys.end(), after));
   }
   int count = 0;
   std::string last;
@@ -86,7 +88,7 @@ ListPage PageFromSortedKeys(const std::vector<std::string>& keys,
       if (slash != std::string::npos) {
         entry = key.substr(0, slash + 1);
         is_prefix = true;
-        if (entry <= options.continuation || entry == last) continue;
+        if (entry <= after || entry == last) continue;
       }
     }
     if (count == options.max_keys) {

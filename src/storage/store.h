@@ -106,6 +106,8 @@ struct ListOptions {
   std::string prefix;
   bool recursive = true;
   std::string continuation;  // ListPage::next of the previous page
+  // Only keys after this one (S3's start-after); ignored when `continuation` is set.
+  std::string start_after;
   int max_keys = 1000;
 };
 

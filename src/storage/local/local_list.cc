@@ -77,7 +77,8 @@ class Walker {
     for (const Entry& e : entries) {
       if (done_) return Status();
       std::string key = dir_key + e.sort_name;
-      const std::string& after = opt_.continuation;
+      // start_after is the same position as a continuation (the last key already listed).
+      const std::string& after = opt_.continuation.empty() ? opt_.start_after : opt_.continuation;
       if (e.is_dir) {
         if (!after.empty() && key <= after && !StartsWith(after, key)) continue;
         if (!opt_.recursive) {

@@ -184,8 +184,11 @@ Result<ListPage> S3Store::List(const ListOptions& options) {
                 {"max-keys", std::to_string(options.max_keys)},
                 {"encoding-type", "url"}};
   if (!options.recursive) call.query.emplace_back("delimiter", "/");
-  if (!options.continuation.empty())
+  if (!options.continuation.empty()) {
     call.query.emplace_back("continuation-token", options.continuation);
+  } else if (!options.start_after.empty()) {
+    call.query.emplace_back("start-after", options.start_after);
+  }
   FERRY_ASSIGN_OR_RETURN(auto resp, client_->Call(call));
   auto parsed = aws::ParseListObjectsV2(resp.body);
   if (!parsed.ok())

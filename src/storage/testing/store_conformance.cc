@@ -168,6 +168,20 @@ TEST_P(StoreConformanceTest, ListingAnEmptyPrefixFindsNothing) {
   EXPECT_TRUE(none.prefixes.empty());
 }
 
+TEST_P(StoreConformanceTest, StartAfterListsTheFollowingKeysAndPrefixes) {
+  for (const char* k : {"s/a", "s/b", "s/bb/x", "s/c", "s/d"}) Put(K(k), "x");
+  auto page = store_->List({.prefix = K("s/"), .recursive = false, .start_after = K("s/a")});
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  std::vector<std::string> keys;
+  for (const auto& o : page->objects) keys.push_back(o.key);
+  EXPECT_EQ(keys, (std::vector<std::string>{K("s/b"), K("s/c"), K("s/d")}));
+  EXPECT_EQ(page->prefixes, std::vector<std::string>{K("s/bb/")});
+  auto after_b = store_->List({.prefix = K("s/"), .recursive = false, .start_after = K("s/bb/")});
+  ASSERT_TRUE(after_b.ok());
+  ASSERT_FALSE(after_b->objects.empty());
+  EXPECT_EQ(after_b->objects.front().key, K("s/c"));
+}
+
 TEST_P(StoreConformanceTest, DeleteIsIdempotentAndBatchDeleteWorks) {
   Put(K("d1"), "1");
   Put(K("d2"), "2");
