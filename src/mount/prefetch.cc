@@ -15,6 +15,9 @@ namespace ferry::mount {
 
 namespace fs = std::filesystem;
 
+constexpr uint64_t kBackwardTolerance = 2ull << 20;
+constexpr uint64_t kForwardTolerance = 16ull << 20;
+
 bool MemoryBudget::TryAcquire(uint64_t n) {
   uint64_t cur = used_.load();
   do {
@@ -177,16 +180,20 @@ Result<std::string> FileReader::Read(uint64_t offset, size_t size) {
   std::lock_guard lock(mu_);
   if (offset >= size_) return std::string();
   uint64_t end = std::min<uint64_t>(size_, offset + size);
+  // The kernel's readahead sends several reads at once and FUSE threads may serve them out of
+  // order, so "sequential" tolerates reads a little behind or ahead of the last one.
+  const uint64_t behind = kBackwardTolerance;
+  const uint64_t ahead = std::max(window_target_, kForwardTolerance);
+  bool near = sequential_ && offset + behind >= last_end_ && offset <= last_end_ + ahead;
   bool in_window = !window_.empty() && offset >= window_.front().offset && offset < next_fetch_;
-  bool continues = offset == last_end_ && (sequential_ || offset == 0);
-  if (!in_window && !continues) {
+  bool starts = !sequential_ && offset == last_end_;  // from 0, or continuing a random read
+  if (!near && !in_window && !starts) {
     // Random access: drop the window, fetch exactly this range.
     DropAll();
     sequential_ = false;
     window_target_ = options_.initial_window;
     next_fetch_ = 0;
     last_end_ = end;
-    if (offset == 0) sequential_ = true;
     return Fetch(offset, end - offset);
   }
   if (!sequential_) {
@@ -194,7 +201,11 @@ Result<std::string> FileReader::Read(uint64_t offset, size_t size) {
     DropAll();
     next_fetch_ = offset;
   }
-  DropBefore(offset);
+  if (offset < (window_.empty() ? next_fetch_ : window_.front().offset)) {
+    // Behind what is buffered (already dropped): fetch it directly, keep the window.
+    auto direct = Fetch(offset, end - offset);
+    return direct;
+  }
   FillWindow(offset);
   std::string out;
   out.reserve(end - offset);
@@ -202,6 +213,7 @@ Result<std::string> FileReader::Read(uint64_t offset, size_t size) {
   for (auto& part : window_) {
     if (pos >= end) break;
     if (part.offset + part.length <= pos) continue;
+    if (part.offset > pos) break;
     const Result<std::string>& data = part.data.get();
     if (!data.ok()) {
       Status s = data.status();
@@ -222,9 +234,10 @@ Result<std::string> FileReader::Read(uint64_t offset, size_t size) {
     if (!rest.ok()) return rest.status();
     out += *rest;
   }
-  last_end_ = end;
-  DropBefore(end);
-  FillWindow(end);
+  last_end_ = std::max(last_end_, end);
+  // Keep a little behind the newest read for reads that arrive late.
+  DropBefore(last_end_ > behind ? last_end_ - behind : 0);
+  FillWindow(last_end_);
   return out;
 }
 
