@@ -73,15 +73,47 @@ MountFs::MountFs(std::shared_ptr<storage::Store> store, std::string root_key, Mo
       options_(std::move(options)),
       inodes_(storage::DirectoryPrefix(std::move(root_key))),
       prefetch_budget_(options_.max_memory),
-      fetch_pool_(std::max(1, options_.fetch_threads)) {
+      fetch_pool_(std::max(1, options_.fetch_threads)),
+      small_pool_(std::max(1, options_.fetch_threads)) {
+  small_ =
+      std::make_unique<SmallFiles>(store_, prefetch_budget_, small_pool_,
+                                   static_cast<size_t>(std::max(1, options_.small_file_ahead)) * 4);
   if (!options_.cache_dir.empty())
     cache_ = std::make_unique<BlockCache>(options_.cache_dir, options_.cache_size);
 }
 
 MountFs::~MountFs() {
-  std::lock_guard lock(mu_);
-  files_.clear();
-  dirs_.clear();
+  {
+    std::lock_guard lock(mu_);
+    files_.clear();
+    dirs_.clear();
+  }
+  small_.reset();
+}
+
+// Opening the file that follows the one opened last in the same directory (name order) means
+// the program walks the directory: fetch the next small files whole, in the background.
+void MountFs::ReadAheadSiblings(const Node& node) {
+  if (options_.small_file_ahead <= 0 || node.attr.size > options_.small_file_limit) return;
+  bool in_order;
+  {
+    std::lock_guard lock(mu_);
+    auto& last = last_opened_[node.parent];
+    in_order =
+        !last.empty() && last < node.name && inodes_.NextChild(node.parent, last) == node.name;
+    last = node.name;
+  }
+  if (!in_order) return;
+  std::string name = node.name;
+  for (int i = 0; i < options_.small_file_ahead; ++i) {
+    auto next = inodes_.NextChild(node.parent, name);
+    if (!next) break;
+    name = *next;
+    auto child = inodes_.Child(node.parent, name);
+    if (!child || child->attr.dir || child->attr.local) continue;
+    if (child->attr.size > options_.small_file_limit || child->valid_until <= Clock::now()) break;
+    small_->Prefetch(child->key, child->attr.etag, child->attr.size);
+  }
 }
 
 Fs<Node> MountFs::Resolve(Ino parent, const std::string& name) {
@@ -305,6 +337,8 @@ Fs<uint64_t> MountFs::Open(Ino ino, int flags, uint64_t owner) {
     h->reader =
         std::make_unique<FileReader>(store_, node->key, attr->etag, attr->size, options_.prefetch,
                                      prefetch_budget_, fetch_pool_, cache_.get());
+    if (auto whole = small_->Take(node->key, attr->etag)) h->reader->UseWhole(std::move(*whole));
+    ReadAheadSiblings(*node);
   }
   uint64_t fh = next_handle_++;
   std::lock_guard lock(mu_);

@@ -30,6 +30,8 @@ struct MountOptions {
   uint64_t cache_size = 10ull << 30;
   PrefetchOptions prefetch;
   int fetch_threads = 16;
+  uint64_t small_file_limit = 1ull << 20;  // files up to this size are read ahead across files
+  int small_file_ahead = 16;               // how many following files
 };
 
 class MountFs {
@@ -78,6 +80,7 @@ class MountFs {
                                            const std::string& name);
   Fs<void> Commit(FileHandle& h);
   Fs<void> FetchPage(DirHandle& d);
+  void ReadAheadSiblings(const Node& node);
 
   std::shared_ptr<storage::Store> store_;
   MountOptions options_;
@@ -85,7 +88,10 @@ class MountFs {
   MemoryBudget prefetch_budget_;
   std::unique_ptr<BlockCache> cache_;
   ThreadPool fetch_pool_;
-  std::mutex mu_;  // handles
+  ThreadPool small_pool_;  // whole-file fetches of SmallFiles (apart from read-ahead parts)
+  std::unique_ptr<SmallFiles> small_;
+  std::map<Ino, std::string> last_opened_;  // per directory: the name opened last (under mu_)
+  std::mutex mu_;                           // handles
   std::map<uint64_t, std::shared_ptr<DirHandle>> dirs_;
   std::map<uint64_t, std::shared_ptr<FileHandle>> files_;
   std::atomic<uint64_t> next_handle_{1};

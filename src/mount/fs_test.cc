@@ -7,6 +7,7 @@
 
 #include <map>
 #include <random>
+#include <thread>
 
 #include "storage/memory/memory_store.h"
 
@@ -122,6 +123,35 @@ TEST_F(MountFsTest, UnsupportedOperationsFailAtOnce) {
   EXPECT_EQ(fs_->Write(*fh, 8, "more").error(), EPERM);  // complete after fsync
   fs_->Release(*fh);
   EXPECT_EQ(*store_->ReadAll("data/a.txt"), "replaced");
+}
+
+TEST_F(MountFsTest, SmallFilesOpenedInNameOrderAreReadAheadWhole) {
+  for (int i = 0; i < 30; ++i) {
+    ASSERT_TRUE(
+        store_->WriteAll("data/many/f" + std::to_string(10 + i), "content " + std::to_string(i))
+            .ok());
+  }
+  auto dir = fs_->Lookup(kRootIno, "many");
+  ASSERT_TRUE(dir.has_value());
+  ASSERT_EQ(List(dir->ino).size(), 32u);  // "." ".." and the 30 files, attributes cached
+  auto open_read = [&](const std::string& name) -> Fs<std::string> {
+    auto a = fs_->Lookup(dir->ino, name);
+    if (!a) return std::unexpected(a.error());
+    auto fh = fs_->Open(a->ino, O_RDONLY);
+    if (!fh) return std::unexpected(fh.error());
+    auto d = fs_->Read(*fh, 0, 4096);
+    fs_->Release(*fh);
+    return d;
+  };
+  ASSERT_EQ(*open_read("f10"), "content 0");
+  ASSERT_EQ(*open_read("f11"), "content 1");  // in order: f12... are fetched in the background
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ASSERT_TRUE(store_->Delete("data/many/f15").ok());
+  EXPECT_EQ(*open_read("f15"), "content 5");  // served from the read-ahead
+  // Out of order: nothing is read ahead, so a deleted file's read fails.
+  EXPECT_EQ(*open_read("f30"), "content 20");
+  ASSERT_TRUE(store_->Delete("data/many/f37").ok());  // beyond what f11 started
+  EXPECT_FALSE(open_read("f37").has_value());
 }
 
 TEST_F(MountFsTest, ReadOnlyMountRefusesWrites) {

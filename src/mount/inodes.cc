@@ -94,6 +94,13 @@ void InodeTable::SetAttr(Ino ino, const Attr& attr, Clock::time_point valid_unti
   it->second.valid_until = valid_until;
 }
 
+std::optional<std::string> InodeTable::NextChild(Ino parent, const std::string& name) const {
+  std::lock_guard lock(mu_);
+  auto it = children_.upper_bound({parent, name});
+  if (it == children_.end() || it->first.first != parent) return std::nullopt;
+  return it->first.second;
+}
+
 std::vector<std::string> InodeTable::LocalChildren(Ino parent) const {
   std::lock_guard lock(mu_);
   std::vector<std::string> out;

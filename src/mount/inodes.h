@@ -60,6 +60,8 @@ class InodeTable final {
   bool KnownMissing(Ino parent, const std::string& name) const;
   void ClearMissing(Ino parent, const std::string& name);
 
+  // The child name after `name` under `parent` in name order (known children only).
+  std::optional<std::string> NextChild(Ino parent, const std::string& name) const;
   // Names of children that exist only in this mount (mkdir'ed, being written).
   std::vector<std::string> LocalChildren(Ino parent) const;
 

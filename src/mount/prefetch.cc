@@ -180,6 +180,11 @@ Result<std::string> FileReader::Read(uint64_t offset, size_t size) {
   std::lock_guard lock(mu_);
   if (offset >= size_) return std::string();
   uint64_t end = std::min<uint64_t>(size_, offset + size);
+  if (whole_.valid()) {
+    const Result<std::string>& all = whole_.get();
+    if (all.ok() && all->size() == size_) return all->substr(offset, end - offset);
+    whole_ = {};  // failed or changed: read it the normal way
+  }
   // The kernel's readahead sends several reads at once and FUSE threads may serve them out of
   // order, so "sequential" tolerates reads a little behind or ahead of the last one.
   const uint64_t behind = kBackwardTolerance;
@@ -238,6 +243,54 @@ Result<std::string> FileReader::Read(uint64_t offset, size_t size) {
   // Keep a little behind the newest read for reads that arrive late.
   DropBefore(last_end_ > behind ? last_end_ - behind : 0);
   FillWindow(last_end_);
+  return out;
+}
+
+SmallFiles::~SmallFiles() {
+  std::lock_guard lock(mu_);
+  while (!entries_.empty()) Evict(entries_.begin());
+}
+
+void SmallFiles::Evict(std::map<std::string, Entry>::iterator it) {
+  if (it->second.data.valid()) it->second.data.wait();  // the fetch task refers to us
+  budget_.Release(it->second.size);
+  entries_.erase(it);
+}
+
+void SmallFiles::Prefetch(const std::string& key, const std::string& etag, uint64_t size) {
+  std::lock_guard lock(mu_);
+  if (entries_.contains(key) || etag.empty()) return;
+  if (!budget_.TryAcquire(size)) return;
+  auto promise = std::make_shared<std::promise<Result<std::string>>>();
+  entries_[key] = Entry{.etag = etag, .size = size, .data = promise->get_future().share()};
+  order_.push_back(key);
+  pool_.Submit([store = store_, key, etag, size, promise] {
+    storage::ReadOptions ro{.range = storage::ByteRange{0, size}, .if_match = etag};
+    std::string out;
+    out.reserve(size);
+    Status s = store->Read(key, ro, [&](std::string_view d) {
+      out.append(d);
+      return Status();
+    });
+    promise->set_value(s.ok() ? Result<std::string>(std::move(out)) : Result<std::string>(s));
+  });
+  while (order_.size() > capacity_) {
+    auto it = entries_.find(order_.front());
+    order_.pop_front();
+    if (it != entries_.end()) Evict(it);
+  }
+}
+
+std::optional<std::shared_future<Result<std::string>>> SmallFiles::Take(const std::string& key,
+                                                                        const std::string& etag) {
+  std::lock_guard lock(mu_);
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return std::nullopt;
+  std::optional<std::shared_future<Result<std::string>>> out;
+  if (it->second.etag == etag) out = it->second.data;
+  // The reader keeps the data alive through its shared_future; the budget is returned now.
+  budget_.Release(it->second.size);
+  entries_.erase(it);
   return out;
 }
 

@@ -14,8 +14,10 @@
 #include <cstdint>
 #include <deque>
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "base/status.h"
@@ -66,6 +68,8 @@ class FileReader final {
              BlockCache* cache);
   ~FileReader();
   Result<std::string> Read(uint64_t offset, size_t size);
+  // The whole object, already being fetched (SmallFiles): reads are served from it.
+  void UseWhole(std::shared_future<Result<std::string>> whole) { whole_ = std::move(whole); }
 
  private:
   struct Part {
@@ -92,6 +96,39 @@ class FileReader final {
   uint64_t next_fetch_ = 0;  // end of the last part requested
   uint64_t last_end_ = 0;    // where the previous read ended
   bool sequential_ = false;
+  std::shared_future<Result<std::string>> whole_;
+};
+
+// Read-ahead across files: when a program opens the small files of a directory in name order
+// (a training loop over an image folder, tar, cp -r), the next ones are fetched whole in the
+// background, so each open finds its data already there. Entries are pinned to the ETag the
+// listing gave, use the mount's memory budget (none are fetched when it is spent) and are
+// dropped once read or after `capacity` newer ones.
+class SmallFiles final {
+ public:
+  SmallFiles(std::shared_ptr<storage::Store> store, MemoryBudget& budget, ThreadPool& pool,
+             size_t capacity)
+      : store_(std::move(store)), budget_(budget), pool_(pool), capacity_(capacity) {}
+  ~SmallFiles();
+  void Prefetch(const std::string& key, const std::string& etag, uint64_t size);
+  // Takes the entry for (key, etag) if there is one.
+  std::optional<std::shared_future<Result<std::string>>> Take(const std::string& key,
+                                                              const std::string& etag);
+
+ private:
+  struct Entry {
+    std::string etag;
+    uint64_t size = 0;
+    std::shared_future<Result<std::string>> data;
+  };
+  void Evict(std::map<std::string, Entry>::iterator it);
+  std::shared_ptr<storage::Store> store_;
+  MemoryBudget& budget_;
+  ThreadPool& pool_;
+  size_t capacity_;
+  std::mutex mu_;
+  std::map<std::string, Entry> entries_;
+  std::deque<std::string> order_;
 };
 
 }  // namespace ferry::mount

@@ -202,6 +202,49 @@ def test_unmount_with_open_files_is_clean(ferry, prefix, tmp_path, mount):
     assert subprocess.run(["pgrep", "-f", f"mount .* {mnt}$"]).returncode == 1  # the daemon ended
 
 
+def test_expiring_credentials_are_refreshed_while_mounted(ferry, prefix, rgw, tmp_path, mount):
+    """Container credentials (the ECS/EKS endpoint) that expire in 2 minutes: inside the
+    5-minute refresh window, so the mount must fetch them again instead of using stale ones."""
+    import datetime
+    import http.server
+    import json as jsonlib
+    import threading
+
+    put(ferry, tmp_path, prefix + "c1.txt", b"one")
+    put(ferry, tmp_path, prefix + "c2.txt", b"two")
+    calls = []
+
+    class Creds(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            calls.append(time.time())
+            exp = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(minutes=2))
+            body = jsonlib.dumps({"AccessKeyId": rgw["FERRY_TEST_S3_ACCESS_KEY"],
+                                  "SecretAccessKey": rgw["FERRY_TEST_S3_SECRET_KEY"],
+                                  "Expiration": exp.strftime("%Y-%m-%dT%H:%M:%SZ")}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Creds)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        env = {"AWS_ACCESS_KEY_ID": None, "AWS_SECRET_ACCESS_KEY": None,
+               "AWS_CONTAINER_CREDENTIALS_FULL_URI": f"http://127.0.0.1:{server.server_port}/creds"}
+        mnt = mount(prefix, "--metadata-ttl", "0", env=env)
+        before = len(calls)
+        assert (mnt / "c1.txt").read_bytes() == b"one"
+        time.sleep(1)
+        assert (mnt / "c2.txt").read_bytes() == b"two"
+        assert len(calls) > before  # fetched again inside the daemon, not only at mount time
+    finally:
+        server.shutdown()
+
+
 def test_mount_errors_are_clear(ferry, tmp_path, rgw):
     p = ferry.run("mount", "s3://ferry-no-such-bucket/x/", tmp_path)
     assert p.returncode == 1 and b"NoSuchBucket" in p.stderr
