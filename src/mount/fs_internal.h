@@ -1,0 +1,74 @@
+#pragma once
+// Pieces shared by fs.cc (lookups, attributes, directories, reads) and fs_write.cc (the write
+// path and namespace changes): Status -> errno, name checks, the handle types.
+
+#include <cerrno>
+#include <expected>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/log.h"
+#include "mount/fs.h"
+
+namespace ferry::mount::fs_internal {
+
+// Store errors as errno: what the application sees.
+inline int ToErrno(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kNotFound:
+      return ENOENT;
+    case StatusCode::kPermissionDenied:
+      return EACCES;
+    case StatusCode::kAlreadyExists:
+      return EEXIST;
+    case StatusCode::kInvalidArgument:
+      return EINVAL;
+    case StatusCode::kFailedPrecondition:
+      return ESTALE;  // the object changed under an open file
+    case StatusCode::kUnimplemented:
+      return EOPNOTSUPP;
+    default:
+      return EIO;
+  }
+}
+
+inline std::unexpected<int> Fail(int err) { return std::unexpected(err); }
+
+inline std::unexpected<int> Fail(const Status& s, const std::string& what) {
+  Log(LogLevel::kWarn, "{}: {}", what, s.message());
+  return std::unexpected(ToErrno(s));
+}
+
+inline bool ValidName(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos;
+}
+
+}  // namespace ferry::mount::fs_internal
+
+namespace ferry::mount {
+
+struct MountFs::DirHandle {
+  Ino ino = 0;
+  std::string prefix;
+  std::mutex mu;
+  std::vector<std::pair<std::string, Attr>> entries;  // "." and ".." first
+  std::set<std::string> seen;
+  std::string continuation;
+  bool listed_all = false;
+};
+
+struct MountFs::FileHandle {
+  Ino ino = 0;
+  std::string key;
+  std::unique_ptr<FileReader> reader;       // read handles
+  std::unique_ptr<storage::Writer> writer;  // write handles
+  std::mutex mu;
+  uint64_t written = 0;
+  uint64_t owner = 0;
+  bool committed = false;
+  int error = 0;  // a failed write: later writes and the close report it
+};
+
+}  // namespace ferry::mount
