@@ -2,8 +2,10 @@
 // file tree. The filesystem is src/mount (fs.h for the semantics, fuse_adapter.h for libfuse).
 
 #include <sys/stat.h>
+
 #include <sys/wait.h>
 #include <unistd.h>
+#include <filesystem>
 
 #include "base/log.h"
 #include "cli/command.h"
@@ -15,7 +17,7 @@ namespace ferry::cli {
 namespace {
 
 struct MountCliOptions {
-  std::string url, mountpoint, cache_dir, cache_size = "10G", max_memory = "512M";
+  std::string url, mountpoint, cache_dir, cache_size = "10G", max_memory = "512M", log_file;
   int metadata_ttl = 60;
   bool read_only = false, foreground = false, allow_other = false;
 };
@@ -41,7 +43,10 @@ Status RunMount(Context& ctx, const MountCliOptions& o, int* exit_code) {
                         .foreground = o.foreground,
                         .allow_other = o.allow_other,
                         .read_only = o.read_only,
-                        .ttl_seconds = static_cast<double>(o.metadata_ttl)};
+                        .ttl_seconds = static_cast<double>(o.metadata_ttl),
+                        .log_file = o.log_file.empty()
+                                        ? std::string()
+                                        : std::filesystem::absolute(o.log_file).string()};
   auto backend = ctx.backend_options;
   std::string url = o.url;
   *exit_code =
@@ -113,6 +118,7 @@ void AddMountCommands(CLI::App& app, Action& action, int* exit_code) {
                   "Read-ahead memory of all open files (default 512M)");
   cmd->add_flag("--foreground,-f", o->foreground, "Stay in the foreground (logs on stderr)");
   cmd->add_flag("--allow-other", o->allow_other, "Let other users see the mount");
+  cmd->add_option("--log-file", o->log_file, "Append the daemon's log here (with -v: more detail)");
   cmd->callback([o, &action, exit_code] {
     action = [o, exit_code](Context& ctx) { return RunMount(ctx, *o, exit_code); };
   });

@@ -292,14 +292,15 @@ Fs<uint64_t> MountFs::Open(Ino ino, int flags, uint64_t owner) {
   return fh;
 }
 
+std::shared_ptr<MountFs::FileHandle> MountFs::FileFor(uint64_t fh) {
+  std::lock_guard lock(mu_);
+  auto it = files_.find(fh);
+  return it == files_.end() ? nullptr : it->second;
+}
+
 Fs<std::string> MountFs::Read(uint64_t fh, uint64_t offset, size_t size) {
-  std::shared_ptr<FileHandle> h;
-  {
-    std::lock_guard lock(mu_);
-    auto it = files_.find(fh);
-    if (it == files_.end()) return Fail(EBADF);
-    h = it->second;
-  }
+  std::shared_ptr<FileHandle> h = FileFor(fh);
+  if (!h) return Fail(EBADF);
   if (!h->reader) return Fail(EBADF);
   auto data = h->reader->Read(offset, size);
   if (!data.ok()) return Fail(data.status(), "read '" + store_->UrlFor(h->key) + "'");

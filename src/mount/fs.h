@@ -79,6 +79,7 @@ class MountFs {
   std::optional<Fs<Node>> ResolveByListing(Ino parent, const std::string& dir_key,
                                            const std::string& name);
   Fs<void> Commit(FileHandle& h);
+  std::shared_ptr<FileHandle> FileFor(uint64_t fh);  // null when fh is not open
   Fs<void> FetchPage(DirHandle& d);
   void ReadAheadSiblings(const Node& node);
 

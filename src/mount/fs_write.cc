@@ -39,13 +39,8 @@ Fs<std::pair<Attr, uint64_t>> MountFs::Create(Ino parent, const std::string& nam
 }
 
 Fs<size_t> MountFs::Write(uint64_t fh, uint64_t offset, std::string_view data) {
-  std::shared_ptr<FileHandle> h;
-  {
-    std::lock_guard lock(mu_);
-    auto it = files_.find(fh);
-    if (it == files_.end()) return Fail(EBADF);
-    h = it->second;
-  }
+  std::shared_ptr<FileHandle> h = FileFor(fh);
+  if (!h) return Fail(EBADF);
   std::lock_guard lock(h->mu);
   if (!h->writer && !h->committed) return Fail(EBADF);
   if (h->committed) return Fail(EPERM);  // complete after fsync: it cannot grow any more
@@ -109,13 +104,8 @@ Fs<void> MountFs::Commit(FileHandle& h) {
 // handle commits at release (or fsync); one with data commits here, and close() reports it.
 // Closes by other processes (children that inherited the descriptor and exec()ed) do nothing.
 Fs<void> MountFs::Flush(uint64_t fh, uint64_t caller) {
-  std::shared_ptr<FileHandle> h;
-  {
-    std::lock_guard lock(mu_);
-    auto it = files_.find(fh);
-    if (it == files_.end()) return Fail(EBADF);
-    h = it->second;
-  }
+  std::shared_ptr<FileHandle> h = FileFor(fh);
+  if (!h) return Fail(EBADF);
   {
     std::lock_guard lock(h->mu);
     if (h->writer && h->written == 0 && !h->error) return {};
@@ -125,13 +115,8 @@ Fs<void> MountFs::Flush(uint64_t fh, uint64_t caller) {
 }
 
 Fs<void> MountFs::Fsync(uint64_t fh) {
-  std::shared_ptr<FileHandle> h;
-  {
-    std::lock_guard lock(mu_);
-    auto it = files_.find(fh);
-    if (it == files_.end()) return Fail(EBADF);
-    h = it->second;
-  }
+  std::shared_ptr<FileHandle> h = FileFor(fh);
+  if (!h) return Fail(EBADF);
   return Commit(*h);
 }
 

@@ -1,6 +1,7 @@
 #define FUSE_USE_VERSION 34
 #include "mount/fuse_adapter.h"
 
+#include <fcntl.h>
 #include <fuse_lowlevel.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -287,7 +288,16 @@ int ServeFuse(const FuseOptions& options, const std::function<std::unique_ptr<Mo
     return 1;
   }
   fuse_daemonize(options.foreground ? 1 : 0);
+  if (!options.log_file.empty()) {
+    // Log lines (redacted like all of ferry's) go to the file from now on.
+    int fd = ::open(options.log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      ::dup2(fd, STDERR_FILENO);
+      ::close(fd);
+    }
+  }
   state.fs = make();  // after the fork: its threads belong to the daemon
+  Log(LogLevel::kInfo, "serving {} on {} (pid {})", options.fsname, options.mountpoint, ::getpid());
   fuse_loop_config* config = fuse_loop_cfg_create();
   fuse_loop_cfg_set_max_threads(config, 32);
   int rc = fuse_session_loop_mt(se, config);

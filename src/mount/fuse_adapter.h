@@ -17,6 +17,7 @@ struct FuseOptions {
   bool allow_other = false;
   bool read_only = false;
   double ttl_seconds = 60;  // kernel attribute and entry cache
+  std::string log_file;     // the daemon's log (stderr is gone after daemonizing); "" = none
 };
 
 // Mounts, daemonizes (unless foreground), then builds the filesystem with `make` (after the

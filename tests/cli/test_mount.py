@@ -245,6 +245,16 @@ def test_expiring_credentials_are_refreshed_while_mounted(ferry, prefix, rgw, tm
         server.shutdown()
 
 
+def test_daemon_logs_to_a_file_without_secrets(ferry, prefix, rgw, tmp_path, mount):
+    log = tmp_path / "mount.log"
+    mnt = mount(prefix, "--log-file", log, "--metadata-ttl", "0")
+    with pytest.raises(FileNotFoundError):
+        (mnt / "missing").read_bytes()
+    text = log.read_text()
+    assert f"serving ferry:{prefix}" in text
+    assert rgw["FERRY_TEST_S3_SECRET_KEY"] not in text
+
+
 def test_mount_errors_are_clear(ferry, tmp_path, rgw):
     p = ferry.run("mount", "s3://ferry-no-such-bucket/x/", tmp_path)
     assert p.returncode == 1 and b"NoSuchBucket" in p.stderr
