@@ -47,6 +47,8 @@ Status RunMount(Context& ctx, const MountCliOptions& o, int* exit_code) {
                         .log_file = o.log_file.empty()
                                         ? std::string()
                                         : std::filesystem::absolute(o.log_file).string()};
+  // A log file is read after the fact: it gets info lines (the mount, failures) by default.
+  if (!o.log_file.empty() && !LogEnabled(LogLevel::kInfo)) SetLogLevel(LogLevel::kInfo);
   auto backend = ctx.backend_options;
   std::string url = o.url;
   *exit_code =
