@@ -250,6 +250,8 @@ def test_daemon_logs_to_a_file_without_secrets(ferry, prefix, rgw, tmp_path, mou
     mnt = mount(prefix, "--log-file", log, "--metadata-ttl", "0")
     with pytest.raises(FileNotFoundError):
         (mnt / "missing").read_bytes()
+    doctor = ferry.run("doctor", "--json", "--no-bench", mnt, check=True)
+    assert '"kind":"FUSE (ferry)"' in doctor.stdout.decode()
     text = log.read_text()
     assert f"serving ferry:{prefix}" in text
     assert rgw["FERRY_TEST_S3_SECRET_KEY"] not in text
