@@ -5,6 +5,7 @@ before each case, a fresh mount per case.
 
  1. sequential read of a 2 GiB file (dd bs=1M)
  2. 4 KiB random reads in that file (fio psync, 4 jobs, 15 s): IOPS
+(ferry-cache = ferry mount with a cold --cache-dir: random access fills it with the object)
  3. find + stat over 10,000 objects
  4. open + read + close of 10,000 files of 64 KiB
 
@@ -59,6 +60,11 @@ class Mounter:
         b = self.rgw.bucket
         if tool == "ferry":
             cmd = [self.ferry, "mount", f"s3://{b}/bench-mount/", str(mnt), "--read-only"]
+        elif tool == "ferry-cache":  # with a (cold) disk block cache
+            cache = self.work / "ferry-cache"
+            subprocess.run(["rm", "-rf", str(cache)])
+            cmd = [self.ferry, "mount", f"s3://{b}/bench-mount/", str(mnt), "--read-only",
+                   "--cache-dir", str(cache), "--cache-size", "8G"]
         elif tool == "s3fs":
             cmd = ["s3fs", f"{b}:/bench-mount", str(mnt), "-o", f"url={self.rgw.endpoint}",
                    "-o", "use_path_request_style", "-o", f"passwd_file={self.passwd}", "-o", "ro",
@@ -80,6 +86,8 @@ class Mounter:
         time.sleep(0.5)
         if tool == "rclone":
             subprocess.run(["rm", "-rf", str(self.work / "rclone-cache")])
+        if tool == "ferry-cache":
+            subprocess.run(["rm", "-rf", str(self.work / "ferry-cache")])
 
 
 def case_seq(mnt, size):
@@ -123,7 +131,7 @@ def main():
     ap.add_argument("--rgw-dir", default=str(ROOT / ".bench/shards/rgw"))
     ap.add_argument("--big-mib", type=int, default=2048)
     ap.add_argument("--small", type=int, default=10000)
-    ap.add_argument("--tools", default="ferry,s3fs,rclone")
+    ap.add_argument("--tools", default="ferry,ferry-cache,s3fs,rclone")
     a = ap.parse_args()
     work = pathlib.Path(a.workdir)
     work.mkdir(parents=True, exist_ok=True)
@@ -178,7 +186,7 @@ def main():
         print(f"| {tool} | {r['seq']['mib_s']:.0f} | {r['rand']['iops']:.0f} | {r['find_stat']['seconds']:.2f} | "
               f"{r['open_read']['seconds']:.2f} | {r['rss_mib']:.0f} |")
     print(f"| ferry cp (ceiling) | {results['ferry cp']['seq']['mib_s']:.0f} | | | | |")
-    for peer in [t for t in a.tools.split(",") if t != "ferry"]:
+    for peer in [t for t in a.tools.split(",") if not t.startswith("ferry")]:
         r = results[peer]
         print(f"ferry vs {peer}: seq {f['seq']['mib_s'] / r['seq']['mib_s']:.2f}x, rand {f['rand']['iops'] / r['rand']['iops']:.2f}x, "
               f"find+stat {r['find_stat']['seconds'] / f['find_stat']['seconds']:.2f}x, "

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <random>
 #include <thread>
@@ -152,6 +153,31 @@ TEST_F(MountFsTest, SmallFilesOpenedInNameOrderAreReadAheadWhole) {
   EXPECT_EQ(*open_read("f30"), "content 20");
   ASSERT_TRUE(store_->Delete("data/many/f37").ok());  // beyond what f11 started
   EXPECT_FALSE(open_read("f37").has_value());
+}
+
+TEST_F(MountFsTest, RandomReadsWithADiskCacheFillItWithTheWholeObject) {
+  std::string cache = ::testing::TempDir() + "ferry-block-cache-" + std::to_string(::getpid());
+  std::string data(12 << 20, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 7 % 251);
+  ASSERT_TRUE(store_->WriteAll("data/db.bin", data).ok());
+  MountFs fs(store_, "data/", {.cache_dir = cache});
+  auto a = fs.Lookup(kRootIno, "db.bin");
+  auto fh = fs.Open(a->ino, O_RDONLY);
+  ASSERT_TRUE(fh.has_value());
+  EXPECT_EQ(*fs.Read(*fh, 5000000, 4096), data.substr(5000000, 4096));  // random
+  EXPECT_EQ(*fs.Read(*fh, 100, 4096), data.substr(100, 4096));          // random: fill starts
+  for (int i = 0; i < 200 && std::distance(std::filesystem::directory_iterator(cache), {}) < 12;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(store_->Delete("data/db.bin").ok());  // everything is local now
+  for (uint64_t off : {0ull, 3000000ull, 12ull * (1 << 20) - 10}) {
+    auto got = fs.Read(*fh, off, 4096);
+    ASSERT_TRUE(got.has_value()) << off;
+    EXPECT_EQ(*got, data.substr(off, 4096)) << off;
+  }
+  fs.Release(*fh);
+  std::filesystem::remove_all(cache);
 }
 
 TEST_F(MountFsTest, ReadOnlyMountRefusesWrites) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 
@@ -46,6 +47,23 @@ std::optional<std::string> BlockCache::Get(const std::string& key, const std::st
   std::string data((std::istreambuf_iterator<char>(in)), {});
   ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);
   return data;
+}
+
+std::optional<std::string> BlockCache::GetRange(const std::string& key, const std::string& etag,
+                                                uint64_t block, uint64_t from, uint64_t length) {
+  if (etag.empty()) return std::nullopt;
+  int fd = ::open(PathFor(key, etag, block).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string out(length, '\0');
+  ssize_t n = ::pread(fd, out.data(), length, static_cast<off_t>(from));
+  ::close(fd);
+  if (n != static_cast<ssize_t>(length)) return std::nullopt;
+  return out;
+}
+
+bool BlockCache::Has(const std::string& key, const std::string& etag, uint64_t block) const {
+  struct stat st;
+  return !etag.empty() && ::stat(PathFor(key, etag, block).c_str(), &st) == 0;
 }
 
 void BlockCache::Put(const std::string& key, const std::string& etag, uint64_t block,
@@ -92,6 +110,39 @@ void BlockCache::MaybeEvict() {
   }
 }
 
+// Fetches every block of the object into the disk cache, 4 blocks at a time, while the file
+// is open: random readers (databases, indexes, fio) then read at local-disk speed, as s3fs and
+// rclone's full VFS cache do, but bounded by --cache-size and shared with later opens/mounts.
+struct FileReader::Fill {
+  std::shared_ptr<storage::Store> store;
+  std::string key, etag;
+  uint64_t size = 0;
+  BlockCache* cache = nullptr;
+  std::atomic<uint64_t> next{0};
+  std::atomic<bool> cancel{false};
+  std::atomic<int> running{0};
+  std::mutex mu;
+  std::condition_variable done;
+  void Work() {
+    const uint64_t B = BlockCache::kBlock;
+    for (uint64_t block = next++; !cancel && block * B < size; block = next++) {
+      if (cache->Has(key, etag, block)) continue;
+      uint64_t start = block * B, len = std::min(B, size - start);
+      storage::ReadOptions ro{.range = storage::ByteRange{start, len}, .if_match = etag};
+      std::string got;
+      got.reserve(len);
+      Status s = store->Read(key, ro, [&](std::string_view d) {
+        got.append(d);
+        return cancel ? Status(StatusCode::kCancelled, "closed") : Status();
+      });
+      if (!s.ok()) break;  // reads still work block by block
+      cache->Put(key, etag, block, got);
+    }
+    std::lock_guard lock(mu);
+    if (--running == 0) done.notify_all();
+  }
+};
+
 FileReader::FileReader(std::shared_ptr<storage::Store> store, std::string key, std::string etag,
                        uint64_t size, const PrefetchOptions& options, MemoryBudget& budget,
                        ThreadPool& pool, BlockCache* cache)
@@ -108,6 +159,11 @@ FileReader::FileReader(std::shared_ptr<storage::Store> store, std::string key, s
 FileReader::~FileReader() {
   std::lock_guard lock(mu_);
   DropAll();
+  if (fill_) {  // stop the fill and wait for its tasks (they use the cache, owned by the mount)
+    fill_->cancel = true;
+    std::unique_lock fl(fill_->mu);
+    fill_->done.wait(fl, [&] { return fill_->running == 0; });
+  }
 }
 
 Result<std::string> FileReader::Fetch(uint64_t offset, uint64_t length) {
@@ -122,25 +178,40 @@ Result<std::string> FileReader::Fetch(uint64_t offset, uint64_t length) {
   return out;
 }
 
+void FileReader::StartFill() {
+  if (fill_ || !cache_ || size_ <= 4 * BlockCache::kBlock) return;
+  fill_ = std::make_shared<Fill>();
+  fill_->store = store_;
+  fill_->key = key_;
+  fill_->etag = etag_;
+  fill_->size = size_;
+  fill_->cache = cache_;
+  fill_->running = 4;
+  for (int i = 0; i < 4; ++i) pool_.Submit([f = fill_] { f->Work(); });
+}
+
 Result<std::string> FileReader::FetchCached(uint64_t offset, uint64_t length) {
   std::string out;
   const uint64_t B = BlockCache::kBlock;
   for (uint64_t block = offset / B; block * B < offset + length; ++block) {
-    auto data = cache_->Get(key_, etag_, block);
-    if (!data) {
-      uint64_t start = block * B, len = std::min(B, size_ - start);
-      storage::ReadOptions ro{.range = storage::ByteRange{start, len}, .if_match = etag_};
-      std::string got;
-      FERRY_RETURN_IF_ERROR(store_->Read(key_, ro, [&](std::string_view d) {
-        got.append(d);
-        return Status();
-      }));
-      cache_->Put(key_, etag_, block, got);
-      data = std::move(got);
-    }
     uint64_t from = std::max(offset, block * B) - block * B;
-    uint64_t to = std::min(offset + length, block * B + data->size()) - block * B;
-    if (from < to) out.append(*data, from, to - from);
+    uint64_t to = std::min({offset + length, block * B + B, size_}) - block * B;
+    if (from >= to) break;
+    if (auto part = cache_->GetRange(key_, etag_, block, from, to - from)) {
+      out += *part;
+      continue;
+    }
+    uint64_t start = block * B, len = std::min(B, size_ - start);
+    storage::ReadOptions ro{.range = storage::ByteRange{start, len}, .if_match = etag_};
+    std::string got;
+    got.reserve(len);
+    FERRY_RETURN_IF_ERROR(store_->Read(key_, ro, [&](std::string_view d) {
+      got.append(d);
+      return Status();
+    }));
+    cache_->Put(key_, etag_, block, got);
+    if (got.size() < to) return Status(StatusCode::kDataLoss, "short block read of '" + key_ + "'");
+    out.append(got, from, to - from);
   }
   return out;
 }
@@ -194,6 +265,7 @@ Result<std::string> FileReader::Read(uint64_t offset, size_t size) {
   bool starts = !sequential_ && offset == last_end_;  // from 0, or continuing a random read
   if (!near && !in_window && !starts) {
     // Random access: drop the window, fetch exactly this range.
+    if (++random_reads_ >= 2) StartFill();
     DropAll();
     sequential_ = false;
     window_target_ = options_.initial_window;

@@ -50,6 +50,11 @@ class BlockCache final {
   static constexpr uint64_t kBlock = 1ull << 20;
   BlockCache(std::string dir, uint64_t capacity);
   std::optional<std::string> Get(const std::string& key, const std::string& etag, uint64_t block);
+  // Bytes [from, from + length) of a cached block (a pread, not the whole block); nullopt when
+  // the block is not cached or shorter.
+  std::optional<std::string> GetRange(const std::string& key, const std::string& etag,
+                                      uint64_t block, uint64_t from, uint64_t length);
+  bool Has(const std::string& key, const std::string& etag, uint64_t block) const;
   void Put(const std::string& key, const std::string& etag, uint64_t block, std::string_view data);
 
  private:
@@ -80,6 +85,7 @@ class FileReader final {
   Result<std::string> Fetch(uint64_t offset, uint64_t length);  // one ranged GET (or cache)
   Result<std::string> FetchCached(uint64_t offset, uint64_t length);
   void FillWindow(uint64_t from);
+  void StartFill();  // random access with a disk cache: fetch the whole object into it
   void DropBefore(uint64_t offset);
   void DropAll();
 
@@ -97,6 +103,9 @@ class FileReader final {
   uint64_t last_end_ = 0;    // where the previous read ended
   bool sequential_ = false;
   std::shared_future<Result<std::string>> whole_;
+  struct Fill;
+  std::shared_ptr<Fill> fill_;  // background whole-object fill of the block cache
+  int random_reads_ = 0;
 };
 
 // Read-ahead across files: when a program opens the small files of a directory in name order
