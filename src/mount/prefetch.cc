@@ -35,7 +35,45 @@ BlockCache::BlockCache(std::string dir, uint64_t capacity)
 
 std::string BlockCache::PathFor(const std::string& key, const std::string& etag,
                                 uint64_t block) const {
-  return dir_ + "/" + Sha256Hex(key + "\n" + etag).substr(0, 32) + "-" + std::to_string(block);
+  std::string id = key + "\n" + etag;
+  std::string prefix;
+  {
+    std::lock_guard lock(prefix_mu_);
+    auto it = prefixes_.find(id);
+    if (it != prefixes_.end()) {
+      prefix = it->second;
+    } else {
+      prefix = dir_ + "/" + Sha256Hex(id).substr(0, 32) + "-";
+      if (prefixes_.size() > 4096) prefixes_.clear();
+      prefixes_[id] = prefix;
+    }
+  }
+  return prefix + std::to_string(block);
+}
+
+int BlockCache::OpenBlock(const std::string& path) {
+  std::lock_guard lock(fds_mu_);
+  if (auto it = fds_.find(path); it != fds_.end()) return ::dup(it->second);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  fds_[path] = fd;
+  fd_order_.push_back(path);
+  while (fd_order_.size() > kOpenFiles) {
+    auto old = fds_.find(fd_order_.front());
+    if (old != fds_.end()) {
+      ::close(old->second);
+      fds_.erase(old);
+    }
+    fd_order_.pop_front();
+  }
+  return ::dup(fd);
+}
+
+void BlockCache::CloseAll() {
+  std::lock_guard lock(fds_mu_);
+  for (auto& [path, fd] : fds_) ::close(fd);
+  fds_.clear();
+  fd_order_.clear();
 }
 
 std::optional<std::string> BlockCache::Get(const std::string& key, const std::string& etag,
@@ -52,7 +90,7 @@ std::optional<std::string> BlockCache::Get(const std::string& key, const std::st
 std::optional<std::string> BlockCache::GetRange(const std::string& key, const std::string& etag,
                                                 uint64_t block, uint64_t from, uint64_t length) {
   if (etag.empty()) return std::nullopt;
-  int fd = ::open(PathFor(key, etag, block).c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = OpenBlock(PathFor(key, etag, block));
   if (fd < 0) return std::nullopt;
   std::string out(length, '\0');
   ssize_t n = ::pread(fd, out.data(), length, static_cast<off_t>(from));

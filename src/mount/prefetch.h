@@ -19,6 +19,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "base/status.h"
 #include "base/thread_pool.h"
@@ -49,6 +50,7 @@ class BlockCache final {
  public:
   static constexpr uint64_t kBlock = 1ull << 20;
   BlockCache(std::string dir, uint64_t capacity);
+  ~BlockCache() { CloseAll(); }
   std::optional<std::string> Get(const std::string& key, const std::string& etag, uint64_t block);
   // Bytes [from, from + length) of a cached block (a pread, not the whole block); nullopt when
   // the block is not cached or shorter.
@@ -59,6 +61,17 @@ class BlockCache final {
 
  private:
   std::string PathFor(const std::string& key, const std::string& etag, uint64_t block) const;
+  // Open descriptors of recently read blocks (random readers hit the same blocks many times):
+  // no open()/close() per read. A deleted block file stays readable through its descriptor,
+  // and its contents are still those of (key, ETag).
+  int OpenBlock(const std::string& path);
+  void CloseAll();
+  static constexpr size_t kOpenFiles = 256;
+  std::mutex fds_mu_;
+  std::unordered_map<std::string, int> fds_;
+  std::deque<std::string> fd_order_;
+  mutable std::mutex prefix_mu_;
+  mutable std::unordered_map<std::string, std::string> prefixes_;  // key+etag -> name prefix
   void MaybeEvict();
   std::string dir_;
   uint64_t capacity_;
