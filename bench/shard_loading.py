@@ -65,9 +65,11 @@ report(n, t0)
 FERRY = CHILD_COMMON + r"""
 from ferry.data import ShardDataset
 ds = ShardDataset(args["url"], shuffle=True, seed=0)
-dl = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=args.get("workers", 2))
+bs = args.get("batch")
+dl = torch.utils.data.DataLoader(ds.batched(bs) if bs else ds, batch_size=None,
+                                 num_workers=args.get("workers", 2))
 t0 = time.time(); n = 0
-for s in dl: n += 1
+for s in dl: n += len(s) if bs else 1
 report(n, t0)
 """
 
@@ -93,10 +95,21 @@ class TarStream(torch.utils.data.IterableDataset):
                     key = k; sample["__key__"] = k
                     sample[ext] = tar.extractfile(m).read()
             if sample: yield sample
-dl = torch.utils.data.DataLoader(TarStream(args["shards"]), batch_size=None,
+class Batched(torch.utils.data.IterableDataset):
+    def __init__(self, ds, n): self.ds, self.n = ds, n
+    def __iter__(self):
+        batch = []
+        for s in self.ds:
+            batch.append(s)
+            if len(batch) == self.n:
+                yield batch; batch = []
+        if batch: yield batch
+bs = args.get("batch")
+ds = TarStream(args["shards"])
+dl = torch.utils.data.DataLoader(Batched(ds, bs) if bs else ds, batch_size=None,
                                  num_workers=args.get("workers", 2))
 t0 = time.time(); n = 0
-for s in dl: n += 1
+for s in dl: n += len(s) if bs else 1
 report(n, t0)
 """
 
@@ -186,6 +199,11 @@ def main():
         results["tarfile_local_w0"] = child(TARFILE, {"where": "local", "shards": local_shards, "bucket": bucket, "workers": 0}, env)
         results["ferry_s3_w0"] = child(FERRY, {"url": f"s3://{bucket}/bench-shards/train", "workers": 0}, env)
         results["ferry_slow_w0"] = child(FERRY, {"url": f"s3://{bucket}/bench-shards/train", "workers": 0}, slow)
+        # Both batched inside the workers (one DataLoader message per 32 samples).
+        results["ferry_local_b32"] = child(FERRY, {"url": str(work / "shards" / "train"), "batch": 32}, env)
+        results["tarfile_local_b32"] = child(TARFILE, {"where": "local", "shards": local_shards, "bucket": bucket, "batch": 32}, env)
+        results["ferry_s3_b32"] = child(FERRY, {"url": f"s3://{bucket}/bench-shards/train", "batch": 32}, env)
+        results["tarfile_s3_b32"] = child(TARFILE, {"where": "s3", "shards": s3_shards, "bucket": bucket, "batch": 32}, env)
         print("3. training loop, 10 ms steps: local shards vs slow-NAS shards", flush=True)
         results["train_local"] = child(TRAIN, {"url": str(work / "shards" / "train"), "steps": a.train_steps}, env)
         results["train_slow"] = child(TRAIN, {"url": f"s3://{bucket}/bench-shards/train", "steps": a.train_steps}, slow)
@@ -206,6 +224,8 @@ def main():
     print(f"2. loader local: ferry / tarfile = {results['ferry_local']['rate'] / results['tarfile_local']['rate']:.2f}x, "
           f"RGW: {results['ferry_s3']['rate'] / results['tarfile_s3']['rate']:.2f}x (target >= 3x; both num_workers=2)")
     best_tar_local = max(results["tarfile_local"]["rate"], results["tarfile_local_w0"]["rate"])
+    print(f"   batched(32) in workers: local {results['ferry_local_b32']['rate'] / results['tarfile_local_b32']['rate']:.2f}x, "
+          f"RGW {results['ferry_s3_b32']['rate'] / results['tarfile_s3_b32']['rate']:.2f}x")
     print(f"   best settings: local ferry(w0) / best tarfile = {results['ferry_local_w0']['rate'] / best_tar_local:.2f}x, "
           f"RGW ferry(w0) / tarfile(w2) = {results['ferry_s3_w0']['rate'] / results['tarfile_s3']['rate']:.2f}x")
     tl, ts = results["train_local"]["its"], results["train_slow"]["its"]

@@ -166,6 +166,39 @@ def test_resume_mid_epoch_gives_exactly_the_rest(ferry, python, tmp_path, worker
     assert sorted(got["next"]) == sorted(got["full"]) and got["next"] != got["full"]
 
 
+BATCHED = """
+import json, torch
+from ferry.data import ShardDataset
+url = {url!r}
+def run(ds, stop_after=None):
+    dl = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2)
+    keys = []
+    for b in dl:
+        keys += [s["__key__"] for s in b]
+        if stop_after and len(keys) >= stop_after:
+            break
+    return keys
+ds = ShardDataset(url, seed=5)
+full = run(ds.batched(8))
+ds = ShardDataset(url, seed=5)
+seen = run(ds.batched(8), stop_after=40)
+state = ds.state_dict(samples_seen=len(seen))
+ds2 = ShardDataset(url, seed=5)
+ds2.load_state_dict(state)
+rest = run(ds2.batched(8))
+print(json.dumps({{"full": full, "seen": seen, "rest": rest}}))
+"""
+
+
+def test_batched_in_workers_covers_everything_and_resumes(ferry, python, tmp_path):
+    files = make_tree(tmp_path / "src")
+    dst = str(tmp_path / "out" / "train")
+    assert ferry.run("shard", "pack", tmp_path / "src", dst, "--samples-per-shard", "10").returncode == 0
+    got = json.loads(python(BATCHED.format(url=dst)).stdout)
+    assert sorted(got["full"]) == sorted(samples_of(files))
+    assert got["seen"] + got["rest"] == got["full"]
+
+
 def test_corrupt_and_truncated_shards(ferry, python, tmp_path):
     make_tree(tmp_path / "src")
     dst = tmp_path / "out" / "train"
