@@ -180,6 +180,21 @@ TEST_F(MountFsTest, RandomReadsWithADiskCacheFillItWithTheWholeObject) {
   std::filesystem::remove_all(cache);
 }
 
+TEST_F(MountFsTest, SmallObjectsReadRandomlyAreFetchedWholeOnce) {
+  std::string data(2 << 20, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i % 253);
+  ASSERT_TRUE(store_->WriteAll("data/index.bin", data).ok());
+  auto a = fs_->Lookup(kRootIno, "index.bin");
+  auto fh = fs_->Open(a->ino, O_RDONLY);
+  EXPECT_EQ(*fs_->Read(*fh, 1500000, 100), data.substr(1500000, 100));  // random
+  EXPECT_EQ(*fs_->Read(*fh, 700000, 100), data.substr(700000, 100));    // random: fetched whole
+  EXPECT_EQ(fs_->memory_in_use(), data.size());                         // within the budget
+  ASSERT_TRUE(store_->Delete("data/index.bin").ok());
+  EXPECT_EQ(*fs_->Read(*fh, 12345, 100), data.substr(12345, 100));  // from memory
+  fs_->Release(*fh);
+  EXPECT_EQ(fs_->memory_in_use(), 0u);
+}
+
 TEST_F(MountFsTest, ReadOnlyMountRefusesWrites) {
   MountFs ro(store_, "data/", {.read_only = true});
   auto a = ro.Lookup(kRootIno, "a.txt");

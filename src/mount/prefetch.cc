@@ -18,6 +18,7 @@ namespace fs = std::filesystem;
 
 constexpr uint64_t kBackwardTolerance = 2ull << 20;
 constexpr uint64_t kForwardTolerance = 16ull << 20;
+constexpr uint64_t kWholeObjectLimit = 8ull << 20;  // random reads fetch smaller objects whole
 
 bool MemoryBudget::TryAcquire(uint64_t n) {
   uint64_t cur = used_.load();
@@ -204,6 +205,7 @@ FileReader::FileReader(std::shared_ptr<storage::Store> store, std::string key, s
 FileReader::~FileReader() {
   std::lock_guard lock(mu_);
   DropAll();
+  if (whole_budget_) budget_.Release(whole_budget_);
   if (fill_) {  // stop the fill and wait for its tasks (they use the cache, owned by the mount)
     fill_->cancel = true;
     std::unique_lock fl(fill_->mu);
@@ -321,6 +323,17 @@ Result<std::string> FileReader::Read(uint64_t offset, size_t size) {
     // Random access: drop the window, fetch exactly this range.
     if (++random_reads_ >= 2) StartFill();
     DropAll();
+    // A small object read randomly (an index, a footer then columns) is fetched whole once,
+    // inside the memory budget; later reads are served from memory.
+    if (random_reads_ >= 2 && !cache_ && size_ <= kWholeObjectLimit && !whole_budget_ &&
+        budget_.TryAcquire(size_)) {
+      whole_budget_ = size_;
+      auto all = Fetch(0, size_);
+      std::promise<Result<std::string>> p;
+      p.set_value(all);
+      whole_ = p.get_future().share();
+      if (all.ok() && all->size() == size_) return all->substr(offset, end - offset);
+    }
     sequential_ = false;
     window_target_ = options_.initial_window;
     next_fetch_ = 0;

@@ -116,6 +116,7 @@ class FileReader final {
   uint64_t last_end_ = 0;    // where the previous read ended
   bool sequential_ = false;
   std::shared_future<Result<std::string>> whole_;
+  uint64_t whole_budget_ = 0;  // memory taken for whole_ when this reader fetched it
   struct Fill;
   std::shared_ptr<Fill> fill_;  // background whole-object fill of the block cache
   int random_reads_ = 0;
