@@ -16,6 +16,14 @@ namespace ferry::mount {
 
 namespace fs = std::filesystem;
 
+namespace {
+// One ranged GET pinned to the ETag the reader saw (If-Match): never a mix of two versions.
+Result<std::string> ReadRange(storage::Store& store, const std::string& key,
+                              const std::string& etag, uint64_t offset, uint64_t length) {
+  return store.ReadAll(key, {.range = storage::ByteRange{offset, length}, .if_match = etag});
+}
+}  // namespace
+
 constexpr uint64_t kBackwardTolerance = 2ull << 20;
 constexpr uint64_t kForwardTolerance = 16ull << 20;
 constexpr uint64_t kWholeObjectLimit = 8ull << 20;  // random reads fetch smaller objects whole
@@ -172,16 +180,10 @@ struct FileReader::Fill {
       for (uint64_t b = first; b < last && !missing; ++b) missing = !cache->Has(key, etag, b);
       if (!missing) continue;
       uint64_t start = first * B, len = std::min(last * B, size) - start;
-      storage::ReadOptions ro{.range = storage::ByteRange{start, len}, .if_match = etag};
-      std::string got;
-      got.reserve(len);
-      Status s = store->Read(key, ro, [&](std::string_view d) {
-        got.append(d);
-        return cancel ? Status(StatusCode::kCancelled, "closed") : Status();
-      });
-      if (!s.ok() || got.size() != len) break;  // reads still work block by block
+      auto got = ReadRange(*store, key, etag, start, len);
+      if (!got.ok() || got->size() != len) break;  // reads still work block by block
       for (uint64_t b = first; b < last; ++b) {
-        cache->Put(key, etag, b, std::string_view(got).substr((b - first) * B, B));
+        cache->Put(key, etag, b, std::string_view(*got).substr((b - first) * B, B));
       }
     }
     std::lock_guard lock(mu);
@@ -215,14 +217,7 @@ FileReader::~FileReader() {
 
 Result<std::string> FileReader::Fetch(uint64_t offset, uint64_t length) {
   if (cache_) return FetchCached(offset, length);
-  storage::ReadOptions ro{.range = storage::ByteRange{offset, length}, .if_match = etag_};
-  std::string out;
-  out.reserve(length);
-  FERRY_RETURN_IF_ERROR(store_->Read(key_, ro, [&](std::string_view d) {
-    out.append(d);
-    return Status();
-  }));
-  return out;
+  return ReadRange(*store_, key_, etag_, offset, length);
 }
 
 void FileReader::StartFill() {
@@ -251,13 +246,7 @@ Result<std::string> FileReader::FetchCached(uint64_t offset, uint64_t length) {
   if (!all_cached) {
     // One GET for the whole block-aligned span; every block of it goes into the cache.
     uint64_t start = first * B, end = std::min(size_, (last + 1) * B);
-    storage::ReadOptions ro{.range = storage::ByteRange{start, end - start}, .if_match = etag_};
-    std::string got;
-    got.reserve(end - start);
-    FERRY_RETURN_IF_ERROR(store_->Read(key_, ro, [&](std::string_view d) {
-      got.append(d);
-      return Status();
-    }));
+    FERRY_ASSIGN_OR_RETURN(std::string got, ReadRange(*store_, key_, etag_, start, end - start));
     if (got.size() != end - start)
       return Status(StatusCode::kDataLoss, "short read of '" + key_ + "'");
     for (uint64_t block = first; block <= last; ++block) {
@@ -404,14 +393,7 @@ void SmallFiles::Prefetch(const std::string& key, const std::string& etag, uint6
   entries_[key] = Entry{.etag = etag, .size = size, .data = promise->get_future().share()};
   order_.push_back(key);
   pool_.Submit([store = store_, key, etag, size, promise] {
-    storage::ReadOptions ro{.range = storage::ByteRange{0, size}, .if_match = etag};
-    std::string out;
-    out.reserve(size);
-    Status s = store->Read(key, ro, [&](std::string_view d) {
-      out.append(d);
-      return Status();
-    });
-    promise->set_value(s.ok() ? Result<std::string>(std::move(out)) : Result<std::string>(s));
+    promise->set_value(ReadRange(*store, key, etag, 0, size));
   });
   while (order_.size() > capacity_) {
     auto it = entries_.find(order_.front());

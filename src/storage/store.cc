@@ -40,6 +40,7 @@ Result<uint32_t> PartWriter::StoredCrc32c(uint64_t, uint64_t) {
 
 Result<std::string> Store::ReadAll(std::string_view key, const ReadOptions& options) {
   std::string out;
+  if (options.range && options.range->length) out.reserve(*options.range->length);
   FERRY_RETURN_IF_ERROR(Read(key, options, [&](std::string_view c) {
     out.append(c);
     return Status();
