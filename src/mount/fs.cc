@@ -96,6 +96,34 @@ Fs<Node> MountFs::Resolve(Ino parent, const std::string& name) {
       Expiry());
 }
 
+// Caches the entries of one listing page under `parent` (valid for the TTL) and returns them,
+// directories first: a name that is both an object and a prefix is the directory. Keys that
+// are not file names ("dir/" markers, empty or dot segments) are left out.
+std::vector<std::pair<std::string, Node>> MountFs::CacheListing(Ino parent,
+                                                                const std::string& dir_key,
+                                                                const storage::ListPage& page) {
+  auto expiry = Expiry();
+  std::vector<std::pair<std::string, Node>> out;
+  std::set<std::string> dirs;
+  for (const auto& p : page.prefixes) {
+    std::string name = p.substr(dir_key.size(), p.size() - dir_key.size() - 1);
+    if (!ValidName(name)) continue;
+    dirs.insert(name);
+    out.emplace_back(name,
+                     inodes_.Upsert(parent, name, {.dir = true, .mtime = mounted_at_}, expiry));
+  }
+  for (const auto& o : page.objects) {
+    std::string name = o.key.substr(dir_key.size());
+    if (!ValidName(name) || dirs.contains(name)) continue;
+    out.emplace_back(
+        name,
+        inodes_.Upsert(parent, name,
+                       {.size = o.size, .mtime = o.modified.value_or(SystemTime{}), .etag = o.etag},
+                       expiry));
+  }
+  return out;
+}
+
 // One ListObjectsV2 from just before `name` answers whether it is a file, a directory or
 // missing, and caches the siblings that follow: programs that open many files of a directory
 // in order (training loops, find, tar) then need no metadata request for the next ones.
@@ -115,29 +143,13 @@ std::optional<Fs<Node>> MountFs::ResolveByListing(Ino parent, const std::string&
   if (!page->objects.empty()) last = page->objects.back().key;
   if (!page->prefixes.empty()) last = std::max(last, page->prefixes.back());
   bool conclusive = page->next.empty() || last >= key + "/";
-  auto expiry = Expiry();
   std::optional<Node> found;
-  for (const auto& p : page->prefixes) {
-    std::string child = p.substr(dir_key.size(), p.size() - dir_key.size() - 1);
-    if (!ValidName(child)) continue;
-    Node n = inodes_.Upsert(parent, child, {.dir = true, .mtime = mounted_at_}, expiry);
-    if (child == name) found = n;
-  }
-  for (const auto& o : page->objects) {
-    std::string child = o.key.substr(dir_key.size());
-    if (!ValidName(child)) continue;
-    if (auto existing = inodes_.Child(parent, child);
-        existing && existing->attr.dir && existing->valid_until == expiry) {
-      continue;  // the directory of the same name (listed above) shadows the object
-    }
-    Node n = inodes_.Upsert(
-        parent, child, {.size = o.size, .mtime = o.modified.value_or(SystemTime{}), .etag = o.etag},
-        expiry);
-    if (child == name && !found) found = n;
+  for (auto& [child, node] : CacheListing(parent, dir_key, *page)) {
+    if (child == name) found = node;
   }
   if (found) return Fs<Node>(*found);
   if (!conclusive) return std::nullopt;
-  inodes_.SetMissing(parent, name, expiry);
+  inodes_.SetMissing(parent, name, Expiry());
   if (auto child = inodes_.Child(parent, name); child && child->attr.local) return Fs<Node>(*child);
   inodes_.Remove(parent, name);
   return Fs<Node>(Fail(ENOENT));
@@ -204,20 +216,8 @@ Fs<void> MountFs::FetchPage(DirHandle& d) {
   auto page =
       store_->List({.prefix = d.prefix, .recursive = false, .continuation = d.continuation});
   if (!page.ok()) return Fail(page.status(), "list '" + store_->UrlFor(d.prefix) + "'");
-  auto expiry = Expiry();
-  for (const auto& p : page->prefixes) {
-    std::string name = p.substr(d.prefix.size(), p.size() - d.prefix.size() - 1);
-    if (!ValidName(name) || !d.seen.insert(name).second) continue;
-    Node n = inodes_.Upsert(d.ino, name, {.dir = true, .mtime = mounted_at_}, expiry);
-    d.entries.push_back({name, n.attr});
-  }
-  for (const auto& o : page->objects) {
-    std::string name = o.key.substr(d.prefix.size());
-    if (!ValidName(name) || !d.seen.insert(name).second) continue;  // "dir/" markers, odd keys
-    Node n = inodes_.Upsert(
-        d.ino, name, {.size = o.size, .mtime = o.modified.value_or(SystemTime{}), .etag = o.etag},
-        expiry);
-    d.entries.push_back({name, n.attr});
+  for (auto& [name, node] : CacheListing(d.ino, d.prefix, *page)) {
+    if (d.seen.insert(name).second) d.entries.push_back({name, node.attr});
   }
   d.continuation = page->next;
   if (d.continuation.empty()) d.listed_all = true;

@@ -81,6 +81,8 @@ class MountFs {
   Fs<void> Commit(FileHandle& h);
   std::shared_ptr<FileHandle> FileFor(uint64_t fh);  // null when fh is not open
   Fs<void> FetchPage(DirHandle& d);
+  std::vector<std::pair<std::string, Node>> CacheListing(Ino parent, const std::string& dir_key,
+                                                         const storage::ListPage& page);
   void ReadAheadSiblings(const Node& node);
 
   std::shared_ptr<storage::Store> store_;
