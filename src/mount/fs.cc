@@ -4,6 +4,7 @@
 #include <fcntl.h>
 
 #include <cerrno>
+#include <fstream>
 #include <set>
 
 #include "base/log.h"
@@ -254,7 +255,16 @@ void MountFs::ReleaseDir(uint64_t dh) {
   dirs_.erase(dh);
 }
 
-Fs<uint64_t> MountFs::Open(Ino ino, int flags, uint64_t owner) {
+uint64_t ProcessOf(uint64_t tid) {
+  if (tid == 0) return 0;
+  std::ifstream status("/proc/" + std::to_string(tid) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.starts_with("Tgid:")) return std::strtoull(line.c_str() + 5, nullptr, 10);
+  }
+  return tid;  // gone already, or not Linux: the thread id is the best we have
+}
+
+Fs<uint64_t> MountFs::Open(Ino ino, int flags, uint64_t caller) {
   auto node = inodes_.Get(ino);
   if (!node) return Fail(ENOENT);
   if (node->attr.dir) return Fail(EISDIR);
@@ -262,7 +272,7 @@ Fs<uint64_t> MountFs::Open(Ino ino, int flags, uint64_t owner) {
   auto h = std::make_shared<FileHandle>();
   h->ino = ino;
   h->key = node->key;
-  h->owner = owner;
+  if (acc != O_RDONLY) h->owner = options_.process_of(caller);
   if (acc != O_RDONLY) {
     if (options_.read_only) return Fail(EROFS);
     if (node->attr.local) return Fail(EBUSY);  // one writer per new file

@@ -22,6 +22,8 @@ namespace ferry::mount {
 template <typename T>
 using Fs = std::expected<T, int>;  // errno on failure
 
+uint64_t ProcessOf(uint64_t tid);
+
 struct MountOptions {
   bool read_only = false;
   std::chrono::seconds metadata_ttl{60};  // attributes, directory entries and negative entries
@@ -32,6 +34,8 @@ struct MountOptions {
   int fetch_threads = 16;
   uint64_t small_file_limit = 1ull << 20;  // files up to this size are read ahead across files
   int small_file_ahead = 16;               // how many following files
+  // Thread id -> process id (Linux: /proc/<tid>/status Tgid); asked only for writers.
+  std::function<uint64_t(uint64_t)> process_of = ProcessOf;
 };
 
 class MountFs {
@@ -52,13 +56,13 @@ class MountFs {
   Fs<void> ReadDir(uint64_t dh, uint64_t offset, const DirFiller& add);
   void ReleaseDir(uint64_t dh);
 
-  // `owner` is the opening process (its thread-group id; 0 = unknown). Only a close() by that
-  // process commits a written file: descriptors inherited by children that exec() are closed
+  // `caller` is the requesting thread (0 = unknown). Only a close() by the process that opened
+  // a file for writing commits it: descriptors inherited by children that exec() are closed
   // too, and those closes must not end the write.
-  Fs<uint64_t> Open(Ino ino, int flags, uint64_t owner = 0);
+  Fs<uint64_t> Open(Ino ino, int flags, uint64_t caller = 0);
   Fs<std::string> Read(uint64_t fh, uint64_t offset, size_t size);
   Fs<std::pair<Attr, uint64_t>> Create(Ino parent, const std::string& name, int flags,
-                                       uint64_t owner = 0);
+                                       uint64_t caller = 0);
   Fs<size_t> Write(uint64_t fh, uint64_t offset, std::string_view data);
   Fs<void> Flush(uint64_t fh, uint64_t caller = 0);  // close(): commits a written file
   Fs<void> Fsync(uint64_t fh);

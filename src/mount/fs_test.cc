@@ -26,7 +26,9 @@ class MountFsTest : public ::testing::Test {
     fs_ = std::make_unique<MountFs>(store_, "data/",
                                     MountOptions{.prefetch = {.part_size = 256 << 10,
                                                               .initial_window = 256 << 10,
-                                                              .max_window = 1 << 20}});
+                                                              .max_window = 1 << 20},
+                                                 // tests name processes directly
+                                                 .process_of = [](uint64_t id) { return id; }});
   }
 
   std::vector<std::string> List(Ino ino) {

@@ -12,7 +12,7 @@ namespace ferry::mount {
 using namespace fs_internal;  // NOLINT
 
 Fs<std::pair<Attr, uint64_t>> MountFs::Create(Ino parent, const std::string& name, int flags,
-                                              uint64_t owner) {
+                                              uint64_t caller) {
   (void)flags;
   if (options_.read_only) return Fail(EROFS);
   if (!ValidName(name)) return Fail(EINVAL);
@@ -30,7 +30,7 @@ Fs<std::pair<Attr, uint64_t>> MountFs::Create(Ino parent, const std::string& nam
   auto h = std::make_shared<FileHandle>();
   h->ino = n.attr.ino;
   h->key = key;
-  h->owner = owner;
+  h->owner = options_.process_of(caller);
   h->writer = std::move(*w);
   uint64_t fh = next_handle_++;
   std::lock_guard lock(mu_);
@@ -109,7 +109,9 @@ Fs<void> MountFs::Flush(uint64_t fh, uint64_t caller) {
   {
     std::lock_guard lock(h->mu);
     if (h->writer && h->written == 0 && !h->error) return {};
-    if (h->writer && h->owner != 0 && caller != 0 && caller != h->owner) return {};
+    if (h->writer && h->owner != 0 && caller != 0 && options_.process_of(caller) != h->owner) {
+      return {};
+    }
   }
   return Commit(*h);
 }

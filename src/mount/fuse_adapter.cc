@@ -23,22 +23,10 @@ struct State {
 
 State& S(fuse_req_t req) { return *static_cast<State*>(fuse_req_userdata(req)); }
 
-// The process (thread group) behind a request: FUSE reports the calling thread's id.
-uint64_t Tgid(fuse_req_t req) {
+// The thread behind a request (the core resolves it to its process where that matters).
+uint64_t Caller(fuse_req_t req) {
   pid_t tid = fuse_req_ctx(req)->pid;
-  if (tid <= 0) return 0;
-  FILE* f = std::fopen(("/proc/" + std::to_string(tid) + "/status").c_str(), "r");
-  if (!f) return static_cast<uint64_t>(tid);
-  char line[256];
-  uint64_t tgid = static_cast<uint64_t>(tid);
-  while (std::fgets(line, sizeof line, f)) {
-    if (std::strncmp(line, "Tgid:", 5) == 0) {
-      tgid = std::strtoull(line + 5, nullptr, 10);
-      break;
-    }
-  }
-  std::fclose(f);
-  return tgid;
+  return tid > 0 ? static_cast<uint64_t>(tid) : 0;
 }
 
 struct stat ToStat(const Attr& a, bool read_only) {
@@ -158,7 +146,7 @@ void OpReleasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
 }
 
 void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  auto h = S(req).fs->Open(ino, fi->flags, Tgid(req));
+  auto h = S(req).fs->Open(ino, fi->flags, Caller(req));
   if (!h) return (void)fuse_reply_err(req, h.error());
   fi->fh = *h;
   fi->keep_cache = 1;  // objects are pinned to their ETag for the life of the open file
@@ -172,7 +160,7 @@ void OpRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* 
 }
 
 void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t, fuse_file_info* fi) {
-  auto r = S(req).fs->Create(parent, name, fi->flags, Tgid(req));
+  auto r = S(req).fs->Create(parent, name, fi->flags, Caller(req));
   if (!r) return (void)fuse_reply_err(req, r.error());
   fi->fh = r->second;
   auto e = Entry(req, r->first);
@@ -187,7 +175,7 @@ void OpWrite(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t off
 }
 
 void OpFlush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-  auto r = S(req).fs->Flush(fi->fh, Tgid(req));
+  auto r = S(req).fs->Flush(fi->fh, Caller(req));
   fuse_reply_err(req, r ? 0 : r.error());
 }
 
