@@ -76,12 +76,8 @@ Result<std::vector<std::string>> ShardKeys(storage::OpenedUrl& dir,
 }
 
 Status RunIndex(Context& ctx, const ShardCliOptions& o) {
-  std::string index_url = shard::IndexUrlFor(o.output);
-  FERRY_ASSIGN_OR_RETURN(auto at, ctx.registry->Open(index_url));
-  std::string dir_url = at.store->UrlFor(at.key.substr(0, at.key.rfind('/') + 1));
-  FERRY_ASSIGN_OR_RETURN(auto dir,
-                         ctx.registry->Open(dir_url.back() == '/' ? dir_url : dir_url + "/"));
-  dir.key = storage::DirectoryPrefix(dir.key);
+  FERRY_ASSIGN_OR_RETURN(auto at, ctx.registry->Open(shard::IndexUrlFor(o.output)));
+  storage::OpenedUrl dir{.store = at.store, .key = shard::ShardDirKey(at.key), .url = at.url};
   FERRY_ASSIGN_OR_RETURN(auto names, ShardKeys(dir, o.shards, *ctx.registry));
   shard::DatasetIndex index;
   index.shards.resize(names.size());
@@ -130,8 +126,9 @@ Status RunLs(Context& ctx, const ShardCliOptions& o) {
     FERRY_ASSIGN_OR_RETURN(auto opened, ctx.registry->Open(o.url));
     return ListShardEntries(ctx, opened, o.json);
   }
-  std::string index_url = shard::IndexUrlFor(o.url);
-  FERRY_ASSIGN_OR_RETURN(auto index, shard::LoadIndex(*ctx.registry, index_url));
+  FERRY_ASSIGN_OR_RETURN(auto opened, shard::OpenIndex(*ctx.registry, o.url));
+  const auto& index = opened.index;
+  const std::string& index_url = opened.url;
   if (o.json) {
     nlohmann::json shards = nlohmann::json::array();
     for (const auto& s : index.shards) {
@@ -155,17 +152,16 @@ Status RunLs(Context& ctx, const ShardCliOptions& o) {
 }
 
 Status RunVerify(Context& ctx, const ShardCliOptions& o) {
-  std::string index_url = shard::IndexUrlFor(o.url);
-  FERRY_ASSIGN_OR_RETURN(auto index, shard::LoadIndex(*ctx.registry, index_url));
-  FERRY_ASSIGN_OR_RETURN(auto at, ctx.registry->Open(index_url));
-  std::string dir_key = at.key.substr(0, at.key.rfind('/') + 1);
+  FERRY_ASSIGN_OR_RETURN(auto opened, shard::OpenIndex(*ctx.registry, o.url));
+  const auto& index = opened.index;
+  const std::string& index_url = opened.url;
   std::vector<std::string> problems;
   std::mutex mu;
   {
     ThreadPool pool(std::max(1, o.jobs));
     for (const auto& s : index.shards) {
       pool.Submit([&, &s = s] {
-        auto got = shard::ScanShard(*at.store, dir_key + s.name, s.name);
+        auto got = shard::ScanShard(*opened.at.store, opened.ShardKey(s), s.name);
         std::string problem;
         if (!got.ok()) {
           problem = got.status().message();

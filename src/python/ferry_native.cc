@@ -88,15 +88,16 @@ class PyShardReader {
 std::vector<uint64_t> WorkerSizes(const std::string& url, uint64_t seed, uint64_t epoch,
                                   bool shuffle, int rank, int world_size, int num_workers) {
   auto registry = MakeRegistry();
-  auto index = shard::LoadIndex(*registry, shard::IndexUrlFor(url));
-  if (!index.ok()) Raise(index.status());
+  auto opened = shard::OpenIndex(*registry, url);
+  if (!opened.ok()) Raise(opened.status());
+  const shard::DatasetIndex& index = opened->index;
   std::vector<uint64_t> sizes;
   for (int w = 0; w < num_workers; ++w) {
-    auto plan = shard::MakePlan(*index, {.seed = seed,
-                                         .epoch = epoch,
-                                         .shuffle = shuffle,
-                                         .shuffle_buffer = 1,
-                                         .split = {rank, world_size, w, num_workers}});
+    auto plan = shard::MakePlan(index, {.seed = seed,
+                                        .epoch = epoch,
+                                        .shuffle = shuffle,
+                                        .shuffle_buffer = 1,
+                                        .split = {rank, world_size, w, num_workers}});
     if (!plan.ok()) Raise(plan.status());
     sizes.push_back(plan->inputs());
   }
@@ -105,12 +106,13 @@ std::vector<uint64_t> WorkerSizes(const std::string& url, uint64_t seed, uint64_
 
 py::dict IndexSummary(const std::string& url) {
   auto registry = MakeRegistry();
-  auto index = shard::LoadIndex(*registry, shard::IndexUrlFor(url));
-  if (!index.ok()) Raise(index.status());
+  auto opened = shard::OpenIndex(*registry, url);
+  if (!opened.ok()) Raise(opened.status());
+  const shard::DatasetIndex& index = opened->index;
   py::dict d;
-  d["samples"] = index->samples();
-  d["bytes"] = index->bytes();
-  d["shards"] = index->shards.size();
+  d["samples"] = index.samples();
+  d["bytes"] = index.bytes();
+  d["shards"] = index.shards.size();
   return d;
 }
 

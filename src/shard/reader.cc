@@ -17,23 +17,30 @@ std::string IndexUrlFor(const std::string& url) {
   return n.dir + n.IndexName();
 }
 
-Result<DatasetIndex> LoadIndex(storage::StoreRegistry& registry, const std::string& index_url) {
-  FERRY_ASSIGN_OR_RETURN(auto opened, registry.Open(index_url));
-  FERRY_ASSIGN_OR_RETURN(std::string text, opened.store->ReadAll(opened.key));
-  return IndexFromJson(text, index_url);
+std::string ShardDirKey(std::string_view index_key) {
+  return std::string(index_key.substr(0, index_key.rfind('/') + 1));  // npos + 1 == 0: ""
+}
+
+Result<OpenedIndex> OpenIndex(storage::StoreRegistry& registry, const std::string& url_or_prefix) {
+  OpenedIndex o{.url = IndexUrlFor(url_or_prefix)};
+  FERRY_ASSIGN_OR_RETURN(o.at, registry.Open(o.url));
+  FERRY_ASSIGN_OR_RETURN(std::string text, o.at.store->ReadAll(o.at.key));
+  FERRY_ASSIGN_OR_RETURN(o.index, IndexFromJson(text, o.url));
+  o.dir_key = ShardDirKey(o.at.key);
+  return o;
 }
 
 namespace {
 
 class Reader final : public ShardReader {
  public:
-  Reader(storage::OpenedUrl index_at, DatasetIndex index, EpochPlan plan, ReaderOptions options)
-      : at_(std::move(index_at)),
-        index_(std::move(index)),
+  Reader(OpenedIndex opened, EpochPlan plan, ReaderOptions options)
+      : at_(std::move(opened.at)),
+        dir_key_(std::move(opened.dir_key)),
+        index_(std::move(opened.index)),
         plan_(std::move(plan)),
         options_(std::move(options)),
         cache_(options_.cache_dir, options_.cache_size ? options_.cache_size : 10ull << 30) {
-    dir_key_ = at_.key.substr(0, at_.key.rfind('/') + 1);
     pos_ = std::min<uint64_t>(options_.start, plan_.order.size());
     needed_.assign(plan_.inputs(), false);
     for (uint64_t p = pos_; p < plan_.order.size(); ++p) needed_[plan_.order[p]] = true;
@@ -223,13 +230,9 @@ class Reader final : public ShardReader {
 Result<std::unique_ptr<ShardReader>> ShardReader::Open(storage::StoreRegistry& registry,
                                                        const std::string& url,
                                                        const ReaderOptions& options) {
-  std::string index_url = IndexUrlFor(url);
-  FERRY_ASSIGN_OR_RETURN(auto at, registry.Open(index_url));
-  FERRY_ASSIGN_OR_RETURN(std::string text, at.store->ReadAll(at.key));
-  FERRY_ASSIGN_OR_RETURN(auto index, IndexFromJson(text, index_url));
-  FERRY_ASSIGN_OR_RETURN(auto plan, MakePlan(index, options.plan));
-  return std::unique_ptr<ShardReader>(
-      new Reader(std::move(at), std::move(index), std::move(plan), options));
+  FERRY_ASSIGN_OR_RETURN(auto opened, OpenIndex(registry, url));
+  FERRY_ASSIGN_OR_RETURN(auto plan, MakePlan(opened.index, options.plan));
+  return std::unique_ptr<ShardReader>(new Reader(std::move(opened), std::move(plan), options));
 }
 
 }  // namespace ferry::shard

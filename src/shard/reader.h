@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "shard/index.h"
 #include "shard/plan.h"
@@ -41,7 +42,19 @@ struct ReaderOptions {
 // "s3://b/ds/train.index.json", or the prefix given to `ferry shard pack` ("s3://b/ds/train").
 std::string IndexUrlFor(const std::string& url_or_prefix);
 
-Result<DatasetIndex> LoadIndex(storage::StoreRegistry& registry, const std::string& index_url);
+// Shard names in an index are relative to the index's directory: "ds/train.index.json" -> "ds/".
+std::string ShardDirKey(std::string_view index_key);
+
+// An index read where it lives.
+struct OpenedIndex {
+  std::string url;  // of the index object
+  storage::OpenedUrl at;
+  std::string dir_key;  // ShardDirKey(at.key)
+  DatasetIndex index;
+  std::string ShardKey(const ShardInfo& s) const { return dir_key + s.name; }
+};
+// `url_or_prefix` as IndexUrlFor() takes it.
+Result<OpenedIndex> OpenIndex(storage::StoreRegistry& registry, const std::string& url_or_prefix);
 
 class ShardReader {
  public:
