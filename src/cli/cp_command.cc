@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/log.h"
+#include "base/redact.h"
 #include "base/strings.h"
 #include "cli/command.h"
 #include "transfer/copy_engine.h"
@@ -45,8 +46,17 @@ std::string SummaryJson(const transfer::CopyReport& r, const Status& s) {
                       {"unverified", r.unverified},
                       {"server_side", r.server_side},
                       {"peak_buffer_bytes", r.peak_buffer_bytes},
-                      {"errors", r.errors}};
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+                      {"errors", r.errors},
+                      {"left_out_count", r.left_out_count}};
+  // A failed copy always names its cause, even when no single object failed.
+  if (!s.ok() && r.errors.empty()) j["errors"].push_back(s.message());
+  nlohmann::json left = nlohmann::json::array();
+  for (const auto& e : r.left_out) {
+    left.push_back(
+        {{"key", e.key}, {"reason", storage::SkipKindName(e.kind)}, {"target", e.detail}});
+  }
+  j["left_out"] = std::move(left);
+  return Redact(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) + "\n";
 }
 
 std::string SummaryLine(const transfer::CopyReport& r) {
@@ -60,6 +70,7 @@ std::string SummaryLine(const transfer::CopyReport& r) {
   if (r.bytes_resumed) s += fmt::format("; resume saved {}", HumanBytes(r.bytes_resumed));
   if (r.retries) s += fmt::format("; {} retries", r.retries);
   if (r.files_failed) s += fmt::format("; {} failed", r.files_failed);
+  if (r.left_out_count) s += fmt::format("; {} left out (links, special files)", r.left_out_count);
   return s + "\n";
 }
 
@@ -120,6 +131,9 @@ void AddCpCommand(CLI::App& app, Action& action) {
   cmd->add_option("--part-size", o->part_size, "Multipart part size (default 8M, auto-raised)");
   cmd->add_option("--max-memory", o->max_memory, "Cap on buffered data (default 512M)");
   cmd->add_option("--bwlimit", o->bwlimit, "Bandwidth cap, e.g. 100M (bytes per second)");
+  cmd->add_flag("-L,--follow-links", o->copy.follow_symlinks,
+                "Follow every symbolic link in a local source, also out of its tree (default: "
+                "links out of the tree and links to directories are left out with a warning)");
   cmd->add_flag("--verify", o->copy.verify, "Re-read every written object and check its CRC32C");
   cmd->add_flag("--no-skip", o->no_skip, "Copy every object even when the destination has it");
   cmd->add_flag("--json", o->json, "Print a JSON summary on stdout");

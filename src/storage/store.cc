@@ -34,6 +34,24 @@ Result<std::unique_ptr<PartWriter>> Store::NewPartWriter(std::string_view key,
   return Unimplemented("'" + UrlFor(key) + "': this store cannot write objects in parts");
 }
 
+Status Store::AbortPartWrite(std::string_view, std::string_view) { return Status(); }
+
+std::string_view SkipKindName(SkipKind kind) {
+  switch (kind) {
+    case SkipKind::kLinkOutsideTree:
+      return "link-outside-tree";
+    case SkipKind::kLinkToDirectory:
+      return "link-to-directory";
+    case SkipKind::kLinkLoop:
+      return "link-loop";
+    case SkipKind::kDanglingLink:
+      return "dangling-link";
+    case SkipKind::kNotRegularFile:
+      return "not-regular-file";
+  }
+  return "?";
+}
+
 Result<uint32_t> PartWriter::StoredCrc32c(uint64_t, uint64_t) {
   return Unimplemented("this store cannot read back unfinished parts");
 }

@@ -105,15 +105,37 @@ struct PartWriteOptions {
 struct ListOptions {
   std::string prefix;
   bool recursive = true;
+  // Stores with symbolic links (local): follow every link, also out of the listed tree, and
+  // descend into linked directories (loops are still detected and skipped). Default: links that
+  // resolve outside the directory holding `prefix` and links to directories are not followed;
+  // they are reported in ListPage::skipped. Other stores ignore it.
+  bool follow_symlinks = false;
   std::string continuation;  // ListPage::next of the previous page
   // Only keys after this one (S3's start-after); ignored when `continuation` is set.
   std::string start_after;
   int max_keys = 1000;
 };
 
+// An entry a listing saw but does not return as an object: why it is left out.
+enum class SkipKind {
+  kLinkOutsideTree,  // a symbolic link resolving outside the listed directory
+  kLinkToDirectory,  // a link to a directory inside the tree (its target is listed by its name)
+  kLinkLoop,         // a directory that is its own ancestor (by device and inode)
+  kDanglingLink,     // a link whose target does not exist
+  kNotRegularFile,   // fifo, socket, device
+};
+std::string_view SkipKindName(SkipKind kind);
+
+struct SkippedEntry {
+  std::string key;  // where it would have been listed; directories end in '/'
+  SkipKind kind;
+  std::string detail;  // e.g. the link's target
+};
+
 struct ListPage {
   std::vector<ObjectInfo> objects;
   std::vector<std::string> prefixes;  // common prefixes, each ending in '/'
+  std::vector<SkippedEntry> skipped;  // entries left out (local links, special files)
   std::string next;                   // "" when this is the last page
 };
 
@@ -157,6 +179,11 @@ class Store {
   // Optional: writing an object as parallel parts. Default: kUnimplemented.
   virtual Result<std::unique_ptr<PartWriter>> NewPartWriter(std::string_view key,
                                                             const PartWriteOptions& options);
+  // Discards the parts of an unfinished part write that no writer will resume (the copy engine's
+  // journal no longer matches its source): S3 aborts the multipart upload, the local store
+  // removes its temporary file. A token that names nothing (already gone) is OK. Default: OK
+  // (stores without part writes have nothing to discard).
+  virtual Status AbortPartWrite(std::string_view key, std::string_view resume_token);
 
   // Transient failures this store retried so far (for transfer reports).
   virtual uint64_t retry_count() const { return 0; }

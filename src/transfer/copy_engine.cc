@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
-#include <map>
+#include <mutex>
 
 #include "base/log.h"
 #include "base/strings.h"
@@ -35,84 +36,206 @@ bool IsDirectoryTarget(const storage::OpenedUrl& u) {
   return std::filesystem::is_directory("/" + u.key, ec);
 }
 
-// Lists every object under `prefix` into `out` (key -> info).
-Status ListInto(storage::Store& store, const std::string& prefix,
-                const std::function<void(storage::ObjectInfo&&)>& out) {
-  return store.ListAll({.prefix = prefix, .recursive = true}, [&](const storage::ListPage& page) {
-    for (auto o : page.objects) out(std::move(o));
-    return Status();
-  });
-}
+// What the destination holds, for keys asked in increasing order, read one listing page at a
+// time (a streaming merge join with the source listing: both are in byte order of keys).
+class DestinationCursor final {
+ public:
+  DestinationCursor(storage::Store& store, std::string prefix) : store_(store) {
+    opt_.prefix = std::move(prefix);
+  }
 
-Result<std::vector<Item>> Plan(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
-                               const CopyOptions& options) {
-  std::vector<Item> items;
-  bool src_is_prefix = src.key.empty() || src.url.trailing_slash;
-  std::optional<storage::ObjectInfo> single;
-  if (!src_is_prefix) {
-    auto info = src.store->Stat(src.key);
-    if (info.ok()) {
-      single = std::move(*info);
-    } else if (info.status().code() != StatusCode::kNotFound) {
-      return info.status();
-    } else if (!options.recursive) {
-      // Not an object: a directory/prefix needs -r; otherwise it is simply missing.
-      auto probe = src.store->List({.prefix = storage::DirectoryPrefix(src.key), .max_keys = 1});
-      if (probe.ok() && !probe->objects.empty()) {
-        return InvalidArgument("cp: '" + src.store->UrlFor(src.key) +
-                               "' is a directory or prefix; use -r to copy what is under it");
+  Result<std::optional<storage::ObjectInfo>> Find(const std::string& key) {
+    while (true) {
+      while (i_ < page_.objects.size() && page_.objects[i_].key < key) ++i_;
+      if (i_ < page_.objects.size()) {
+        if (page_.objects[i_].key == key) return std::optional(page_.objects[i_]);
+        return std::optional<storage::ObjectInfo>();
       }
-      return info.status();
+      if (ended_ || (started_ && page_.next.empty())) {
+        ended_ = true;
+        return std::optional<storage::ObjectInfo>();
+      }
+      if (started_) opt_.continuation = page_.next;
+      started_ = true;
+      auto page = store_.List(opt_);
+      if (!page.ok()) {
+        if (page.status().code() != StatusCode::kNotFound) return page.status();
+        ended_ = true;  // no bucket or directory yet: nothing there
+        return std::optional<storage::ObjectInfo>();
+      }
+      page_ = std::move(*page);
+      i_ = 0;
     }
   }
-  if (single) {
-    std::string dst_key = IsDirectoryTarget(dst)
-                              ? storage::DirectoryPrefix(dst.key) + storage::KeyBaseName(src.key)
-                              : dst.key;
-    items.push_back({.src_key = src.key, .dst_key = dst_key, .src = std::move(*single)});
-  } else {
-    if (!options.recursive) {
+
+ private:
+  storage::Store& store_;
+  storage::ListOptions opt_;
+  storage::ListPage page_;
+  size_t i_ = 0;
+  bool started_ = false, ended_ = false;
+};
+
+// One line about a source entry the listing left out.
+std::string DescribeLeftOut(const storage::Store& store, const storage::SkippedEntry& e) {
+  std::string what = "not copying '" + store.UrlFor(e.key) + "': ";
+  switch (e.kind) {
+    case storage::SkipKind::kLinkOutsideTree:
+      return what + "symbolic link to '" + e.detail +
+             "' outside the source tree (ferry cp -L follows links)";
+    case storage::SkipKind::kLinkToDirectory:
+      return what + "link to directory '" + e.detail +
+             "' inside the tree, which is copied under its own name";
+    case storage::SkipKind::kLinkLoop:
+      return what + "directory loop back to '" + e.detail + "'";
+    case storage::SkipKind::kDanglingLink:
+      return what + "dangling symbolic link to '" + e.detail + "'";
+    case storage::SkipKind::kNotRegularFile:
+      return what + e.detail + ", not a regular file";
+  }
+  return what + "left out";
+}
+
+// Feeds items to the file pool, keeping at most `window` of them queued so a huge listing never
+// sits in memory.
+class Scheduler final {
+ public:
+  Scheduler(ThreadPool& pool, int window) : pool_(pool), window_(window) {}
+
+  void Submit(Item item, std::function<void(const Item&)> work) {
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return queued_ < window_; });
+      ++queued_;
+    }
+    pool_.Submit([this, item = std::move(item), work = std::move(work)] {
+      work(item);
+      std::lock_guard lock(mu_);
+      --queued_;
+      cv_.notify_all();
+    });
+  }
+
+ private:
+  ThreadPool& pool_;
+  const int window_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int queued_ = 0;
+};
+
+using SubmitFn = std::function<void(Item)>;
+
+// A single object (SRC names one): its destination key and what the destination has there.
+Result<bool> PlanSingle(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
+                        const CopyOptions& options, const SubmitFn& submit) {
+  auto info = src.store->Stat(src.key);
+  if (!info.ok()) {
+    if (info.status().code() != StatusCode::kNotFound) return info.status();
+    if (options.recursive) return false;  // a prefix, then
+    // Not an object: a directory/prefix needs -r; otherwise it is simply missing.
+    auto probe = src.store->List({.prefix = storage::DirectoryPrefix(src.key), .max_keys = 1});
+    if (probe.ok() && (!probe->objects.empty() || !probe->skipped.empty())) {
       return InvalidArgument("cp: '" + src.store->UrlFor(src.key) +
                              "' is a directory or prefix; use -r to copy what is under it");
     }
-    std::string src_prefix = storage::DirectoryPrefix(src.key);
-    std::string dst_prefix = storage::DirectoryPrefix(dst.key);
-    GlobFilter filter(options.include, options.exclude);
-    auto newest_allowed = std::chrono::system_clock::now() - options.min_age;
-    FERRY_RETURN_IF_ERROR(ListInto(*src.store, src_prefix, [&](storage::ObjectInfo&& o) {
+    return info.status();
+  }
+  std::string dst_key = IsDirectoryTarget(dst)
+                            ? storage::DirectoryPrefix(dst.key) + storage::KeyBaseName(src.key)
+                            : dst.key;
+  if (dst_key == src.key && src.store == dst.store) {
+    return InvalidArgument("cp: source and destination are the same object '" +
+                           src.store->UrlFor(src.key) + "'");
+  }
+  Item item{.src_key = src.key, .dst_key = dst_key, .src = std::move(*info)};
+  if (options.skip_unchanged) {
+    auto existing = dst.store->Stat(dst_key);
+    if (existing.ok()) item.dst = std::move(*existing);
+  }
+  submit(std::move(item));
+  return true;
+}
+
+// A tree: streams the source listing, joined with the destination listing, into `submit`.
+Status PlanTree(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
+                const CopyOptions& options, RunContext& ctx, const SubmitFn& submit) {
+  if (!options.recursive) {
+    return InvalidArgument("cp: '" + src.store->UrlFor(src.key) +
+                           "' is a directory or prefix; use -r to copy what is under it");
+  }
+  std::string src_prefix = storage::DirectoryPrefix(src.key);
+  std::string dst_prefix = storage::DirectoryPrefix(dst.key);
+  // Objects written under the source would be listed again: the copy would never end.
+  if (src.store == dst.store && StartsWith(dst_prefix, src_prefix)) {
+    return InvalidArgument("cp: destination '" + dst.store->UrlFor(dst_prefix) +
+                           "' is inside the source '" + src.store->UrlFor(src_prefix) + "'");
+  }
+  GlobFilter filter(options.include, options.exclude);
+  auto newest_allowed = std::chrono::system_clock::now() - options.min_age;
+  DestinationCursor existing(*dst.store, dst_prefix);
+  bool any = false;
+  ctx.counters.listing_done = false;
+  storage::ListOptions lo{
+      .prefix = src_prefix, .recursive = true, .follow_symlinks = options.follow_symlinks};
+  Status s = src.store->ListAll(lo, [&](const storage::ListPage& page) -> Status {
+    if (ctx.cancelled()) return Status(StatusCode::kCancelled, "copy interrupted");
+    for (const auto& e : page.skipped) {
+      bool loud = e.kind != storage::SkipKind::kLinkToDirectory &&
+                  e.kind != storage::SkipKind::kNotRegularFile;
+      Log(loud ? LogLevel::kWarn : LogLevel::kInfo, "{}", DescribeLeftOut(*src.store, e));
+      std::lock_guard lock(ctx.mu);
+      if (ctx.report.left_out.size() < CopyReport::kMaxLeftOut) ctx.report.left_out.push_back(e);
+      ++ctx.report.left_out_count;
+      any = true;
+    }
+    for (const auto& o : page.objects) {
+      any = true;
       std::string rel = o.key.substr(src_prefix.size());
-      if (rel.empty() || !filter.Accepts(rel)) return;
-      if (options.min_age.count() > 0 && o.modified && *o.modified > newest_allowed) return;
+      if (rel.empty() || !filter.Accepts(rel)) continue;
+      if (options.min_age.count() > 0 && o.modified && *o.modified > newest_allowed) continue;
       // Zero-byte "directory markers" some tools create cannot become local files.
-      if (rel.back() == '/' && dst.url.scheme == storage::Scheme::kLocal) return;
-      items.push_back({.src_key = o.key, .dst_key = dst_prefix + rel, .src = std::move(o)});
-    }));
-    if (items.empty()) {
-      auto any = src.store->List({.prefix = src_prefix, .max_keys = 1});
-      if (any.ok() && any->objects.empty() && any->prefixes.empty()) {
-        return NotFound("cp: nothing at '" + src.store->UrlFor(src_prefix) + "'");
+      if (rel.back() == '/' && dst.url.scheme == storage::Scheme::kLocal) continue;
+      Item item{.src_key = o.key, .dst_key = dst_prefix + rel, .src = o};
+      if (options.skip_unchanged) {
+        FERRY_ASSIGN_OR_RETURN(item.dst, existing.Find(item.dst_key));
       }
+      ctx.counters.bytes_total += item.src.size;
+      ++ctx.counters.files_total;
+      submit(std::move(item));
     }
+    return Status();
+  });
+  ctx.counters.listing_done = true;
+  FERRY_RETURN_IF_ERROR(s);
+  if (!any) return NotFound("cp: nothing at '" + src.store->UrlFor(src_prefix) + "'");
+  return Status();
+}
+
+// Records one finished object in the report and the counters.
+void Finish(RunContext& ctx, const Item& item, const Result<Outcome>& r, Status& first_error) {
+  std::lock_guard lock(ctx.mu);
+  ++ctx.counters.files_done;
+  if (!r.ok()) {
+    ++ctx.counters.files_failed;
+    ++ctx.report.files_failed;
+    if (first_error.ok() || first_error.code() == StatusCode::kCancelled) first_error = r.status();
+    if (ctx.report.errors.size() < 20 && r.status().code() != StatusCode::kCancelled) {
+      ctx.report.errors.push_back(r.status().message());
+    }
+  } else if (*r == Outcome::kSkipped) {
+    ++ctx.counters.files_skipped;
+    ++ctx.report.files_skipped;
+    ctx.report.bytes_skipped += item.src.size;
+    ctx.counters.bytes_done += item.src.size;
+  } else {
+    ++ctx.report.files_copied;
+    ctx.report.bytes_copied += item.src.size;
   }
-  // What the destination already has, in one listing instead of one request per object.
-  if (options.skip_unchanged && !items.empty()) {
-    std::map<std::string, storage::ObjectInfo> existing;
-    if (items.size() == 1) {
-      auto info = dst.store->Stat(items[0].dst_key);
-      if (info.ok()) existing[items[0].dst_key] = *info;
-    } else {
-      Status s =
-          ListInto(*dst.store, storage::DirectoryPrefix(dst.key), [&](storage::ObjectInfo&& o) {
-            std::string k = o.key;
-            existing.emplace(std::move(k), std::move(o));
-          });
-      if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
-    }
-    for (auto& it : items) {
-      if (auto e = existing.find(it.dst_key); e != existing.end()) it.dst = e->second;
-    }
+  if (r.ok() && ctx.options.report_in_sync) {
+    ctx.report.in_sync.push_back(item.src);
+    ctx.report.in_sync.back().key = item.src_key;
   }
-  return items;
 }
 
 }  // namespace
@@ -126,22 +249,6 @@ CopyResult RunCopy(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
                                   "': http(s) URLs are read-only");
     return result;
   }
-  auto planned = Plan(src, dst, options);
-  if (!planned.ok()) {
-    result.status = planned.status();
-    return result;
-  }
-  std::vector<Item>& items = *planned;
-  for (const auto& it : items) {
-    counters.bytes_total += it.src.size;
-    ++counters.files_total;
-    if (it.src_key == it.dst_key && src.store == dst.store) {
-      result.status = InvalidArgument("cp: source and destination are the same object '" +
-                                      src.store->UrlFor(it.src_key) + "'");
-      return result;
-    }
-  }
-
   bool dst_local = dst.url.scheme == storage::Scheme::kLocal;
   int part_threads = options.part_concurrency > 0 ? options.part_concurrency : (dst_local ? 8 : 16);
   ThreadPool part_pool(part_threads);
@@ -158,41 +265,28 @@ CopyResult RunCopy(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
                  .src_local = src.url.scheme == storage::Scheme::kLocal,
                  .dst_local = dst_local};
   Status first_error;
+  Status planned;
   {
-    ThreadPool file_pool(std::min<int>(options.transfers, static_cast<int>(items.size())));
-    for (const auto& item : items) {
-      file_pool.Submit([&] {
-        auto r = internal::CopyItem(ctx, item);
-        std::lock_guard lock(ctx.mu);
-        ++counters.files_done;
-        if (!r.ok()) {
-          ++counters.files_failed;
-          ++ctx.report.files_failed;
-          if (first_error.ok() || first_error.code() == StatusCode::kCancelled)
-            first_error = r.status();
-          if (ctx.report.errors.size() < 20 && r.status().code() != StatusCode::kCancelled) {
-            ctx.report.errors.push_back(r.status().message());
-          }
-        } else if (*r == Outcome::kSkipped) {
-          ++counters.files_skipped;
-          ++ctx.report.files_skipped;
-          ctx.report.bytes_skipped += item.src.size;
-          counters.bytes_done += item.src.size;
-        } else {
-          ++ctx.report.files_copied;
-          ctx.report.bytes_copied += item.src.size;
-        }
-        if (r.ok() && options.report_in_sync) {
-          ctx.report.in_sync.push_back(item.src);
-          ctx.report.in_sync.back().key = item.src_key;
-        }
+    ThreadPool file_pool(options.transfers);
+    Scheduler scheduler(file_pool, 2 * options.transfers + 16);
+    SubmitFn submit = [&](Item item) {
+      scheduler.Submit(std::move(item), [&](const Item& it) {
+        Finish(ctx, it, internal::CopyItem(ctx, it), first_error);
       });
+    };
+    bool src_is_prefix = src.key.empty() || src.url.trailing_slash;
+    Result<bool> single = false;
+    if (!src_is_prefix) single = PlanSingle(src, dst, options, submit);
+    if (!single.ok()) {
+      planned = single.status();
+    } else if (!*single) {
+      planned = PlanTree(src, dst, options, ctx, submit);
     }
     file_pool.WaitIdle();
   }
   part_pool.WaitIdle();
   CopyReport& rep = ctx.report;
-  rep.files_total = items.size();
+  rep.files_total = counters.files_total;
   rep.bytes_total = counters.bytes_total;
   rep.bytes_resumed = ctx.bytes_resumed;
   rep.bytes_copied -= std::min(rep.bytes_copied, rep.bytes_resumed);
@@ -203,6 +297,14 @@ CopyResult RunCopy(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
   rep.peak_buffer_bytes = memory.peak();
   rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.report = rep;
+  // A failed plan (listing error, bad arguments) is the cause; else the first failed object.
+  if (!planned.ok() && (first_error.ok() || planned.code() != StatusCode::kCancelled)) {
+    if (planned.code() != StatusCode::kCancelled && rep.errors.size() < 20) {
+      result.report.errors.insert(result.report.errors.begin(), planned.message());
+    }
+    result.status = planned;
+    return result;
+  }
   result.status = first_error;
   if (!first_error.ok() && rep.files_failed > 1) {
     result.status =

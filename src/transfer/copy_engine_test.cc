@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "base/crc32c.h"
@@ -145,6 +146,95 @@ TEST_F(CopyEngineTest, CorruptedDataFailsLoudlyAndLeavesNothing) {
   auto s = Copy(At(faulty, "small.bin"), At(dst, "small.bin"));
   EXPECT_EQ(s.status.code(), StatusCode::kDataLoss);
   EXPECT_EQ(dst->Stat("small.bin").status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(CopyEngineTest, ChangedSourceDiscardsTheUnfinishedCopysTempFile) {
+  auto mem = storage::MakeMemoryStore("src");
+  auto faulty = std::make_shared<storage::testing::FaultInjectingStore>(mem);
+  std::string root = state_ + "/local";
+  std::filesystem::create_directories(root);
+  auto local = storage::MakeLocalStore(root);
+  ASSERT_TRUE(mem->WriteAll("big.bin", Bytes(41 << 20, 5)).ok());
+  options_.part_concurrency = 1;
+  faulty->FailReadsFrom(3);
+  EXPECT_FALSE(Copy(At(faulty, "big.bin"), At(local, "big.bin", Scheme::kLocal)).status.ok());
+  auto names = [&] {
+    std::vector<std::string> out;
+    for (auto& e : std::filesystem::directory_iterator(root)) {
+      out.push_back(e.path().filename().string());
+    }
+    return out;
+  };
+  ASSERT_EQ(names().size(), 1u);  // the unfinished copy's temporary file, kept for a resume
+  faulty->FailReadsFrom(0);
+  std::string v2 = Bytes(45 << 20, 6);  // the source changed: the journal no longer matches
+  ASSERT_TRUE(mem->WriteAll("big.bin", v2).ok());
+  auto r = Copy(At(faulty, "big.bin"), At(local, "big.bin", Scheme::kLocal));
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(r.report.bytes_resumed, 0u);
+  EXPECT_EQ(names(), std::vector<std::string>{"big.bin"});  // the old temp file is gone
+  EXPECT_TRUE(*local->ReadAll("big.bin") == v2);
+}
+
+TEST_F(CopyEngineTest, LocalTreeLinksOutOfTheTreeNeverReachTheDestination) {
+  std::string root = state_ + "/local";
+  std::filesystem::create_directories(root + "/out/sub");
+  std::filesystem::create_directories(root + "/private");
+  std::ofstream(root + "/out/model.pt") << "weights";
+  std::ofstream(root + "/private/shadow") << "secret";
+  std::filesystem::create_symlink(root + "/private", root + "/out/etc");
+  std::filesystem::create_symlink(root + "/private/shadow", root + "/out/sub/pw");
+  std::filesystem::create_symlink(".", root + "/out/l1");
+  std::filesystem::create_symlink(".", root + "/out/l2");
+  auto local = storage::MakeLocalStore("/");
+  auto dst = storage::MakeMemoryStore("dst");
+  options_.recursive = true;
+  auto r = Copy(At(local, (root + "/out/").substr(1), Scheme::kLocal), At(dst, "up/"));
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(r.report.files_copied, 1u);
+  EXPECT_EQ(r.report.left_out_count, 4u);
+  ASSERT_EQ(r.report.left_out.size(), 4u);
+  EXPECT_EQ(r.report.left_out[0].kind, storage::SkipKind::kLinkOutsideTree);
+  auto page = dst->List({.prefix = ""});
+  ASSERT_EQ(page->objects.size(), 1u);
+  EXPECT_EQ(page->objects[0].key, "up/model.pt");
+  // -L follows the links out of the tree; the loops still end.
+  options_.follow_symlinks = true;
+  auto f = Copy(At(local, (root + "/out/").substr(1), Scheme::kLocal), At(dst, "follow/"));
+  ASSERT_TRUE(f.status.ok()) << f.status.ToString();
+  EXPECT_EQ(f.report.files_copied, 3u);
+  EXPECT_EQ(f.report.left_out_count, 2u);
+  EXPECT_EQ(*dst->ReadAll("follow/etc/shadow"), "secret");
+}
+
+TEST_F(CopyEngineTest, DestinationInsideTheSourceIsRefused) {
+  auto mem = storage::MakeMemoryStore("m");
+  ASSERT_TRUE(mem->WriteAll("a/x", "1").ok());
+  options_.recursive = true;
+  auto r = Copy(At(mem, "a/"), At(mem, "a/backup/"));
+  EXPECT_EQ(r.status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status.message().find("inside the source"), std::string::npos);
+  EXPECT_EQ(mem->Stat("a/backup/x").status().code(), StatusCode::kNotFound);
+  ASSERT_TRUE(Copy(At(mem, "a/"), At(mem, "b/")).status.ok());
+}
+
+TEST_F(CopyEngineTest, ManyObjectsStreamThroughABoundedQueueAndStopWhenCancelled) {
+  auto src = storage::MakeMemoryStore("src");
+  auto dst = storage::MakeMemoryStore("dst");
+  for (int i = 0; i < 3000; ++i) ASSERT_TRUE(src->WriteAll("d/" + std::to_string(i), "x").ok());
+  ASSERT_TRUE(dst->WriteAll("o/1500", "x").ok());
+  options_.recursive = true;
+  options_.transfers = 4;
+  auto r = Copy(At(src, "d/"), At(dst, "o/"));
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(r.report.files_total, 3000u);
+  EXPECT_EQ(r.report.files_copied + r.report.files_skipped, 3000u);
+  EXPECT_GE(r.report.files_skipped, 1u);  // o/1500 was found by the streaming join
+  std::atomic<bool> cancel{true};
+  options_.cancel = &cancel;
+  auto c = Copy(At(src, "d/"), At(dst, "p/"));
+  EXPECT_EQ(c.status.code(), StatusCode::kCancelled);
+  EXPECT_EQ(dst->List({.prefix = "p/"})->objects.size(), 0u);
 }
 
 TEST_F(CopyEngineTest, PartSizeRespectsTheTenThousandPartLimit) {

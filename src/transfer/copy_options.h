@@ -29,6 +29,10 @@ struct CopyOptions {
   // Leave out source objects modified less than this long ago (files still being written by a
   // running job; ferry run's periodic syncs). 0 = copy everything.
   std::chrono::seconds min_age{0};
+  // Local sources: follow every symbolic link, also out of the source tree (ferry cp -L). By
+  // default links leading out of the tree, links to directories and loops are left out and
+  // reported (CopyReport::left_out); docs/semantics/copy.md has the rule.
+  bool follow_symlinks = false;
   const std::atomic<bool>* cancel = nullptr;  // set (e.g. by SIGINT) to stop; state is kept
   // Fill CopyReport::in_sync with every source object that is now at the destination with
   // verified content (copied or found unchanged); ferry run's --delete-after-upload uses it.
@@ -42,6 +46,11 @@ struct CopyReport {
   uint64_t peak_buffer_bytes = 0;
   double seconds = 0;
   std::vector<std::string> errors;  // one line each, the first 20
+  // Source entries the listing left out (links out of the tree, loops, special files): the first
+  // kMaxLeftOut, and how many there were.
+  static constexpr size_t kMaxLeftOut = 10000;
+  std::vector<storage::SkippedEntry> left_out;
+  uint64_t left_out_count = 0;
   // With CopyOptions::report_in_sync: source objects (key, size, modified as listed before the
   // copy) whose destination now holds the same bytes.
   std::vector<storage::ObjectInfo> in_sync;

@@ -45,12 +45,15 @@ std::optional<Journal::Loaded> Journal::Load(const std::string& path, const Jour
   if (!std::getline(in, line)) return std::nullopt;
   auto j = nlohmann::json::parse(line, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return std::nullopt;
-  if (j.value("src", "") != want.src_url || j.value("dst", "") != want.dst_url ||
-      j.value("size", uint64_t{0}) != want.size || j.value("etag", "") != want.src_etag ||
-      j.value("part_size", uint64_t{0}) != want.part_size) {
+  if (j.value("src", "") != want.src_url || j.value("dst", "") != want.dst_url) {
     return std::nullopt;
   }
   Loaded out{.token = j.value("token", "")};
+  if (j.value("size", uint64_t{0}) != want.size || j.value("etag", "") != want.src_etag ||
+      j.value("part_size", uint64_t{0}) != want.part_size) {
+    out.matches = false;
+    return out;
+  }
   while (std::getline(in, line)) {
     std::istringstream ls(line);
     std::string word, crc_hex;

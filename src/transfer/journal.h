@@ -39,8 +39,12 @@ class Journal final {
   struct Loaded {
     std::string token;
     std::map<int, uint32_t> parts;  // part number -> CRC32C
+    // False when the journal is for the same source and destination but another version of
+    // the source (size, ETag) or another part size: its parts are useless and its `token`
+    // names what to discard (parts is empty then).
+    bool matches = true;
   };
-  // The journal at `path` if its header matches `want` (token ignored); nullopt otherwise.
+  // The journal at `path` for `want`'s source and destination; nullopt when there is none.
   static std::optional<Loaded> Load(const std::string& path, const JournalHeader& want);
 
   // Writes a fresh journal (header only), replacing any old one.

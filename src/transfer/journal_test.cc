@@ -33,7 +33,14 @@ TEST(JournalTest, RoundTripsPartsAndRejectsOtherVersions) {
   EXPECT_EQ(loaded->parts[1], 0xdeadbeefu);
   JournalHeader changed = h;
   changed.src_etag = "e2";
-  EXPECT_FALSE(Journal::Load(path, changed).has_value());
+  auto stale = Journal::Load(path, changed);
+  ASSERT_TRUE(stale.has_value());  // names what to discard
+  EXPECT_FALSE(stale->matches);
+  EXPECT_EQ(stale->token, "upload-1");
+  EXPECT_TRUE(stale->parts.empty());
+  JournalHeader other = h;
+  other.dst_url = "/tmp/other";
+  EXPECT_FALSE(Journal::Load(path, other).has_value());
   std::filesystem::remove_all(dir);
 }
 

@@ -236,6 +236,18 @@ Result<Outcome> CopyInParts(RunContext& ctx, const Item& item) {
                        .part_size = part_size};
   std::string journal_path = Journal::PathFor(ctx.state_dir, src_url, dst_url);
   auto loaded = Journal::Load(journal_path, header);
+  // Parts of an unfinished copy that cannot be resumed are removed (S3: the multipart upload is
+  // aborted; local: the temporary file is deleted), so nothing is left behind for good.
+  auto discard = [&](const std::string& token, std::string_view why) {
+    if (token.empty()) return;
+    Status d = ctx.dst_store->AbortPartWrite(item.dst_key, token);
+    Log(d.ok() ? LogLevel::kInfo : LogLevel::kWarn, "discarding the unfinished copy to '{}' ({}){}",
+        dst_url, why, d.ok() ? "" : ": " + d.message());
+  };
+  if (loaded && !loaded->matches) {
+    discard(loaded->token, "the source changed since");
+    loaded.reset();
+  }
   storage::PartWriteOptions pwo{.size = size, .part_size = part_size};
   if (expected) pwo.write.metadata[kCrcMetadataKey] = Crc32cHex(*expected);
   std::map<int, uint32_t> done;
@@ -261,6 +273,7 @@ Result<Outcome> CopyInParts(RunContext& ctx, const Item& item) {
       if (j.ok()) journal = std::move(*j);
     } else {
       Log(LogLevel::kInfo, "cannot resume '{}' ({}); starting over", dst_url, w.status().message());
+      discard(loaded->token, "it cannot be resumed");
     }
   }
   if (!writer) {

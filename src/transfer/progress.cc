@@ -31,15 +31,46 @@ void ProgressReporter::Stop() {
   std::fflush(out_);
 }
 
-std::string ProgressReporter::Line(bool bar) const {
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+std::string EtaText(uint64_t done, uint64_t total, double recent_rate, double stalled_seconds,
+                    bool listing_done) {
+  if (stalled_seconds >= 5 && done < total) return fmt::format("stalled {:.0f}s", stalled_seconds);
+  if (!listing_done) return "listing";
+  if (recent_rate <= 0 || total <= done) return "-";
+  return fmt::format("{:.0f}s", static_cast<double>(total - done) / recent_rate);
+}
+
+void ProgressReporter::Sample() {
+  auto now = std::chrono::steady_clock::now();
+  uint64_t done = c_.bytes_done;
+  if (done != last_done_ || samples_.empty()) {
+    last_done_ = done;
+    last_progress_ = now;
+  }
+  samples_.emplace_back(now, done);
+  while (samples_.size() > 2 && now - samples_.front().first > std::chrono::seconds(10)) {
+    samples_.pop_front();
+  }
+}
+
+std::string ProgressReporter::Line(bool bar) {
+  auto now = std::chrono::steady_clock::now();
+  double secs = std::chrono::duration<double>(now - start_).count();
   uint64_t done = c_.bytes_done, total = c_.bytes_total;
   double rate = secs > 0 ? static_cast<double>(done) / secs : 0;
-  std::string eta = "-";
-  if (rate > 0 && total > done) {
-    eta = fmt::format("{:.0f}s", static_cast<double>(total - done) / rate);
+  double recent = rate;
+  if (samples_.size() >= 2) {
+    double dt =
+        std::chrono::duration<double>(samples_.back().first - samples_.front().first).count();
+    uint64_t moved =
+        samples_.back().second - std::min(samples_.back().second, samples_.front().second);
+    if (dt >= 1) recent = static_cast<double>(moved) / dt;
   }
-  std::string files = fmt::format("{}/{} files", c_.files_done.load(), c_.files_total.load());
+  double stalled =
+      samples_.empty() ? 0 : std::chrono::duration<double>(now - last_progress_).count();
+  bool listed = c_.listing_done;
+  std::string eta = EtaText(done, total, recent, stalled, listed);
+  std::string files =
+      fmt::format("{}/{}{} files", c_.files_done.load(), c_.files_total.load(), listed ? "" : "+");
   if (c_.files_skipped) files += fmt::format(" ({} unchanged)", c_.files_skipped.load());
   if (c_.files_failed) files += fmt::format(" ({} failed)", c_.files_failed.load());
   std::string head;
@@ -52,14 +83,22 @@ std::string ProgressReporter::Line(bool bar) const {
   } else {
     head = "ferry: progress: ";
   }
-  return head + fmt::format("{} / {}  {}  {}/s  ETA {}", HumanBytes(done), HumanBytes(total), files,
-                            HumanBytes(static_cast<uint64_t>(rate)), eta);
+  return head + fmt::format("{} / {}{}  {}  {}/s  ETA {}", HumanBytes(done), HumanBytes(total),
+                            listed ? "" : "+", files, HumanBytes(static_cast<uint64_t>(recent)),
+                            eta);
 }
 
 void ProgressReporter::Loop() {
-  auto period = bar_ ? std::chrono::milliseconds(200) : std::chrono::milliseconds(10000);
+  // Samples every 200 ms (the rate and stall detection need them); draws a bar as often, or a
+  // line every 10 s.
+  constexpr auto kTick = std::chrono::milliseconds(200);
+  auto period = bar_ ? kTick : std::chrono::milliseconds(10000);
+  auto next_draw = std::chrono::steady_clock::now() + period;
   std::unique_lock lock(mu_);
-  while (!cv_.wait_for(lock, period, [&] { return stop_; })) {
+  while (!cv_.wait_for(lock, kTick, [&] { return stop_; })) {
+    Sample();
+    if (std::chrono::steady_clock::now() < next_draw) continue;
+    next_draw += period;
     if (bar_) {
       std::fprintf(out_, "\r\033[K%s", Line(true).c_str());
     } else {

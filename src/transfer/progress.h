@@ -8,17 +8,28 @@
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <deque>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <utility>
 
 namespace ferry::transfer {
 
 struct ProgressCounters {
   std::atomic<uint64_t> bytes_total{0}, bytes_done{0}, files_total{0}, files_done{0},
       files_skipped{0}, files_failed{0};
+  // False while the source is still being listed: totals are still growing.
+  std::atomic<bool> listing_done{true};
 };
 
 enum class ProgressMode { kAuto, kBar, kLines, kNone };
+
+// The ETA shown to a user, honest about what is known: "-" while nothing moves yet, "listing"
+// while the total is still growing, "stalled 12s" when no byte arrived for 5 s or more, else the
+// remaining bytes over the recent rate (not the average since the start, which hides stalls).
+std::string EtaText(uint64_t done, uint64_t total, double recent_rate, double stalled_seconds,
+                    bool listing_done);
 
 class ProgressReporter final {
  public:
@@ -28,8 +39,13 @@ class ProgressReporter final {
 
  private:
   void Loop();
-  std::string Line(bool bar) const;
+  std::string Line(bool bar);
+  void Sample();
   const ProgressCounters& c_;
+  // (time, bytes_done) every 200 ms over the last 10 s, for the recent rate.
+  std::deque<std::pair<std::chrono::steady_clock::time_point, uint64_t>> samples_;
+  std::chrono::steady_clock::time_point last_progress_;
+  uint64_t last_done_ = 0;
   bool bar_ = false;
   std::FILE* out_;
   std::chrono::steady_clock::time_point start_;

@@ -3,8 +3,10 @@
 
 #include <sys/stat.h>
 
+#include <list>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "storage/store.h"
@@ -18,8 +20,10 @@ Result<std::unique_ptr<Writer>> NewLocalWriter(const std::string& key, const std
 Result<std::unique_ptr<PartWriter>> NewLocalPartWriter(const std::string& key,
                                                        const std::string& path,
                                                        const PartWriteOptions& options);
-// A fresh temporary path next to `dir/name`: ".ferry-tmp.NAME.RANDOM", with NAME cut to 200
-// bytes so the whole stays under NAME_MAX.
+// Removes the temporary file of an unfinished part write to `path` (Store::AbortPartWrite).
+Status AbortLocalPartWrite(const std::string& path, std::string_view resume_token);
+// A fresh temporary path next to `dir/name`: ".ferry-tmp.NAME.R-C" (the marker in
+// local_store.h), with NAME cut to 200 bytes so the whole stays under NAME_MAX.
 std::string TempPathFor(const std::string& dir, const std::string& name);
 
 // Publishes a finished temporary file (the protocol in local_store.h): metadata xattrs, fsync,
@@ -29,6 +33,27 @@ Result<ObjectInfo> PublishTempFile(int fd, const std::string& tmp, const std::st
                                    const std::string& dir, const std::string& key,
                                    const WriteOptions& options);
 std::map<std::string, std::string> ReadUserXattrs(const std::string& path);
-Result<ListPage> ListLocal(const std::string& root, const ListOptions& options);
+
+// Where unfinished listings stopped, so the next page continues the walk instead of walking the
+// tree again from its root (each page would re-read every directory on its way: quadratic in
+// the size of one big directory). Keyed by the list options and ListPage::next; a miss (evicted,
+// other process) falls back to a fresh walk that skips what sorts before the continuation.
+// Holds at most kMax walks. Thread-safe.
+struct WalkState;
+class ListCursors final {
+ public:
+  static constexpr size_t kMax = 32;
+  ListCursors();
+  ~ListCursors();
+  std::unique_ptr<WalkState> Take(const std::string& id);
+  void Put(std::string id, std::unique_ptr<WalkState> state);
+
+ private:
+  std::mutex mu_;
+  std::list<std::pair<std::string, std::unique_ptr<WalkState>>> walks_;  // newest first
+};
+
+Result<ListPage> ListLocal(const std::string& root, const ListOptions& options,
+                           ListCursors& cursors);
 
 }  // namespace ferry::storage::local_internal

@@ -1,5 +1,5 @@
 // Parallel, resumable writes into a local file: parts are pwrite()n into a temporary file in the
-// destination directory (".ferry-tmp.NAME.RANDOM", hidden from listings). Commit() fsyncs, renames
+// destination directory (".ferry-tmp.NAME.R-C", hidden from listings). Commit() fsyncs, renames
 // over the destination and fsyncs the directory (as the streaming writer does). The resume token
 // is the temporary file's name; the copy engine's journal says which parts were written, and
 // StoredCrc32c() lets it check each one against the data actually on disk (a journal line can
@@ -96,6 +96,19 @@ class LocalPartWriter final : public PartWriter {
 
 }  // namespace
 
+Status AbortLocalPartWrite(const std::string& path, std::string_view resume_token) {
+  // Only a name with Ferry's marker, in the target's directory, is ever removed.
+  if (!IsLocalTempName(resume_token) || resume_token.find('/') != std::string_view::npos) {
+    return InvalidArgument("Discard '" + path + "': bad resume token");
+  }
+  size_t slash = path.rfind('/');
+  std::string tmp = path.substr(0, slash == 0 ? 1 : slash) + "/" + std::string(resume_token);
+  if (::unlink(tmp.c_str()) != 0 && errno != ENOENT) {
+    return ErrnoToStatus(errno, "Discard '" + tmp + "'");
+  }
+  return Status();
+}
+
 Result<std::unique_ptr<PartWriter>> NewLocalPartWriter(const std::string& key,
                                                        const std::string& path,
                                                        const PartWriteOptions& options) {
@@ -108,7 +121,7 @@ Result<std::unique_ptr<PartWriter>> NewLocalPartWriter(const std::string& key,
   std::string tmp;
   int fd = -1;
   if (!options.resume_token.empty()) {
-    if (!StartsWith(options.resume_token, kLocalTempPrefix) ||
+    if (!IsLocalTempName(options.resume_token) ||
         options.resume_token.find('/') != std::string::npos) {
       return InvalidArgument("Write '" + path + "': bad resume token");
     }

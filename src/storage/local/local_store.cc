@@ -132,8 +132,14 @@ class LocalStore final : public Store {
     return local_internal::NewLocalPartWriter(std::string(key), *path, options);
   }
 
+  Status AbortPartWrite(std::string_view key, std::string_view resume_token) override {
+    auto path = LocalPath(root_, key);
+    if (!path.ok()) return path.status().WithContext("Discard '" + UrlFor(key) + "'");
+    return local_internal::AbortLocalPartWrite(*path, resume_token);
+  }
+
   Result<ListPage> List(const ListOptions& options) override {
-    return local_internal::ListLocal(root_, options);
+    return local_internal::ListLocal(root_, options, cursors_);
   }
 
   Status Delete(std::string_view key) override {
@@ -184,6 +190,7 @@ class LocalStore final : public Store {
   }
 
   std::string root_;
+  local_internal::ListCursors cursors_;
 };
 
 }  // namespace

@@ -49,17 +49,54 @@ class LocalStoreTest : public ::testing::Test {
   std::shared_ptr<Store> store_;
 };
 
-TEST_F(LocalStoreTest, InProgressWriteIsATempFileHiddenFromListing) {
+TEST_F(LocalStoreTest, InProgressWriteHasNoNameUntilCommit) {
+  // O_TMPFILE: a process killed before Commit() leaves nothing behind.
   auto w = store_->NewWriter("dir/file.bin", {});
   ASSERT_TRUE(w.ok());
   ASSERT_TRUE((*w)->Append("abc").ok());
-  auto files = FilesOnDisk();
-  ASSERT_EQ(files.size(), 1u);
-  EXPECT_EQ(files[0].rfind(std::string(kLocalTempPrefix), 0), 0u);
+  EXPECT_TRUE(FilesOnDisk().empty());
   ListPage page = *store_->List({.prefix = ""});
   EXPECT_TRUE(page.objects.empty());
   ASSERT_TRUE((*w)->Commit().ok());
   EXPECT_EQ(FilesOnDisk(), std::vector<std::string>{"file.bin"});
+  // Create-only writes link the unnamed file straight to its name.
+  EXPECT_EQ(store_->WriteAll("dir/file.bin", "x", {.if_none_match = true}).status().code(),
+            StatusCode::kAlreadyExists);
+  ASSERT_TRUE(store_->WriteAll("dir/new.bin", "y", {.if_none_match = true}).ok());
+  EXPECT_EQ(*store_->ReadAll("dir/new.bin"), "y");
+  EXPECT_EQ(FilesOnDisk().size(), 2u);
+}
+
+TEST_F(LocalStoreTest, InProgressPartWriteIsAMarkedTempFileHiddenFromListing) {
+  auto w = store_->NewPartWriter("dir/big.bin", {.size = 10, .part_size = 5});
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE((*w)->WritePart(1, "01234").ok());
+  auto files = FilesOnDisk();
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_TRUE(IsLocalTempName(files[0])) << files[0];
+  EXPECT_EQ((*w)->resume_token(), files[0]);
+  EXPECT_TRUE(store_->List({.prefix = ""})->objects.empty());
+  // A journal that no longer matches discards the file by its token.
+  std::string token = (*w)->resume_token();
+  w->reset();
+  ASSERT_TRUE(store_->AbortPartWrite("dir/big.bin", token).ok());
+  EXPECT_TRUE(FilesOnDisk().empty());
+  EXPECT_TRUE(store_->AbortPartWrite("dir/big.bin", token).ok());  // already gone: fine
+  EXPECT_EQ(store_->AbortPartWrite("dir/big.bin", ".ferry-tmp.user-file").code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST_F(LocalStoreTest, OnlyMarkedTempNamesAreHidden) {
+  EXPECT_FALSE(IsLocalTempName(".ferry-tmp.x"));
+  EXPECT_FALSE(IsLocalTempName(".ferry-tmp.x.0123456789abcdef-00000000"));
+  EXPECT_FALSE(IsLocalTempName("model.bin"));
+  // A user's own files that merely look like temp files are ordinary objects.
+  std::filesystem::create_directories(root_ + "/d");
+  std::ofstream(root_ + "/d/.ferry-tmp.notes") << "mine";
+  std::ofstream(root_ + "/d/.ferry-tmp.x.0123456789abcdef-00000000") << "mine too";
+  auto page = store_->List({.prefix = "d/"});
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->objects.size(), 2u);
 }
 
 TEST_F(LocalStoreTest, RejectsKeysThatAreNotPlainRelativePaths) {

@@ -9,9 +9,29 @@
 #include <filesystem>
 #include <random>
 
+#include "base/crc32c.h"
 #include "base/errno_status.h"
+#include "base/strings.h"
 #include "storage/local/local_internal.h"
 #include "storage/local/local_store.h"
+
+namespace ferry::storage {
+
+bool IsLocalTempName(std::string_view name) {
+  if (!StartsWith(name, kLocalTempPrefix)) return false;
+  // ".ferry-tmp." NAME "." 16 hex "-" 8 hex
+  constexpr size_t kTail = 16 + 1 + 8;
+  std::string_view rest = name.substr(kLocalTempPrefix.size());
+  if (rest.size() < kTail + 2 || rest[rest.size() - kTail - 1] != '.' ||
+      rest[rest.size() - 9] != '-') {
+    return false;
+  }
+  std::string_view marked = rest.substr(0, rest.size() - 9);
+  uint32_t want = 0;
+  return ParseCrc32cHex(rest.substr(rest.size() - 8), &want) && Crc32cOf(marked) == want;
+}
+
+}  // namespace ferry::storage
 
 namespace ferry::storage::local_internal {
 
@@ -47,15 +67,31 @@ Status FsyncDir(const std::string& dir) {
 std::string TempPathFor(const std::string& dir, const std::string& name) {
   // Temp names stay under NAME_MAX (255) even for long target names.
   std::string base = name.size() > 200 ? name.substr(0, 200) : name;
-  return dir + "/" + std::string(kLocalTempPrefix) + base + "." + RandomSuffix();
+  std::string marked = base + "." + RandomSuffix();
+  return dir + "/" + std::string(kLocalTempPrefix) + marked + "-" + Crc32cHex(Crc32cOf(marked));
 }
+
+namespace {
+
+// Gives the unnamed (O_TMPFILE) file `fd` the name `path`; fails with EEXIST if it exists.
+int LinkUnnamed(int fd, const std::string& path) {
+  std::string proc = "/proc/self/fd/" + std::to_string(fd);
+  if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, path.c_str(), AT_SYMLINK_FOLLOW) == 0) return 0;
+  if (errno == EEXIST) return EEXIST;
+  // Without /proc: AT_EMPTY_PATH (needs CAP_DAC_READ_SEARCH, which root has).
+  if (::linkat(fd, "", AT_FDCWD, path.c_str(), AT_EMPTY_PATH) == 0) return 0;
+  return errno;
+}
+
+}  // namespace
 
 Result<ObjectInfo> PublishTempFile(int fd, const std::string& tmp, const std::string& path,
                                    const std::string& dir, const std::string& key,
                                    const WriteOptions& options) {
+  std::string named = tmp;  // the temporary name to remove on failure ("" while unnamed)
   auto fail = [&](Status s) {
     if (fd >= 0) ::close(fd);
-    ::unlink(tmp.c_str());
+    if (!named.empty()) ::unlink(named.c_str());
     return s;
   };
   for (const auto& [name, value] : options.metadata) {
@@ -66,19 +102,37 @@ Result<ObjectInfo> PublishTempFile(int fd, const std::string& tmp, const std::st
   if (::fsync(fd) != 0) return fail(ErrnoToStatus(errno, "Write '" + path + "' (fsync)"));
   struct stat st;
   ::fstat(fd, &st);
+  if (tmp.empty()) {
+    // An unnamed file: link it straight to the target (create-only) or to a temporary name.
+    std::string target =
+        options.if_none_match ? path : TempPathFor(dir, path.substr(path.rfind('/') + 1));
+    int err = LinkUnnamed(fd, target);
+    if (err == EEXIST && options.if_none_match) {
+      return fail(Status(StatusCode::kAlreadyExists, "Write '" + path + "': file exists"));
+    }
+    if (err != 0) return fail(ErrnoToStatus(err, "Write '" + path + "' (link)"));
+    if (options.if_none_match) {
+      ::close(fd);
+      FERRY_RETURN_IF_ERROR(FsyncDir(dir));
+      ObjectInfo info = InfoFromStat(key, st);
+      info.metadata = options.metadata;
+      return info;
+    }
+    named = target;
+  }
   int rc = ::close(fd);
   fd = -1;
   if (rc != 0) return fail(ErrnoToStatus(errno, "Write '" + path + "' (close)"));
   if (options.if_none_match) {
     // link() fails if the target exists, atomically: a create-only write.
-    if (::link(tmp.c_str(), path.c_str()) != 0) {
+    if (::link(named.c_str(), path.c_str()) != 0) {
       int err = errno;
       return fail(err == EEXIST
                       ? Status(StatusCode::kAlreadyExists, "Write '" + path + "': file exists")
                       : ErrnoToStatus(err, "Write '" + path + "' (link)"));
     }
-    ::unlink(tmp.c_str());
-  } else if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(named.c_str());
+  } else if (::rename(named.c_str(), path.c_str()) != 0) {
     return fail(ErrnoToStatus(errno, "Write '" + path + "' (rename)"));
   }
   FERRY_RETURN_IF_ERROR(FsyncDir(dir));
@@ -125,13 +179,13 @@ class LocalWriter final : public Writer {
 
   void Abort() override {
     if (fd_ < 0) return;
-    ::close(fd_);
+    ::close(fd_);  // an unnamed file vanishes with its last descriptor
     fd_ = -1;
-    ::unlink(tmp_.c_str());
+    if (!tmp_.empty()) ::unlink(tmp_.c_str());
   }
 
  private:
-  std::string key_, path_, dir_, tmp_;
+  std::string key_, path_, dir_, tmp_;  // tmp_ is "" for an unnamed (O_TMPFILE) file
   int fd_;
   WriteOptions options_;
 };
@@ -148,9 +202,17 @@ Result<std::unique_ptr<Writer>> NewLocalWriter(const std::string& key, const std
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     return InvalidArgument("Write '" + path + "': is a directory");
   }
-  std::string tmp = TempPathFor(dir, name);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoToStatus(errno, "Write '" + path + "' (create temporary file)");
+  // An unnamed file first: nothing is left behind if this process dies before Commit().
+  std::string tmp;
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL && errno != ENOENT) {
+      return ErrnoToStatus(errno, "Write '" + path + "' (create temporary file)");
+    }
+    tmp = TempPathFor(dir, name);
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return ErrnoToStatus(errno, "Write '" + path + "' (create temporary file)");
+  }
   return std::unique_ptr<Writer>(new LocalWriter(key, path, dir, tmp, fd, options));
 }
 

@@ -6,6 +6,7 @@
 #include "base/strings.h"
 #include "storage/s3/s3_client.h"
 #include "storage/s3/s3_internal.h"
+#include "storage/s3/s3_multipart.h"
 
 namespace ferry::storage {
 
@@ -86,6 +87,11 @@ class S3Store final : public Store {
                                                     const PartWriteOptions& options) override {
     if (key.empty()) return InvalidArgument("multipart upload '" + UrlFor(key) + "': empty key");
     return s3::NewS3PartWriter(client_, std::string(key), options);
+  }
+
+  Status AbortPartWrite(std::string_view key, std::string_view upload_id) override {
+    if (upload_id.empty()) return Status();
+    return s3::AbortMultipartUpload(*client_, std::string(key), std::string(upload_id));
   }
 
   uint64_t retry_count() const override { return client_->retries(); }

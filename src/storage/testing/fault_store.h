@@ -44,6 +44,9 @@ class FaultInjectingStore final : public Store {
                                                     const PartWriteOptions& o) override {
     return inner_->NewPartWriter(key, o);
   }
+  Status AbortPartWrite(std::string_view key, std::string_view token) override {
+    return inner_->AbortPartWrite(key, token);
+  }
   Result<ListPage> List(const ListOptions& o) override { return inner_->List(o); }
   Status Delete(std::string_view key) override { return inner_->Delete(key); }
 
