@@ -64,23 +64,38 @@ Result<S3Endpoint> ResolveS3Endpoint(const Environment& env, const S3EndpointInp
     else if (auto e4 = cfg.Get("endpoint_url"))
       endpoint = *e4;
   }
+  // The endpoint as messages show it: no user:password@, no query.
+  std::string shown = endpoint.substr(0, endpoint.find('?'));
+  if (size_t at = shown.find('@'); at != std::string::npos) {
+    size_t sep = shown.find("://");
+    shown.erase(sep == std::string::npos || sep > at ? 0 : sep + 3,
+                at + 1 - (sep == std::string::npos || sep > at ? 0 : sep + 3));
+  }
   if (endpoint.empty()) {
     ep.scheme = "https";
     ep.authority = "s3." + ep.region + ".amazonaws.com";
   } else {
     size_t sep = endpoint.find("://");
     if (sep == std::string::npos) {
-      return InvalidArgument("S3 endpoint '" + endpoint + "' must start with http:// or https://");
+      return InvalidArgument("S3 endpoint '" + shown + "' must start with http:// or https://");
     }
     ep.scheme = ToLower(endpoint.substr(0, sep));
     if (ep.scheme != "http" && ep.scheme != "https") {
-      return InvalidArgument("S3 endpoint '" + endpoint + "' must use http or https");
+      return InvalidArgument("S3 endpoint '" + shown + "' must use http or https");
     }
     ep.authority = endpoint.substr(sep + 3);
+    // user:password@ never goes into a Host header or a message: credentials come from the
+    // credential chain only (docs/configuration.md).
+    if (size_t at = ep.authority.find('@');
+        at != std::string::npos && ep.authority.find('/') > at) {
+      return InvalidArgument("S3 endpoint '" + shown +
+                             "' must not contain user:password@; set credentials with "
+                             "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or a profile");
+    }
     while (!ep.authority.empty() && ep.authority.back() == '/') ep.authority.pop_back();
     if (ep.authority.empty() || ep.authority.find('/') != std::string::npos ||
         ep.authority.find('?') != std::string::npos) {
-      return InvalidArgument("S3 endpoint '" + endpoint +
+      return InvalidArgument("S3 endpoint '" + shown +
                              "' must be scheme://host[:port] with no path");
     }
     ep.custom = true;

@@ -42,6 +42,18 @@ TEST(EndpointTest, ServiceSpecificAndParameterOverridesWin) {
   EXPECT_FALSE(ep->path_style);
 }
 
+TEST(EndpointTest, UserinfoIsRefusedWithoutEchoingIt) {
+  auto env = NoFiles();
+  for (const char* e : {"http://user:S3cretPassw0rd@127.0.0.1:7480", "user:S3cretPassw0rd@host",
+                        "https://u:S3cretPassw0rd@h/path?x=S3cretPassw0rd"}) {
+    auto r = ResolveS3Endpoint(env, {.bucket = "b", .endpoint = e});
+    ASSERT_FALSE(r.ok()) << e;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(r.status().message().find("S3cretPassw0rd"), std::string::npos)
+        << r.status().message();
+  }
+}
+
 TEST(EndpointTest, RejectsBadInput) {
   auto env = NoFiles();
   EXPECT_EQ(ResolveS3Endpoint(env, {.bucket = "a"}).status().code(), StatusCode::kInvalidArgument);

@@ -42,7 +42,43 @@ constexpr Pattern kPatterns[] = {
     {"\"sessiontoken\"", ",}\r\n"},
     {"<secretaccesskey>", "<"},
     {"<sessiontoken>", "<"},
+    // Generic shapes: query parameters and flags of other services (Azure SAS sig=, tokens,
+    // passwords), so a secret in a user's command line or URL is scrubbed too.
+    {"password", " &\"',;\r\n", true},
+    {"passwd", " &\"',;\r\n", true},
+    {"--password ", " \r\n"},
+    {"token=", "&\"' \r\n"},
+    {"sig=", "&\"' \r\n"},
+    {"secret=", "&\"' \r\n"},
+    {"api_key=", "&\"' \r\n"},
+    {"apikey=", "&\"' \r\n"},
 };
+
+// "scheme://user:password@host": the userinfo is replaced.
+void RedactUserinfo(std::string& text) {
+  for (size_t sep = text.find("://"); sep != std::string::npos; sep = text.find("://", sep + 3)) {
+    size_t start = sep + 3;
+    size_t end = text.find_first_of("/?#&\"' \r\n", start);
+    if (end == std::string::npos) end = text.size();
+    size_t at = text.rfind('@', end - 1);
+    if (at == std::string::npos || at < start || end == start) continue;
+    if (text.compare(start, at - start, kRedacted) == 0) continue;
+    text.replace(start, at - start, kRedacted);
+  }
+  // A Host header with userinfo ("Host: user:pass@host").
+  std::string lower = ToLower(text);
+  for (size_t pos = lower.find("host:"); pos != std::string::npos;
+       pos = lower.find("host:", pos + 5)) {
+    size_t start = pos + 5;
+    while (start < text.size() && text[start] == ' ') ++start;
+    size_t end = text.find_first_of("\r\n /", start);
+    if (end == std::string::npos) end = text.size();
+    size_t at = text.rfind('@', end == 0 ? 0 : end - 1);
+    if (at == std::string::npos || at < start) continue;
+    text.replace(start, at - start, kRedacted);
+    lower = ToLower(text);
+  }
+}
 
 void RedactPattern(std::string& text, const Pattern& p) {
   std::string lower = ToLower(text);
@@ -51,7 +87,7 @@ void RedactPattern(std::string& text, const Pattern& p) {
     size_t start = pos + p.name.size();
     if (p.needs_assign) {
       size_t k = start;
-      while (k < text.size() && text[k] == ' ') ++k;
+      while (k < text.size() && (text[k] == ' ' || text[k] == '"')) ++k;
       if (k >= text.size() || (text[k] != '=' && text[k] != ':')) {
         pos = start;
         continue;
@@ -86,6 +122,7 @@ void RegisterSecret(std::string_view secret) {
 std::string Redact(std::string_view in) {
   std::string text(in);
   for (const auto& p : kPatterns) RedactPattern(text, p);
+  RedactUserinfo(text);
   std::lock_guard lock(SecretsMutex());
   for (const auto& secret : Secrets()) {
     size_t pos = 0;

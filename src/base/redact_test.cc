@@ -31,6 +31,22 @@ TEST(RedactTest, RemovesCredentialFieldsInJsonXmlAndIni) {
   EXPECT_EQ(Redact("aws_secret_access_key = abcdefgh").find("abcdefgh"), std::string::npos);
 }
 
+TEST(RedactTest, RemovesGenericSecretShapes) {
+  // Azure SAS, generic tokens, passwords on command lines, userinfo in URLs.
+  for (const char* in :
+       {"GET https://acct.blob.core.windows.net/c/f?sv=2020&sig=Zm9vYmFyYmF6cXV4 HTTP/1.1",
+        "train.py --token=Zm9vYmFyYmF6cXV4 --lr 3", "mysql --password=Zm9vYmFyYmF6cXV4 -h db",
+        "mysql --password Zm9vYmFyYmF6cXV4 -h db", "{\"password\": \"Zm9vYmFyYmF6cXV4\"}",
+        "db_password = Zm9vYmFyYmF6cXV4", "Host: user:Zm9vYmFyYmF6cXV4@127.0.0.1:7480",
+        "endpoint=http://user:Zm9vYmFyYmF6cXV4@127.0.0.1:7480/x",
+        "https://u:Zm9vYmFyYmF6cXV4@h/p?api_key=Zm9vYmFyYmF6cXV4&secret=Zm9vYmFyYmF6cXV4"}) {
+    std::string out = Redact(in);
+    EXPECT_EQ(out.find("Zm9vYmFyYmF6cXV4"), std::string::npos) << in << " -> " << out;
+  }
+  EXPECT_EQ(Redact("see https://example.com/a@b"), "see https://example.com/a@b");
+  EXPECT_EQ(Redact("Write '/data/x': file exists"), "Write '/data/x': file exists");
+}
+
 TEST(RedactTest, KeepsProseThatOnlyNamesTheVariables) {
   std::string msg = "set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, web identity, or a profile";
   EXPECT_EQ(Redact(msg), msg);

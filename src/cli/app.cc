@@ -87,8 +87,7 @@ int RunFerry(int argc, char** argv) {
       if (c == '\n' || c == '\r') c = ' ';
     }
     std::fprintf(stderr, "ferry: error: %s\n", line.c_str());
-    return s.code() == StatusCode::kInvalidArgument && s.detail().http_status == 0 ? kExitUsage
-                                                                                   : kExitFailure;
+    return ctx.usage_error ? kExitUsage : kExitFailure;
   }
   return run_exit_code >= 0 ? run_exit_code : kExitOk;
 }

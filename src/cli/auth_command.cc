@@ -18,9 +18,10 @@ struct AuthOptions {
 };
 
 Status RunAuth(Context& ctx, const AuthOptions& o) {
-  FERRY_ASSIGN_OR_RETURN(auto parsed, storage::ParseUrl(o.url));
+  FERRY_ASSIGN_OR_RETURN(auto parsed, ParseUrlArg(ctx, o.url));
   if (parsed.scheme != storage::Scheme::kS3) {
-    return Print(ctx, "'" + o.url + "' needs no credentials (not an s3:// URL)\n");
+    return Print(ctx,
+                 "'" + storage::RedactUrl(o.url) + "' needs no credentials (not an s3:// URL)\n");
   }
   FERRY_ASSIGN_OR_RETURN(auto opts, storage::ResolveS3Options(parsed, ctx.backend_options));
   const aws::S3Endpoint& ep = opts.endpoint;
@@ -32,7 +33,7 @@ Status RunAuth(Context& ctx, const AuthOptions& o) {
                   ep.scheme, ep.authority, ep.region, ep.path_style ? "path" : "virtual-hosted",
                   aws::DescribeCredentials(creds))));
   if (o.no_check) return Status();
-  FERRY_ASSIGN_OR_RETURN(auto opened, ctx.registry->Open(o.url));
+  FERRY_ASSIGN_OR_RETURN(auto opened, OpenUrl(ctx, o.url));
   auto page = opened.store->List({.prefix = parsed.key, .recursive = false, .max_keys = 1});
   if (!page.ok()) return page.status().WithContext("access check failed");
   return Print(

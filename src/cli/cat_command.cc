@@ -31,9 +31,11 @@ Result<storage::ByteRange> ParseRange(const std::string& text) {
 Status RunCat(Context& ctx, const CatOptions& o) {
   storage::ReadOptions ro;
   if (!o.range.empty()) {
-    FERRY_ASSIGN_OR_RETURN(ro.range, ParseRange(o.range));
+    auto range = ParseRange(o.range);
+    if (!range.ok()) return Usage(ctx, range.status());
+    ro.range = *range;
   }
-  FERRY_ASSIGN_OR_RETURN(auto opened, ctx.registry->Open(o.url));
+  FERRY_ASSIGN_OR_RETURN(auto opened, OpenUrl(ctx, o.url));
   return opened.store->Read(opened.key, ro,
                             [&](std::string_view chunk) { return Print(ctx, chunk); });
 }

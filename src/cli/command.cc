@@ -28,13 +28,31 @@ std::string JsonString(std::string_view s) {
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-Status ParseSize(const std::string& text, const char* flag, uint64_t* out) {
+Status Usage(Context& ctx, Status s) {
+  if (!s.ok()) ctx.usage_error = true;
+  return s;
+}
+
+Result<storage::ParsedUrl> ParseUrlArg(Context& ctx, std::string_view url) {
+  auto parsed = storage::ParseUrl(url);
+  if (!parsed.ok()) return Usage(ctx, parsed.status());
+  return parsed;
+}
+
+Result<storage::OpenedUrl> OpenUrl(Context& ctx, std::string_view url) {
+  FERRY_RETURN_IF_ERROR(ParseUrlArg(ctx, url).status());
+  return ctx.registry->Open(url);
+}
+
+Status ParseSize(Context& ctx, const std::string& text, const char* flag, uint64_t* out) {
   if (text.empty()) return Status();
   std::string t = text;
   if (EndsWith(t, "/s")) t.resize(t.size() - 2);
   auto v = ParseByteSize(t);
-  if (!v)
-    return InvalidArgument(std::string(flag) + " '" + text + "' is not a size (e.g. 16M, 1G)");
+  if (!v) {
+    return Usage(
+        ctx, InvalidArgument(std::string(flag) + " '" + text + "' is not a size (e.g. 16M, 1G)"));
+  }
   *out = *v;
   return Status();
 }

@@ -26,6 +26,9 @@ struct Context {
   storage::BackendOptions backend_options;
   storage::StoreRegistry* registry = nullptr;
   std::FILE* out = stdout;
+  // Set by Usage(): the failing status came from checking the command line (exit 2), not from
+  // doing the work (exit 1).
+  bool usage_error = false;
 };
 
 // A parsed subcommand's action; returns the process exit code.
@@ -46,14 +49,24 @@ void AddMountCommands(CLI::App& app, Action& action, int* exit_code);
 // `ferry run` exits with its command's status, which it stores in *exit_code.
 void AddRunCommand(CLI::App& app, Action& action, int* exit_code);
 
+// Marks a non-OK `s` from checking the command line (a malformed URL, a bad flag value, a bad
+// spec file) as a usage error, so ferry exits 2; any other failure exits 1. Returns `s`.
+Status Usage(Context& ctx, Status s);
+
+// Parses `url`; a malformed URL is a usage error.
+Result<storage::ParsedUrl> ParseUrlArg(Context& ctx, std::string_view url);
+// Parses `url` (a malformed URL is a usage error) and opens its store (failures there are
+// runtime errors: credentials, endpoints).
+Result<storage::OpenedUrl> OpenUrl(Context& ctx, std::string_view url);
+
 // Writes to ctx.out; a closed pipe (ferry ls | head) ends the command quietly with kCancelled.
 Status Print(Context& ctx, std::string_view text);
 
 // True when `opened` is a local path naming an existing directory.
 bool LocalDirExists(const storage::OpenedUrl& opened);
 
-// Parses a size flag ("16M", "1G", "100M/s"); "" leaves *out unchanged.
-Status ParseSize(const std::string& text, const char* flag, uint64_t* out);
+// Parses a size flag ("16M", "1G", "100M/s"); "" leaves *out unchanged. Usage error if bad.
+Status ParseSize(Context& ctx, const std::string& text, const char* flag, uint64_t* out);
 
 // JSON string literal with escapes.
 std::string JsonString(std::string_view s);

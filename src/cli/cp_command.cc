@@ -75,14 +75,17 @@ std::string SummaryLine(const transfer::CopyReport& r) {
 }
 
 Status RunCp(Context& ctx, CpOptions& o) {
-  FERRY_RETURN_IF_ERROR(ParseSize(o.part_size, "--part-size", &o.copy.part_size));
-  FERRY_RETURN_IF_ERROR(ParseSize(o.max_memory, "--max-memory", &o.copy.max_memory));
-  FERRY_RETURN_IF_ERROR(ParseSize(o.bwlimit, "--bwlimit", &o.copy.bwlimit));
+  FERRY_RETURN_IF_ERROR(ParseSize(ctx, o.part_size, "--part-size", &o.copy.part_size));
+  FERRY_RETURN_IF_ERROR(ParseSize(ctx, o.max_memory, "--max-memory", &o.copy.max_memory));
+  FERRY_RETURN_IF_ERROR(ParseSize(ctx, o.bwlimit, "--bwlimit", &o.copy.bwlimit));
   if (o.copy.transfers < 1 || o.copy.part_concurrency < 0) {
-    return InvalidArgument("--transfers must be at least 1 and --part-concurrency at least 0");
+    return Usage(
+        ctx, InvalidArgument("--transfers must be at least 1 and --part-concurrency at least 0"));
   }
-  FERRY_ASSIGN_OR_RETURN(auto src, ctx.registry->Open(o.src));
-  FERRY_ASSIGN_OR_RETURN(auto dst, ctx.registry->Open(o.dst));
+  FERRY_RETURN_IF_ERROR(ParseUrlArg(ctx, o.src).status());
+  FERRY_RETURN_IF_ERROR(ParseUrlArg(ctx, o.dst).status());
+  FERRY_ASSIGN_OR_RETURN(auto src, OpenUrl(ctx, o.src));
+  FERRY_ASSIGN_OR_RETURN(auto dst, OpenUrl(ctx, o.dst));
   o.copy.cancel = &g_cancel;
   o.copy.skip_unchanged = !o.no_skip;
   std::signal(SIGINT, OnInterrupt);

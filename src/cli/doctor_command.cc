@@ -110,7 +110,7 @@ Status RunDoctor(Context& ctx, const DoctorCliOptions& o) {
       failed |= !d.errors.empty();
       continue;
     }
-    FERRY_ASSIGN_OR_RETURN(auto parsed, storage::ParseUrl(p));
+    FERRY_ASSIGN_OR_RETURN(auto parsed, ParseUrlArg(ctx, p));
     FERRY_ASSIGN_OR_RETURN(auto d, job::DiagnosePath("/" + parsed.key, {.measure = !o.no_bench}));
     std::string text =
         o.json ? Json(d).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"

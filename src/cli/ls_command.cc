@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "base/log.h"
 #include "base/strings.h"
 #include "cli/command.h"
 
@@ -39,7 +40,7 @@ Status PrintObject(Context& ctx, const LsOptions& o, const storage::Store& store
 }
 
 Status RunLs(Context& ctx, const LsOptions& o) {
-  FERRY_ASSIGN_OR_RETURN(auto opened, ctx.registry->Open(o.url));
+  FERRY_ASSIGN_OR_RETURN(auto opened, OpenUrl(ctx, o.url));
   auto& store = *opened.store;
   std::string key = opened.key;
   if (!key.empty() && key.back() != '/') {
@@ -51,6 +52,10 @@ Status RunLs(Context& ctx, const LsOptions& o) {
   bool any = false;
   Status s = store.ListAll(
       {.prefix = key, .recursive = o.recursive}, [&](const storage::ListPage& page) -> Status {
+        for (const auto& e : page.skipped) {
+          Log(storage::SkipIsWarning(e.kind) ? LogLevel::kWarn : LogLevel::kInfo, "not listed: {}",
+              storage::DescribeSkipped(store, e));
+        }
         // Merge the two sorted lists so output is in name order.
         size_t i = 0, j = 0;
         while (i < page.objects.size() || j < page.prefixes.size()) {

@@ -9,12 +9,13 @@ namespace ferry::cli {
 namespace {
 
 Status RunMb(Context& ctx, const std::string& url) {
-  FERRY_ASSIGN_OR_RETURN(auto parsed, storage::ParseUrl(url));
+  FERRY_ASSIGN_OR_RETURN(auto parsed, ParseUrlArg(ctx, url));
   if (parsed.scheme != storage::Scheme::kS3) {
-    return InvalidArgument("mb: '" + url + "' is not an s3:// URL");
+    return Usage(ctx, InvalidArgument("mb: '" + storage::RedactUrl(url) + "' is not an s3:// URL"));
   }
   if (!parsed.key.empty()) {
-    return InvalidArgument("mb: '" + url + "' names a key; give only s3://bucket");
+    return Usage(ctx, InvalidArgument("mb: '" + storage::RedactUrl(url) +
+                                      "' names a key; give only s3://bucket"));
   }
   FERRY_ASSIGN_OR_RETURN(auto opts, storage::ResolveS3Options(parsed, ctx.backend_options));
   FERRY_RETURN_IF_ERROR(storage::CreateS3Bucket(opts));

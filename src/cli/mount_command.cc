@@ -25,16 +25,16 @@ struct MountCliOptions {
 Status RunMount(Context& ctx, const MountCliOptions& o, int* exit_code) {
   mount::MountOptions mo{.read_only = o.read_only,
                          .metadata_ttl = std::chrono::seconds(o.metadata_ttl)};
-  FERRY_RETURN_IF_ERROR(ParseSize(o.max_memory, "--max-memory", &mo.max_memory));
-  FERRY_RETURN_IF_ERROR(ParseSize(o.cache_size, "--cache-size", &mo.cache_size));
+  FERRY_RETURN_IF_ERROR(ParseSize(ctx, o.max_memory, "--max-memory", &mo.max_memory));
+  FERRY_RETURN_IF_ERROR(ParseSize(ctx, o.cache_size, "--cache-size", &mo.cache_size));
   mo.cache_dir = o.cache_dir;
-  if (o.metadata_ttl < 0) return InvalidArgument("--metadata-ttl must be >= 0");
+  if (o.metadata_ttl < 0) return Usage(ctx, InvalidArgument("--metadata-ttl must be >= 0"));
   struct stat st;
   if (::stat(o.mountpoint.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return NotFound("mount point '" + o.mountpoint + "' is not an existing directory");
   }
   // Check the URL now, so a wrong bucket or credential fails here and not in the daemon.
-  FERRY_ASSIGN_OR_RETURN(auto opened, ctx.registry->Open(o.url));
+  FERRY_ASSIGN_OR_RETURN(auto opened, OpenUrl(ctx, o.url));
   std::string prefix = storage::DirectoryPrefix(opened.key);
   auto page = opened.store->List({.prefix = prefix, .recursive = false, .max_keys = 1});
   if (!page.ok()) return page.status().WithContext("cannot mount '" + o.url + "'");

@@ -22,7 +22,8 @@ Status RemoveTree(Context& ctx, const RmOptions& o, storage::OpenedUrl& opened,
                   const std::string& url) {
   std::string prefix = opened.key;
   if (prefix.empty()) {
-    return InvalidArgument("refusing to delete everything in '" + url + "'; name a prefix");
+    return Usage(ctx, InvalidArgument("refusing to delete everything in '" +
+                                      storage::RedactUrl(url) + "'; name a prefix"));
   }
   if (prefix.back() != '/') prefix.push_back('/');
   uint64_t deleted = 0;
@@ -49,13 +50,16 @@ Status RemoveTree(Context& ctx, const RmOptions& o, storage::OpenedUrl& opened,
     continuation = page.next;
   }
   if (!first_error.ok()) return first_error;
-  if (deleted == 0) return NotFound("rm -r '" + url + "': nothing under this prefix");
+  if (deleted == 0) {
+    return NotFound("rm -r '" + storage::RedactUrl(url) + "': nothing under this prefix");
+  }
   return Status();
 }
 
 Status RunRm(Context& ctx, const RmOptions& o) {
+  for (const auto& url : o.urls) FERRY_RETURN_IF_ERROR(ParseUrlArg(ctx, url).status());
   for (const auto& url : o.urls) {
-    FERRY_ASSIGN_OR_RETURN(auto opened, ctx.registry->Open(url));
+    FERRY_ASSIGN_OR_RETURN(auto opened, OpenUrl(ctx, url));
     if (o.recursive) {
       FERRY_RETURN_IF_ERROR(RemoveTree(ctx, o, opened, url));
       continue;

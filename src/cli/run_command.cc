@@ -8,6 +8,7 @@
 #include "cli/command.h"
 #include "job/run.h"
 #include "job/spec.h"
+#include "storage/url.h"
 
 namespace ferry::cli {
 
@@ -63,11 +64,29 @@ Result<job::RunOptions> Combine(const RunCliOptions& o) {
   if (ro.command.empty()) {
     return InvalidArgument("no command to run: give it after '--' or as 'command:' in --spec");
   }
+  // Every URL is checked as strictly as ferry cp checks it, before anything starts.
+  for (const auto& [src, dir] : ro.inputs) {
+    FERRY_RETURN_IF_ERROR(storage::ParseUrl(src).status().WithContext("--in"));
+    if (!storage::ParseUrl(dir).ok() || storage::ParseUrl(dir)->scheme != storage::Scheme::kLocal) {
+      return InvalidArgument("--in '" + storage::RedactUrl(src) + "=" + storage::RedactUrl(dir) +
+                             "': the part after '=' must be a local directory (SRC=LOCAL_DIR)");
+    }
+  }
+  for (const auto& [dir, dst] : ro.outputs) {
+    FERRY_RETURN_IF_ERROR(storage::ParseUrl(dst).status().WithContext("--out"));
+    if (!storage::ParseUrl(dir).ok() || storage::ParseUrl(dir)->scheme != storage::Scheme::kLocal) {
+      return InvalidArgument("--out '" + storage::RedactUrl(dir) + "=" + storage::RedactUrl(dst) +
+                             "': the part before '=' must be a local directory "
+                             "(LOCAL_DIR=DST_URL)");
+    }
+  }
   return ro;
 }
 
 Status RunRun(Context& ctx, const RunCliOptions& o, int* exit_code) {
-  FERRY_ASSIGN_OR_RETURN(auto ro, Combine(o));
+  auto combined = Combine(o);
+  if (!combined.ok()) return Usage(ctx, combined.status());
+  job::RunOptions& ro = *combined;
   *exit_code = job::RunJob(ro, *ctx.registry, *ctx.env, &ctx.backend_options);
   return Status();
 }

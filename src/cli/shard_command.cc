@@ -33,8 +33,10 @@ Status RunPack(Context& ctx, const ShardCliOptions& o) {
                         .seed = o.seed,
                         .jobs = o.jobs,
                         .overwrite = o.overwrite};
-  FERRY_RETURN_IF_ERROR(ParseSize(o.target_size, "--target-size", &po.target_size));
-  if (po.target_size == 0) return InvalidArgument("--target-size must be > 0");
+  FERRY_RETURN_IF_ERROR(ParseSize(ctx, o.target_size, "--target-size", &po.target_size));
+  if (po.target_size == 0) return Usage(ctx, InvalidArgument("--target-size must be > 0"));
+  FERRY_RETURN_IF_ERROR(ParseUrlArg(ctx, o.src).status());
+  FERRY_RETURN_IF_ERROR(ParseUrlArg(ctx, o.dst).status());
   FERRY_ASSIGN_OR_RETURN(auto r, shard::PackShards(*ctx.registry, o.src, o.dst, po));
   if (o.json) {
     nlohmann::json j = {{"index", r.index_url},         {"shards", r.index.shards.size()},
@@ -56,8 +58,9 @@ Result<std::vector<std::string>> ShardKeys(storage::OpenedUrl& dir,
   for (const auto& a : args) {
     FERRY_ASSIGN_OR_RETURN(auto opened, registry.Open(a));
     if (opened.store->UrlFor("") != dir.store->UrlFor("") || !StartsWith(opened.key, dir.key)) {
-      return InvalidArgument("shard '" + a + "' is not under the index's directory '" +
-                             dir.store->UrlFor(dir.key) + "'");
+      return InvalidArgument("shard '" + storage::RedactUrl(a) +
+                             "' is not under the index's directory '" + dir.store->UrlFor(dir.key) +
+                             "'");
     }
     if (opened.url.trailing_slash || opened.key == dir.key) {
       FERRY_RETURN_IF_ERROR(opened.store->ListAll(
@@ -76,6 +79,8 @@ Result<std::vector<std::string>> ShardKeys(storage::OpenedUrl& dir,
 }
 
 Status RunIndex(Context& ctx, const ShardCliOptions& o) {
+  FERRY_RETURN_IF_ERROR(ParseUrlArg(ctx, o.output).status());
+  for (const auto& a : o.shards) FERRY_RETURN_IF_ERROR(ParseUrlArg(ctx, a).status());
   FERRY_ASSIGN_OR_RETURN(auto at, ctx.registry->Open(shard::IndexUrlFor(o.output)));
   storage::OpenedUrl dir{.store = at.store, .key = shard::ShardDirKey(at.key), .url = at.url};
   FERRY_ASSIGN_OR_RETURN(auto names, ShardKeys(dir, o.shards, *ctx.registry));
@@ -122,13 +127,14 @@ Status ListShardEntries(Context& ctx, storage::OpenedUrl& opened, bool json) {
 }
 
 Status RunLs(Context& ctx, const ShardCliOptions& o) {
-  if (EndsWith(o.url, ".tar")) {
-    FERRY_ASSIGN_OR_RETURN(auto opened, ctx.registry->Open(o.url));
+  FERRY_ASSIGN_OR_RETURN(auto parsed, ParseUrlArg(ctx, o.url));
+  if (EndsWith(parsed.key, ".tar")) {
+    FERRY_ASSIGN_OR_RETURN(auto opened, OpenUrl(ctx, o.url));
     return ListShardEntries(ctx, opened, o.json);
   }
   FERRY_ASSIGN_OR_RETURN(auto opened, shard::OpenIndex(*ctx.registry, o.url));
   const auto& index = opened.index;
-  const std::string& index_url = opened.url;
+  const std::string index_url = storage::RedactUrl(opened.url);
   if (o.json) {
     nlohmann::json shards = nlohmann::json::array();
     for (const auto& s : index.shards) {
@@ -152,9 +158,10 @@ Status RunLs(Context& ctx, const ShardCliOptions& o) {
 }
 
 Status RunVerify(Context& ctx, const ShardCliOptions& o) {
+  FERRY_RETURN_IF_ERROR(ParseUrlArg(ctx, o.url).status());
   FERRY_ASSIGN_OR_RETURN(auto opened, shard::OpenIndex(*ctx.registry, o.url));
   const auto& index = opened.index;
-  const std::string& index_url = opened.url;
+  const std::string index_url = storage::RedactUrl(opened.url);
   std::vector<std::string> problems;
   std::mutex mu;
   {
@@ -202,7 +209,7 @@ Status RunVerify(Context& ctx, const ShardCliOptions& o) {
 }
 
 Status RunCat(Context& ctx, const ShardCliOptions& o) {
-  FERRY_ASSIGN_OR_RETURN(auto opened, ctx.registry->Open(o.url));
+  FERRY_ASSIGN_OR_RETURN(auto opened, OpenUrl(ctx, o.url));
   // Streams the shard until the named file is complete, then stops reading.
   bool found = false, done = false;
   std::string data;
@@ -226,9 +233,9 @@ Status RunCat(Context& ctx, const ShardCliOptions& o) {
   Status s = opened.store->Read(opened.key, {},
                                 [&](std::string_view chunk) { return parser.Feed(chunk); });
   if (!done) {
-    FERRY_RETURN_IF_ERROR(s.WithContext("shard '" + o.url + "'"));
-    FERRY_RETURN_IF_ERROR(parser.Finish().WithContext("shard '" + o.url + "'"));
-    return NotFound("no file '" + o.name + "' in shard '" + o.url + "'");
+    FERRY_RETURN_IF_ERROR(s.WithContext("shard '" + storage::RedactUrl(o.url) + "'"));
+    FERRY_RETURN_IF_ERROR(parser.Finish().WithContext("shard '" + storage::RedactUrl(o.url) + "'"));
+    return NotFound("no file '" + o.name + "' in shard '" + storage::RedactUrl(o.url) + "'");
   }
   return Print(ctx, data);
 }

@@ -16,7 +16,7 @@ struct StatOptions {
 };
 
 Status RunStat(Context& ctx, const StatOptions& o) {
-  FERRY_ASSIGN_OR_RETURN(auto opened, ctx.registry->Open(o.url));
+  FERRY_ASSIGN_OR_RETURN(auto opened, OpenUrl(ctx, o.url));
   FERRY_ASSIGN_OR_RETURN(auto info, opened.store->Stat(opened.key));
   std::string modified = info.modified ? FormatIso8601(*info.modified) : "";
   if (o.json) {

@@ -137,7 +137,12 @@ int OnDebug(CURL*, curl_infotype type, char* data, size_t size, void*) {
   std::string_view text(data, size);
   for (auto line : Split(text, '\n')) {
     line = Trim(line);
-    if (!line.empty()) Log(LogLevel::kTrace, "http {}{}", prefix, line);
+    if (line.empty()) continue;
+    if (type == CURLINFO_HEADER_OUT) {
+      Log(LogLevel::kTrace, "http {}{}", prefix, RedactRequestLine(line));
+    } else {
+      Log(LogLevel::kTrace, "http {}{}", prefix, line);
+    }
   }
   return 0;
 }
@@ -276,6 +281,37 @@ std::string RangeHeaderValue(uint64_t from, std::optional<uint64_t> end) {
   std::string v = "bytes=" + std::to_string(from) + "-";
   if (end) v += std::to_string(*end - 1);
   return v;
+}
+
+std::string RedactRequestLine(std::string_view line) {
+  // S3 API parameters Ferry itself sends; they say what a request does and hold no secret.
+  static constexpr std::string_view kShown[] = {
+      "uploadId",  "partNumber", "uploads",           "list-type",          "prefix",
+      "delimiter", "max-keys",   "start-after",       "encoding-type",      "fetch-owner",
+      "delete",    "tagging",    "versionId",         "part-number-marker", "max-parts",
+      "location",  "versioning", "continuation-token"};
+  size_t q = line.find('?');
+  size_t sp = line.find(' ');
+  if (q == std::string_view::npos || sp == std::string_view::npos || q < sp) {
+    return std::string(line);
+  }
+  size_t end = line.find(' ', q);
+  if (end == std::string_view::npos) end = line.size();
+  std::string out(line.substr(0, q + 1));
+  bool first = true;
+  for (auto pair : Split(line.substr(q + 1, end - q - 1), '&')) {
+    if (!first) out.push_back('&');
+    first = false;
+    std::string_view name = pair.substr(0, pair.find('='));
+    bool shown = std::find(std::begin(kShown), std::end(kShown), name) != std::end(kShown);
+    if (shown || name.size() == pair.size()) {
+      out.append(pair);
+    } else {
+      out.append(name).append("=[REDACTED]");
+    }
+  }
+  out.append(line.substr(end));
+  return out;
 }
 
 std::string DisplayUrl(std::string_view url) {

@@ -87,6 +87,10 @@ class Client final {
 // `from` up to `end` (exclusive; nullopt = to the end of the resource).
 std::string RangeHeaderValue(uint64_t from, std::optional<uint64_t> end);
 
+// A traced request line ("GET /k?a=1&sig=x HTTP/1.1") with the value of every query parameter
+// replaced by [REDACTED], except the S3 API's own (uploadId, partNumber, list-type, ...).
+std::string RedactRequestLine(std::string_view line);
+
 // Text of a URL safe to show a user: query strings are dropped (they may hold presigned
 // credentials) and userinfo is removed.
 std::string DisplayUrl(std::string_view url);

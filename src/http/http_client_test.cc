@@ -77,6 +77,15 @@ TEST(HttpClientTest, RefusedConnectionIsRetryableUnavailable) {
   EXPECT_TRUE(IsRetryable(resp.status()));
 }
 
+TEST(HttpClientTest, TracedRequestLinesHideQueryValuesButS3Parameters) {
+  EXPECT_EQ(RedactRequestLine("GET /model.bin?sig=abc&token=x HTTP/1.1"),
+            "GET /model.bin?sig=[REDACTED]&token=[REDACTED] HTTP/1.1");
+  EXPECT_EQ(RedactRequestLine("PUT /b/k?partNumber=3&uploadId=2~x HTTP/1.1"),
+            "PUT /b/k?partNumber=3&uploadId=2~x HTTP/1.1");
+  EXPECT_EQ(RedactRequestLine("POST /b?delete HTTP/1.1"), "POST /b?delete HTTP/1.1");
+  EXPECT_EQ(RedactRequestLine("Host: h"), "Host: h");
+}
+
 TEST(HttpClientTest, DisplayUrlDropsQueryAndUserinfo) {
   EXPECT_EQ(DisplayUrl("https://u:p@h/k?X-Amz-Signature=s"), "https://h/k");
 }

@@ -12,9 +12,18 @@
 namespace ferry::shard {
 
 std::string IndexUrlFor(const std::string& url) {
-  if (EndsWith(url, ".json")) return url;
-  ShardNaming n = NamingFor(url);
-  return n.dir + n.IndexName();
+  // An http(s) URL's query (a token, a signature) stays at the end, after the path.
+  std::string path = url, query;
+  std::string lower = ToLower(url.substr(0, 8));
+  if (StartsWith(lower, "http://") || StartsWith(lower, "https://")) {
+    if (size_t q = url.find('?'); q != std::string::npos) {
+      path = url.substr(0, q);
+      query = url.substr(q);
+    }
+  }
+  if (EndsWith(path, ".json")) return url;
+  ShardNaming n = NamingFor(path);
+  return n.dir + n.IndexName() + query;
 }
 
 std::string ShardDirKey(std::string_view index_key) {

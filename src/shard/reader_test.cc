@@ -169,3 +169,15 @@ TEST_F(ShardReaderTest, CacheKeepsVerifiedShardsWithinItsCap) {
 
 }  // namespace
 }  // namespace ferry::shard
+
+namespace ferry::shard {
+namespace {
+
+TEST(IndexUrlTest, QueryOfAnHttpUrlStaysAtTheEnd) {
+  EXPECT_EQ(IndexUrlFor("https://h/ds/train.index.json?q=1"), "https://h/ds/train.index.json?q=1");
+  EXPECT_EQ(IndexUrlFor("https://h/ds/train?tok=1"), "https://h/ds/train.index.json?tok=1");
+  EXPECT_EQ(IndexUrlFor("s3://b/ds/train"), "s3://b/ds/train.index.json");
+}
+
+}  // namespace
+}  // namespace ferry::shard

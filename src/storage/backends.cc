@@ -56,8 +56,10 @@ void RegisterDefaultBackends(StoreRegistry& registry, BackendOptions options) {
       });
   auto web = [opts, web_http](const ParsedUrl& url) -> Result<std::shared_ptr<Store>> {
     std::string scheme = url.scheme == Scheme::kHttp ? "http" : "https";
-    return MakeHttpStore(
-        {.origin = scheme + "://" + url.bucket, .http = web_http, .retry = opts->retry});
+    return MakeHttpStore({.origin = scheme + "://" + url.bucket,
+                          .query = url.query,
+                          .http = web_http,
+                          .retry = opts->retry});
   };
   registry.Register(Scheme::kHttp, web);
   registry.Register(Scheme::kHttps, web);

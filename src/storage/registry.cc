@@ -25,6 +25,7 @@ Result<OpenedUrl> StoreRegistry::Open(std::string_view url, std::string_view cwd
   FERRY_ASSIGN_OR_RETURN(ParsedUrl parsed, ParseUrl(url, cwd));
   std::string cache_key = std::string(SchemeName(parsed.scheme)) + "://" + parsed.bucket;
   for (const auto& [k, v] : parsed.params) cache_key += "&" + k + "=" + v;
+  if (!parsed.query.empty()) cache_key += "?" + parsed.query;  // http(s): one store per query
   std::lock_guard lock(mu_);
   auto f = factories_.find(parsed.scheme);
   if (f == factories_.end()) {

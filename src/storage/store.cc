@@ -52,6 +52,27 @@ std::string_view SkipKindName(SkipKind kind) {
   return "?";
 }
 
+std::string DescribeSkipped(const Store& store, const SkippedEntry& e) {
+  std::string what = "'" + store.UrlFor(e.key) + "': ";
+  switch (e.kind) {
+    case SkipKind::kLinkOutsideTree:
+      return what + "symbolic link to '" + e.detail + "' outside the listed tree";
+    case SkipKind::kLinkToDirectory:
+      return what + "link to directory '" + e.detail + "' inside the tree (listed by its own name)";
+    case SkipKind::kLinkLoop:
+      return what + "directory loop back to '" + e.detail + "'";
+    case SkipKind::kDanglingLink:
+      return what + "dangling symbolic link to '" + e.detail + "'";
+    case SkipKind::kNotRegularFile:
+      return what + e.detail + ", not a regular file";
+  }
+  return what + "left out";
+}
+
+bool SkipIsWarning(SkipKind kind) {
+  return kind != SkipKind::kLinkToDirectory && kind != SkipKind::kNotRegularFile;
+}
+
 Result<uint32_t> PartWriter::StoredCrc32c(uint64_t, uint64_t) {
   return Unimplemented("this store cannot read back unfinished parts");
 }

@@ -125,6 +125,13 @@ enum class SkipKind {
   kNotRegularFile,   // fifo, socket, device
 };
 std::string_view SkipKindName(SkipKind kind);
+struct SkippedEntry;
+class Store;
+// "'URL': symbolic link to '/etc' outside the listed tree" and the like, for warnings.
+std::string DescribeSkipped(const Store& store, const SkippedEntry& entry);
+// Whether a user should be warned (links out of the tree, loops, dangling links) rather than
+// told at info level (links to directories inside the tree, special files).
+bool SkipIsWarning(SkipKind kind);
 
 struct SkippedEntry {
   std::string key;  // where it would have been listed; directories end in '/'

@@ -61,21 +61,30 @@ Result<ParsedUrl> ParseS3(std::string_view rest, std::string_view url) {
     rest = rest.substr(0, q);
   }
   if (rest.find('#') != std::string_view::npos) {
-    return InvalidArgument("malformed URL '" + std::string(url) +
+    return InvalidArgument("malformed URL '" + RedactUrl(url) +
                            "': '#' in a key must be written %23");
   }
   size_t slash = rest.find('/');
   out.bucket = std::string(rest.substr(0, slash));
   if (out.bucket.empty()) {
-    return InvalidArgument("malformed URL '" + std::string(url) + "': no bucket name");
+    return InvalidArgument("malformed URL '" + RedactUrl(url) + "': no bucket name");
   }
   std::string_view raw_key = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
   auto key = PercentDecode(raw_key);
   if (!key) {
-    return InvalidArgument("malformed URL '" + std::string(url) +
+    return InvalidArgument("malformed URL '" + RedactUrl(url) +
                            "': invalid percent-escape in key (write a literal '%' as %25)");
   }
   out.key = std::move(*key);
+  if (out.key.find('\0') != std::string::npos) {
+    return InvalidArgument("malformed URL '" + RedactUrl(url) +
+                           "': S3 keys cannot hold a NUL byte");
+  }
+  if (out.key.size() > 1024) {
+    return InvalidArgument("malformed URL '" + RedactUrl(url).substr(0, 80) +
+                           "...': S3 keys are at most 1024 bytes, this one has " +
+                           std::to_string(out.key.size()));
+  }
   out.trailing_slash = !out.key.empty() && out.key.back() == '/';
   if (!query.empty()) {
     for (auto pair : Split(query, '&')) {
@@ -88,7 +97,7 @@ Result<ParsedUrl> ParseS3(std::string_view rest, std::string_view url) {
               "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or use a profile");
         }
         return InvalidArgument("unknown parameter '" + name + "' in URL '" +
-                               std::string(url.substr(0, url.find('?'))) +
+                               RedactUrl(url.substr(0, url.find('?'))) +
                                "' (known: endpoint, region, addressing, profile, anonymous; a "
                                "'?' in a key must be written %3F)");
       }
@@ -106,41 +115,93 @@ Result<ParsedUrl> ParseS3(std::string_view rest, std::string_view url) {
   return out;
 }
 
+bool IsKnownScheme(std::string_view lower) {
+  return lower == "s3" || lower == "file" || lower == "http" || lower == "https";
+}
+
+Result<ParsedUrl> ParseHttp(Scheme scheme, std::string_view rest, std::string_view url) {
+  ParsedUrl out;
+  out.scheme = scheme;
+  rest = rest.substr(0, rest.find('#'));  // fragments are never sent
+  if (size_t q = rest.find('?'); q != std::string_view::npos) {
+    out.query = std::string(rest.substr(q + 1));
+    rest = rest.substr(0, q);
+  }
+  size_t slash = rest.find('/');
+  out.bucket = std::string(rest.substr(0, slash));
+  if (out.bucket.find('@') != std::string::npos) {
+    return InvalidArgument("URL '" + RedactUrl(url) +
+                           "': user:password@ is not accepted in URLs (process lists and logs "
+                           "would show it); use a presigned URL");
+  }
+  if (out.bucket.empty()) return InvalidArgument("malformed URL '" + RedactUrl(url) + "': no host");
+  if (slash != std::string_view::npos) out.key = std::string(rest.substr(slash + 1));
+  out.trailing_slash = !out.key.empty() && out.key.back() == '/';
+  return out;
+}
+
 }  // namespace
+
+std::string RedactUrl(std::string_view url) {
+  std::string lower = ToLower(url.substr(0, std::min<size_t>(url.size(), 8)));
+  std::string out(StartsWith(lower, "http:") || StartsWith(lower, "https:")
+                      ? url.substr(0, url.find_first_of("?#"))
+                      : url);
+  // Every "scheme://user:pass@host" in it (an s3:// URL's endpoint parameter holds one too).
+  for (size_t sep = out.find("://"); sep != std::string::npos; sep = out.find("://", sep + 3)) {
+    size_t end = out.find_first_of("/?&#", sep + 3);
+    size_t at = out.rfind('@', end == std::string::npos ? out.size() : end);
+    if (at != std::string::npos && at > sep) out.erase(sep + 3, at + 1 - (sep + 3));
+  }
+  return out;
+}
 
 Result<ParsedUrl> ParseUrl(std::string_view url, std::string_view cwd) {
   size_t sep = url.find("://");
-  if (sep == std::string_view::npos) return ParseLocal(url, cwd, url);
+  if (sep == std::string_view::npos) {
+    // A known scheme and a colon without "//" is a typo, not a relative path named "s3:".
+    size_t colon = url.find(':');
+    if (colon != std::string_view::npos && IsKnownScheme(ToLower(url.substr(0, colon)))) {
+      std::string scheme = ToLower(url.substr(0, colon));
+      std::string_view rest = url.substr(colon + 1);
+      if (scheme == "file" && StartsWith(rest, "/")) {
+        auto path = PercentDecode(rest);
+        if (!path) {
+          return InvalidArgument("malformed URL '" + RedactUrl(url) + "': invalid percent-escape");
+        }
+        return ParseLocal(*path, cwd, url);
+      }
+      return InvalidArgument("malformed URL '" + RedactUrl(url) + "': write " + scheme + "://" +
+                             (scheme == "s3"     ? "BUCKET/KEY"
+                              : scheme == "file" ? "/PATH"
+                                                 : "HOST/PATH") +
+                             " (for a local path that starts with '" + scheme + ":', write ./" +
+                             RedactUrl(url) + ")");
+    }
+    return ParseLocal(url, cwd, url);
+  }
   std::string scheme = ToLower(url.substr(0, sep));
   std::string_view rest = url.substr(sep + 3);
   if (scheme == "file") {
     size_t slash = rest.find('/');
     std::string_view host = rest.substr(0, slash);
     if (!host.empty() && host != "localhost") {
-      return InvalidArgument("file URL '" + std::string(url) + "' names host '" +
-                             std::string(host) + "'; only local files work");
+      return InvalidArgument("file URL '" + RedactUrl(url) + "' names host '" + std::string(host) +
+                             "'; only local files work");
     }
     if (slash == std::string_view::npos)
-      return InvalidArgument("file URL '" + std::string(url) + "' has no path");
+      return InvalidArgument("file URL '" + RedactUrl(url) + "' has no path");
     auto path = PercentDecode(rest.substr(slash));
     if (!path)
-      return InvalidArgument("malformed URL '" + std::string(url) + "': invalid percent-escape");
+      return InvalidArgument("malformed URL '" + RedactUrl(url) + "': invalid percent-escape");
     return ParseLocal(*path, cwd, url);
   }
   if (scheme == "s3") return ParseS3(rest, url);
   if (scheme == "http" || scheme == "https") {
-    ParsedUrl out;
-    out.scheme = scheme == "http" ? Scheme::kHttp : Scheme::kHttps;
-    size_t slash = rest.find('/');
-    out.bucket = std::string(rest.substr(0, slash));
-    if (out.bucket.empty())
-      return InvalidArgument("malformed URL '" + std::string(url) + "': no host");
-    if (slash != std::string_view::npos) out.key = std::string(rest.substr(slash + 1));
-    out.trailing_slash = !out.key.empty() && out.key.back() == '/';
-    return out;
+    return ParseHttp(scheme == "http" ? Scheme::kHttp : Scheme::kHttps, rest, url);
   }
   return InvalidArgument("unknown URL scheme '" + scheme + "' in '" +
-                         std::string(url.substr(0, sep + 3)) +
+                         RedactUrl(url.substr(0, sep + 3)) +
                          "...' (supported: a path, "
                          "file://, s3://, http://, https://)");
 }

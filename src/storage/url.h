@@ -6,9 +6,13 @@
 //   s3://bucket/key?params    S3 object or prefix; the key is percent-decoded ('%' must be
 //                             written %25, '?' %3F, '#' %23); parameters: endpoint, region,
 //                             addressing (path|virtual), profile, anonymous (true|false)
-//   http(s)://host/path?q     read-only; the whole URL is used as given
+//   http(s)://host/path?q     read-only; the key is the path, the query is sent with every
+//                             request but never shown (presigned URLs); no user:password@
 //
-// Parsing is strict: unknown schemes and unknown parameters are errors, never ignored.
+// Parsing is strict: unknown schemes and unknown parameters are errors, never ignored, and an
+// argument that starts with a known scheme and a colon ("s3:/b/k", "s3:b", "https:/h") is a
+// malformed URL, never a local path ("file:/abs/path", RFC 8089's short form, is a file URL).
+// Messages about a URL show RedactUrl() of it: no query, no userinfo.
 
 #include <map>
 #include <string>
@@ -26,11 +30,16 @@ struct ParsedUrl {
   std::string key;     // s3: object key or prefix; local: absolute path without leading '/';
                        // http(s): path and query without the leading '/'
   std::map<std::string, std::string> params;  // s3 only
+  std::string query;  // http(s) only: the raw query string (may hold a signature); never shown
   bool trailing_slash = false;  // the user wrote a trailing '/': a directory or prefix
 };
 
 // `cwd` makes relative local paths absolute (empty = the process's working directory).
 Result<ParsedUrl> ParseUrl(std::string_view url, std::string_view cwd = {});
+
+// `url` as messages may show it: the query (anything after '?') of http(s) URLs and any
+// user:password@ dropped.
+std::string RedactUrl(std::string_view url);
 
 // The last path segment of a key ("a/b/c" -> "c", "a/b/" -> "b").
 std::string KeyBaseName(std::string_view key);

@@ -44,6 +44,9 @@ TEST(UrlTest, S3UrlsRejectMalformedInput) {
   EXPECT_EQ(ParseUrl("s3://b/k?anonymous=maybe").status().code(), StatusCode::kInvalidArgument);
   auto secret = ParseUrl("s3://b/k?secret_key=abc");
   EXPECT_NE(secret.status().message().find("never taken from URLs"), std::string::npos);
+  EXPECT_NE(ParseUrl("s3://b/a%00b").status().message().find("NUL"), std::string::npos);
+  EXPECT_NE(ParseUrl("s3://b/" + std::string(1025, 'k')).status().message().find("1024"),
+            std::string::npos);
 }
 
 TEST(UrlTest, UnknownSchemesAreErrors) {
@@ -52,12 +55,37 @@ TEST(UrlTest, UnknownSchemesAreErrors) {
   EXPECT_NE(u.status().message().find("unknown URL scheme 'gs'"), std::string::npos);
 }
 
-TEST(UrlTest, HttpUrlsKeepPathAndQuery) {
-  auto u = ParseUrl("https://host:8443/a/b?x=1");
+TEST(UrlTest, HttpUrlsKeepThePathAsKeyAndTheQueryApart) {
+  auto u = ParseUrl("https://host:8443/a/b?x=1&sig=S#frag");
   ASSERT_TRUE(u.ok());
   EXPECT_EQ(u->scheme, Scheme::kHttps);
   EXPECT_EQ(u->bucket, "host:8443");
-  EXPECT_EQ(u->key, "a/b?x=1");
+  EXPECT_EQ(u->key, "a/b");
+  EXPECT_EQ(u->query, "x=1&sig=S");
+  EXPECT_EQ(KeyBaseName(u->key), "b");  // ferry cp URL dir/ names the file "b"
+  auto userinfo = ParseUrl("https://user:Pa55w0rdPa55w0rd@host/f");
+  ASSERT_FALSE(userinfo.ok());
+  EXPECT_EQ(userinfo.status().message().find("Pa55w0rd"), std::string::npos);
+}
+
+TEST(UrlTest, KnownSchemeWithoutSlashesIsAnErrorNotALocalPath) {
+  for (const char* typo : {"s3:/b/typo/", "s3:b/k", "S3:/b", "https:/h/f", "http:h", "file:rel"}) {
+    auto u = ParseUrl(typo);
+    ASSERT_FALSE(u.ok()) << typo;
+    EXPECT_EQ(u.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(u.status().message().find("malformed URL"), std::string::npos) << typo;
+  }
+  // RFC 8089's short form is a file URL; other colons are ordinary path characters.
+  EXPECT_EQ(ParseUrl("file:/data/a%20b")->key, "data/a b");
+  EXPECT_EQ(ParseUrl("./s3:/b", "/w")->key, "w/s3:/b");
+  EXPECT_EQ(ParseUrl("gs:/x", "/w")->key, "w/gs:/x");
+  EXPECT_EQ(ParseUrl("ckpt:step1", "/w")->key, "w/ckpt:step1");
+}
+
+TEST(UrlTest, RedactUrlDropsQueriesAndUserinfo) {
+  EXPECT_EQ(RedactUrl("https://u:p@h/f?X-Amz-Signature=s"), "https://h/f");
+  EXPECT_EQ(RedactUrl("s3://b/k?endpoint=http://u:p@h:1"), "s3://b/k?endpoint=http://h:1");
+  EXPECT_EQ(RedactUrl("/local/a?b"), "/local/a?b");
 }
 
 TEST(UrlTest, FormatS3UrlEscapesWhatParsingDecodes) {

@@ -76,26 +76,6 @@ class DestinationCursor final {
   bool started_ = false, ended_ = false;
 };
 
-// One line about a source entry the listing left out.
-std::string DescribeLeftOut(const storage::Store& store, const storage::SkippedEntry& e) {
-  std::string what = "not copying '" + store.UrlFor(e.key) + "': ";
-  switch (e.kind) {
-    case storage::SkipKind::kLinkOutsideTree:
-      return what + "symbolic link to '" + e.detail +
-             "' outside the source tree (ferry cp -L follows links)";
-    case storage::SkipKind::kLinkToDirectory:
-      return what + "link to directory '" + e.detail +
-             "' inside the tree, which is copied under its own name";
-    case storage::SkipKind::kLinkLoop:
-      return what + "directory loop back to '" + e.detail + "'";
-    case storage::SkipKind::kDanglingLink:
-      return what + "dangling symbolic link to '" + e.detail + "'";
-    case storage::SkipKind::kNotRegularFile:
-      return what + e.detail + ", not a regular file";
-  }
-  return what + "left out";
-}
-
 // Feeds items to the file pool, keeping at most `window` of them queued so a huge listing never
 // sits in memory.
 class Scheduler final {
@@ -181,9 +161,9 @@ Status PlanTree(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
   Status s = src.store->ListAll(lo, [&](const storage::ListPage& page) -> Status {
     if (ctx.cancelled()) return Status(StatusCode::kCancelled, "copy interrupted");
     for (const auto& e : page.skipped) {
-      bool loud = e.kind != storage::SkipKind::kLinkToDirectory &&
-                  e.kind != storage::SkipKind::kNotRegularFile;
-      Log(loud ? LogLevel::kWarn : LogLevel::kInfo, "{}", DescribeLeftOut(*src.store, e));
+      Log(storage::SkipIsWarning(e.kind) ? LogLevel::kWarn : LogLevel::kInfo, "not copying {}{}",
+          storage::DescribeSkipped(*src.store, e),
+          e.kind == storage::SkipKind::kLinkOutsideTree ? " (ferry cp -L follows links)" : "");
       std::lock_guard lock(ctx.mu);
       if (ctx.report.left_out.size() < CopyReport::kMaxLeftOut) ctx.report.left_out.push_back(e);
       ++ctx.report.left_out_count;

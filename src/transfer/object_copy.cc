@@ -128,6 +128,9 @@ Status ReadRange(RunContext& ctx, const Item& item, uint64_t offset, uint64_t le
   buf.reserve(static_cast<size_t>(len));
   storage::ReadOptions ro{
       .range = storage::ByteRange{offset, len}, .if_match = item.src.etag, .info = info};
+  // An empty object is read with a plain GET, so its answer's headers (ETag, checksum
+  // metadata) still verify it; a zero-length range would send no request at all.
+  if (len == 0 && offset == 0) ro.range.reset();
   Status s = ctx.src_store->Read(item.src_key, ro, [&](std::string_view chunk) -> Status {
     if (ctx.cancelled()) return Status(StatusCode::kCancelled, "copy interrupted");
     ctx.limiter.Acquire(chunk.size());

@@ -116,7 +116,10 @@ class HttpStore final : public Store {
   Status Delete(std::string_view key) override { return ReadOnly("delete", key); }
 
  private:
-  std::string Url(std::string_view key) const { return opt_.origin + "/" + std::string(key); }
+  std::string Url(std::string_view key) const {
+    std::string u = opt_.origin + "/" + std::string(key);
+    return opt_.query.empty() ? u : u + "?" + opt_.query;
+  }
   Status ReadOnly(std::string_view op, std::string_view key) const {
     return Unimplemented("cannot " + std::string(op) + " '" + UrlFor(key) +
                          "': http(s) URLs are read-only");

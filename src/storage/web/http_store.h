@@ -1,6 +1,8 @@
 #pragma once
 // The read-only http(s) backend: Stat via HEAD, ranged and resumable GET. Keys are the URL's
-// path and query after "scheme://host/". Writing, listing and deleting fail with kUnimplemented.
+// path after "scheme://host/"; the store's query (a presigned URL's signature, a token) is sent
+// with every request and never appears in a key, a URL it shows or a message. Writing, listing
+// and deleting fail with kUnimplemented.
 
 #include <memory>
 #include <string>
@@ -16,6 +18,7 @@ namespace ferry::storage {
 
 struct HttpStoreOptions {
   std::string origin;  // "https://host[:port]"
+  std::string query;   // sent with every request ("" = none); never shown
   std::shared_ptr<http::Client> http;
   RetryPolicy retry;
 };
