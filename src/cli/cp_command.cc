@@ -75,6 +75,9 @@ std::string SummaryLine(const transfer::CopyReport& r) {
 }
 
 Status RunCp(Context& ctx, CpOptions& o) {
+  // First: a stop asked for while flags and URLs are checked is honoured too.
+  std::signal(SIGINT, OnInterrupt);
+  std::signal(SIGTERM, OnInterrupt);
   FERRY_RETURN_IF_ERROR(ParseSize(ctx, o.part_size, "--part-size", &o.copy.part_size));
   FERRY_RETURN_IF_ERROR(ParseSize(ctx, o.max_memory, "--max-memory", &o.copy.max_memory));
   FERRY_RETURN_IF_ERROR(ParseSize(ctx, o.bwlimit, "--bwlimit", &o.copy.bwlimit));
@@ -88,8 +91,6 @@ Status RunCp(Context& ctx, CpOptions& o) {
   FERRY_ASSIGN_OR_RETURN(auto dst, OpenUrl(ctx, o.dst));
   o.copy.cancel = &g_cancel;
   o.copy.skip_unchanged = !o.no_skip;
-  std::signal(SIGINT, OnInterrupt);
-  std::signal(SIGTERM, OnInterrupt);
 
   transfer::ProgressCounters counters;
   auto mode = o.no_progress      ? transfer::ProgressMode::kNone
@@ -111,6 +112,7 @@ Status RunCp(Context& ctx, CpOptions& o) {
   if (g_cancel.load()) {
     return Status(StatusCode::kCancelled, "cp interrupted; run the same command again to resume");
   }
+  if (result.bad_request) return Usage(ctx, result.status);
   return result.status;
 }
 

@@ -274,6 +274,10 @@ Result<Response> Client::Send(const Request& request, const BodySink& sink,
 
   if (!t.sink_status.ok()) return t.sink_status;
   if (rc != CURLE_OK) return CurlError(rc, errbuf);
+  // An empty 2xx body never reached OnBody: the caller still gets its headers once.
+  if (!t.status_known && response.ok() && sink && on_start) {
+    FERRY_RETURN_IF_ERROR(on_start(response));
+  }
   return response;
 }
 

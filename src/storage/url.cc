@@ -106,6 +106,18 @@ Result<ParsedUrl> ParseS3(std::string_view rest, std::string_view url) {
       }
       auto value = PercentDecode(pair.substr(eq + 1));
       if (!value) return InvalidArgument("parameter '" + name + "' has a bad percent-escape");
+      if (name == "endpoint") {
+        std::string_view v = *value;
+        size_t sep = v.find("://");
+        std::string_view authority = v.substr(sep == std::string_view::npos ? 0 : sep + 3);
+        authority = authority.substr(0, authority.find('/'));
+        if (authority.find('@') != std::string_view::npos) {
+          return InvalidArgument("URL '" + RedactUrl(url) +
+                                 "': the endpoint must not contain user:password@; set "
+                                 "credentials with AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or a "
+                                 "profile");
+        }
+      }
       if (name == "anonymous" && *value != "true" && *value != "false") {
         return InvalidArgument("parameter 'anonymous' must be true or false");
       }

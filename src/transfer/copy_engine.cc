@@ -283,6 +283,7 @@ CopyResult RunCopy(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
       result.report.errors.insert(result.report.errors.begin(), planned.message());
     }
     result.status = planned;
+    result.bad_request = planned.code() == StatusCode::kInvalidArgument && rep.files_total == 0;
     return result;
   }
   result.status = first_error;

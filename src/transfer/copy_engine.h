@@ -21,6 +21,10 @@ namespace ferry::transfer {
 struct CopyResult {
   CopyReport report;
   Status status;
+  // The request itself cannot work, found before anything was copied: a directory without
+  // recursive, a destination inside its source, an object copied onto itself. A CLI reports it
+  // as a usage error.
+  bool bad_request = false;
 };
 CopyResult RunCopy(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
                    const CopyOptions& options, ProgressCounters& counters);
