@@ -168,8 +168,14 @@ TEST_F(MountFsTest, RandomReadsWithADiskCacheFillItWithTheWholeObject) {
   ASSERT_TRUE(fh.has_value());
   EXPECT_EQ(*fs.Read(*fh, 5000000, 4096), data.substr(5000000, 4096));  // random
   EXPECT_EQ(*fs.Read(*fh, 100, 4096), data.substr(100, 4096));          // random: fill starts
-  for (int i = 0; i < 200 && std::distance(std::filesystem::directory_iterator(cache), {}) < 12;
-       ++i) {
+  auto blocks = [&] {  // complete blocks (a block being written is a ".tmp-" file until renamed)
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(cache)) {
+      n += e.path().filename().string().find(".tmp-") == std::string::npos;
+    }
+    return n;
+  };
+  for (int i = 0; i < 500 && blocks() < 12; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   ASSERT_TRUE(store_->Delete("data/db.bin").ok());  // everything is local now
