@@ -264,3 +264,83 @@ def test_mount_errors_are_clear(ferry, tmp_path, rgw):
     assert p.returncode == 1 and b"not an existing directory" in p.stderr
     p = ferry.run("umount", tmp_path)
     assert p.returncode == 1 and b"cannot unmount" in p.stderr
+
+
+def version_bytes(v, size):
+    """Version v of an object: the 8-byte number v repeated, cut to `size` (sizes differ too)."""
+    return (v.to_bytes(8, "little") * (size // 8 + 1))[:size]
+
+
+def versions_in(data):
+    """The versions whose bytes make up `data`, in order of appearance (one per MiB checked)."""
+    seen = []
+    for off in range(0, len(data) - 7, 1 << 20):
+        v = int.from_bytes(data[off:off + 8], "little")
+        if not seen or seen[-1] != v:
+            seen.append(v)
+    return seen
+
+
+def test_reads_never_mix_versions_while_the_object_is_overwritten(ferry, prefix, s3, bucket, mount):
+    """Issue 10, finding 3: an object replaced every second or so while readers open and read it
+    whole through the mount. Each complete read is exactly one version (its bytes and its size),
+    or fails with ESTALE; never the kernel's cached pages of one version followed by another."""
+    import threading
+
+    key = prefix.split("/", 3)[3] + "hot.bin"
+    base = 12 << 20
+    size_of = lambda v: base + (v % 4) * 300001                # versions differ in size as well
+    s3.put_object(Bucket=bucket, Key=key, Body=version_bytes(1, size_of(1)))
+    mnt = mount(prefix, "--metadata-ttl", "1")
+    path = mnt / "hot.bin"
+    stop = threading.Event()
+    latest = [1]
+    results = {"whole": 0, "estale": 0, "mixed": [], "other": []}
+    lock = threading.Lock()
+
+    def writer():
+        v = 1
+        while not stop.wait(0.7):
+            v += 1
+            s3.put_object(Bucket=bucket, Key=key, Body=version_bytes(v, size_of(v)))
+            latest[0] = v
+
+    def reader():
+        while not stop.is_set():
+            try:
+                with open(path, "rb") as f:
+                    data = f.read()
+            except OSError as e:
+                with lock:
+                    if e.errno == errno.ESTALE:
+                        results["estale"] += 1
+                    else:
+                        results["other"].append(repr(e))
+                continue
+            vs = versions_in(data)
+            ok = len(vs) == 1 and len(data) == size_of(vs[0]) and data == version_bytes(vs[0], len(data))
+            with lock:
+                if ok:
+                    results["whole"] += 1
+                else:
+                    results["mixed"].append((vs, len(data)))
+
+    threads = [threading.Thread(target=writer)] + [threading.Thread(target=reader) for _ in range(3)]
+    for t in threads:
+        t.start()
+    time.sleep(25)
+    stop.set()
+    for t in threads:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads)
+    print(f"reads: {results['whole']} whole, {results['estale']} ESTALE, "
+          f"{len(results['mixed'])} mixed, versions written: {latest[0]}")
+    assert not results["mixed"], f"reads mixing versions (versions, length): {results['mixed'][:5]}"
+    assert not results["other"], results["other"][:5]
+    assert results["whole"] >= 10 and latest[0] >= 10
+    # Once the writer stops, a new open sees the last version whole (after the metadata TTL),
+    # with its size, not the size the kernel had cached for an earlier one.
+    time.sleep(2.5)
+    data = path.read_bytes()
+    assert len(data) == size_of(latest[0]) and data == version_bytes(latest[0], len(data))
+    assert os.stat(path).st_size == size_of(latest[0])
