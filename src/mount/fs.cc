@@ -160,12 +160,25 @@ Fs<Attr> MountFs::Lookup(Ino parent, const std::string& name) {
   auto node = Resolve(parent, name);
   if (!node) return std::unexpected(node.error());
   inodes_.AddLookup(node->attr.ino);
-  return node->attr;
+  return ForKernel(node->attr);
 }
 
-void MountFs::Forget(Ino ino, uint64_t n) { inodes_.Forget(ino, n); }
+void MountFs::Forget(Ino ino, uint64_t n) {
+  if (inodes_.Forget(ino, n)) kernel_.Forget(ino);
+}
+
+Attr MountFs::ForKernel(Attr a) {
+  if (!a.dir && !a.local) kernel_.OnAttrReply(a.ino, a.etag, a.size);
+  return a;
+}
 
 Fs<Attr> MountFs::GetAttr(Ino ino) {
+  auto a = StatNode(ino);
+  if (!a) return a;
+  return ForKernel(*a);
+}
+
+Fs<Attr> MountFs::StatNode(Ino ino) {
   auto node = inodes_.Get(ino);
   if (!node) return Fail(ENOENT);
   if (node->attr.local || node->attr.dir || node->valid_until > Clock::now() || ino == kRootIno) {
@@ -194,7 +207,7 @@ Fs<Attr> MountFs::SetAttr(Ino ino, std::optional<uint64_t> size, bool mode_or_ow
     // Only a file being written, and only to its current size (O_TRUNC of a new file).
     if (!node->attr.local || *size != node->attr.size) return Fail(EOPNOTSUPP);
   }
-  return node->attr;  // times: accepted, not stored (objects keep their upload time)
+  return ForKernel(node->attr);  // times: accepted, not stored (objects keep their upload time)
 }
 
 Fs<uint64_t> MountFs::OpenDir(Ino ino) {
@@ -264,7 +277,7 @@ uint64_t ProcessOf(uint64_t tid) {
   return tid;  // gone already, or not Linux: the thread id is the best we have
 }
 
-Fs<uint64_t> MountFs::Open(Ino ino, int flags, uint64_t caller) {
+Fs<OpenReply> MountFs::Open(Ino ino, int flags, uint64_t caller) {
   auto node = inodes_.Get(ino);
   if (!node) return Fail(ENOENT);
   if (node->attr.dir) return Fail(EISDIR);
@@ -272,6 +285,7 @@ Fs<uint64_t> MountFs::Open(Ino ino, int flags, uint64_t caller) {
   auto h = std::make_shared<FileHandle>();
   h->ino = ino;
   h->key = node->key;
+  OpenReply reply;
   if (acc != O_RDONLY) h->owner = options_.process_of(caller);
   if (acc != O_RDONLY) {
     if (options_.read_only) return Fail(EROFS);
@@ -286,20 +300,23 @@ Fs<uint64_t> MountFs::Open(Ino ino, int flags, uint64_t caller) {
     a.local = true;
     a.etag.clear();
     inodes_.SetAttr(ino, a, Clock::time_point::max());
+    kernel_.OnWriteOpen(ino);
   } else {
     if (node->attr.local) return Fail(EBUSY);  // not readable until it is committed
-    auto attr = GetAttr(ino);
+    auto attr = StatNode(ino);
     if (!attr) return std::unexpected(attr.error());
+    h->etag = attr->etag;
     h->reader =
         std::make_unique<FileReader>(store_, node->key, attr->etag, attr->size, options_.prefetch,
                                      prefetch_budget_, fetch_pool_, cache_.get());
     if (auto whole = small_->Take(node->key, attr->etag)) h->reader->UseWhole(std::move(*whole));
+    reply.caching = kernel_.OnReadOpen(ino, attr->etag, attr->size, &h->ticket);
     ReadAheadSiblings(*node);
   }
-  uint64_t fh = next_handle_++;
+  reply.fh = next_handle_++;
   std::lock_guard lock(mu_);
-  files_[fh] = h;
-  return fh;
+  files_[reply.fh] = h;
+  return reply;
 }
 
 std::shared_ptr<MountFs::FileHandle> MountFs::FileFor(uint64_t fh) {
@@ -313,7 +330,19 @@ Fs<std::string> MountFs::Read(uint64_t fh, uint64_t offset, size_t size) {
   if (!h) return Fail(EBADF);
   if (!h->reader) return Fail(EBADF);
   auto data = h->reader->Read(offset, size);
-  if (!data.ok()) return Fail(data.status(), "read '" + store_->UrlFor(h->key) + "'");
+  if (!data.ok()) {
+    auto code = data.status().code();
+    if (code == StatusCode::kFailedPrecondition || code == StatusCode::kNotFound) {
+      // Replaced or deleted since the open: the next open asks the store again, not the cache.
+      inodes_.Expire(h->ino, h->etag);
+      Log(LogLevel::kWarn, "read '{}': {} (ESTALE)", store_->UrlFor(h->key),
+          data.status().message());
+      return Fail(ESTALE);
+    }
+    return Fail(data.status(), "read '" + store_->UrlFor(h->key) + "'");
+  }
+  // The kernel may have been given another version's size or dropped this one's pages since.
+  if (!kernel_.OnRead(h->ino, h->ticket)) return Fail(ESTALE);
   return std::move(*data);
 }
 }  // namespace ferry::mount

@@ -14,6 +14,7 @@
 
 #include "base/thread_pool.h"
 #include "mount/inodes.h"
+#include "mount/kernel_cache.h"
 #include "mount/prefetch.h"
 #include "storage/store.h"
 
@@ -38,11 +39,19 @@ struct MountOptions {
   std::function<uint64_t(uint64_t)> process_of = ProcessOf;
 };
 
+// An open file: its handle and how the kernel is to cache it (kernel_cache.h; write opens and
+// creates: all false).
+struct OpenReply {
+  uint64_t fh = 0;
+  OpenCaching caching;
+};
+
 class MountFs {
  public:
   MountFs(std::shared_ptr<storage::Store> store, std::string root_key, MountOptions options);
   ~MountFs();
 
+  // Lookup, GetAttr and SetAttr answer the kernel: the attributes they return are what it caches.
   Fs<Attr> Lookup(Ino parent, const std::string& name);  // counts a kernel lookup
   void Forget(Ino ino, uint64_t n);
   Fs<Attr> GetAttr(Ino ino);
@@ -58,15 +67,18 @@ class MountFs {
 
   // `caller` is the requesting thread (0 = unknown). Only a close() by the process that opened
   // a file for writing commits it: descriptors inherited by children that exec() are closed
-  // too, and those closes must not end the write.
-  Fs<uint64_t> Open(Ino ino, int flags, uint64_t caller = 0);
+  // too, and those closes must not end the write. A read open is pinned to the object's ETag
+  // (the cached attributes', refreshed after --metadata-ttl); reads of it fail with ESTALE
+  // once the object was replaced or deleted, never returning bytes of two versions.
+  Fs<OpenReply> Open(Ino ino, int flags, uint64_t caller = 0);
   Fs<std::string> Read(uint64_t fh, uint64_t offset, size_t size);
   Fs<std::pair<Attr, uint64_t>> Create(Ino parent, const std::string& name, int flags,
                                        uint64_t caller = 0);
   Fs<size_t> Write(uint64_t fh, uint64_t offset, std::string_view data);
   Fs<void> Flush(uint64_t fh, uint64_t caller = 0);  // close(): commits a written file
   Fs<void> Fsync(uint64_t fh);
-  void Release(uint64_t fh);
+  // True when the kernel's cached attributes of the file must be invalidated now.
+  bool Release(uint64_t fh);
 
   Fs<void> Unlink(Ino parent, const std::string& name);
   Fs<Attr> Mkdir(Ino parent, const std::string& name);
@@ -80,6 +92,8 @@ class MountFs {
   struct FileHandle;
   Clock::time_point Expiry() const { return Clock::now() + options_.metadata_ttl; }
   Fs<Node> Resolve(Ino parent, const std::string& name);
+  Fs<Attr> StatNode(Ino ino);  // attributes, refreshed from the store after the TTL
+  Attr ForKernel(Attr a);      // attributes as given to the kernel (kernel_cache.h)
   std::optional<Fs<Node>> ResolveByListing(Ino parent, const std::string& dir_key,
                                            const std::string& name);
   Fs<void> Commit(FileHandle& h);
@@ -92,6 +106,7 @@ class MountFs {
   std::shared_ptr<storage::Store> store_;
   MountOptions options_;
   InodeTable inodes_;
+  KernelCache kernel_;
   MemoryBudget prefetch_budget_;
   std::unique_ptr<BlockCache> cache_;
   ThreadPool fetch_pool_;

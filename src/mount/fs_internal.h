@@ -63,6 +63,8 @@ struct MountFs::FileHandle {
   Ino ino = 0;
   std::string key;
   std::unique_ptr<FileReader> reader;       // read handles
+  std::string etag;                         // read handles: the version pinned at open
+  CacheTicket ticket;                       // read handles: how the kernel caches it
   std::unique_ptr<storage::Writer> writer;  // write handles
   std::mutex mu;
   uint64_t written = 0;

@@ -15,6 +15,13 @@
 namespace ferry::mount {
 namespace {
 
+// The handle of an open file (the kernel caching decisions are tested on their own).
+Fs<uint64_t> OpenFh(MountFs& fs, Ino ino, int flags) {
+  auto r = fs.Open(ino, flags);
+  if (!r) return std::unexpected(r.error());
+  return r->fh;
+}
+
 class MountFsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -46,7 +53,7 @@ class MountFsTest : public ::testing::Test {
   }
 
   std::string ReadAll(Ino ino) {
-    auto fh = fs_->Open(ino, O_RDONLY);
+    auto fh = OpenFh(*fs_, ino, O_RDONLY);
     EXPECT_TRUE(fh.has_value());
     std::string out;
     for (uint64_t off = 0;;) {
@@ -83,7 +90,7 @@ TEST_F(MountFsTest, SequentialAndRandomReads) {
   auto b = fs_->Lookup(d->ino, "b.bin");
   EXPECT_EQ(ReadAll(b->ino), std::string(3 << 20, 'b'));
   EXPECT_EQ(fs_->memory_in_use(), 0u);  // every read-ahead buffer was returned
-  auto fh = fs_->Open(b->ino, O_RDONLY);
+  auto fh = OpenFh(*fs_, b->ino, O_RDONLY);
   auto r = fs_->Read(*fh, 1000000, 10);
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(*r, std::string(10, 'b'));
@@ -119,7 +126,7 @@ TEST_F(MountFsTest, UnsupportedOperationsFailAtOnce) {
   EXPECT_EQ(fs_->Rmdir(kRootIno, "dir").error(), ENOTEMPTY);
   EXPECT_EQ(fs_->Create(kRootIno, "a.txt", O_WRONLY).error(), EEXIST);
   // O_TRUNC replaces the whole object.
-  auto fh = fs_->Open(a->ino, O_WRONLY | O_TRUNC);
+  auto fh = OpenFh(*fs_, a->ino, O_WRONLY | O_TRUNC);
   ASSERT_TRUE(fh.has_value());
   EXPECT_TRUE(fs_->Write(*fh, 0, "replaced").has_value());
   EXPECT_TRUE(fs_->Fsync(*fh).has_value());
@@ -140,7 +147,7 @@ TEST_F(MountFsTest, SmallFilesOpenedInNameOrderAreReadAheadWhole) {
   auto open_read = [&](const std::string& name) -> Fs<std::string> {
     auto a = fs_->Lookup(dir->ino, name);
     if (!a) return std::unexpected(a.error());
-    auto fh = fs_->Open(a->ino, O_RDONLY);
+    auto fh = OpenFh(*fs_, a->ino, O_RDONLY);
     if (!fh) return std::unexpected(fh.error());
     auto d = fs_->Read(*fh, 0, 4096);
     fs_->Release(*fh);
@@ -164,12 +171,18 @@ TEST_F(MountFsTest, RandomReadsWithADiskCacheFillItWithTheWholeObject) {
   ASSERT_TRUE(store_->WriteAll("data/db.bin", data).ok());
   MountFs fs(store_, "data/", {.cache_dir = cache});
   auto a = fs.Lookup(kRootIno, "db.bin");
-  auto fh = fs.Open(a->ino, O_RDONLY);
+  auto fh = OpenFh(fs, a->ino, O_RDONLY);
   ASSERT_TRUE(fh.has_value());
   EXPECT_EQ(*fs.Read(*fh, 5000000, 4096), data.substr(5000000, 4096));  // random
   EXPECT_EQ(*fs.Read(*fh, 100, 4096), data.substr(100, 4096));          // random: fill starts
-  for (int i = 0; i < 200 && std::distance(std::filesystem::directory_iterator(cache), {}) < 12;
-       ++i) {
+  auto blocks = [&] {  // complete blocks (a block being written is a ".tmp-" file until renamed)
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(cache)) {
+      n += e.path().filename().string().find(".tmp-") == std::string::npos;
+    }
+    return n;
+  };
+  for (int i = 0; i < 500 && blocks() < 12; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   ASSERT_TRUE(store_->Delete("data/db.bin").ok());  // everything is local now
@@ -187,7 +200,7 @@ TEST_F(MountFsTest, SmallObjectsReadRandomlyAreFetchedWholeOnce) {
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i % 253);
   ASSERT_TRUE(store_->WriteAll("data/index.bin", data).ok());
   auto a = fs_->Lookup(kRootIno, "index.bin");
-  auto fh = fs_->Open(a->ino, O_RDONLY);
+  auto fh = OpenFh(*fs_, a->ino, O_RDONLY);
   EXPECT_EQ(*fs_->Read(*fh, 1500000, 100), data.substr(1500000, 100));  // random
   EXPECT_EQ(*fs_->Read(*fh, 700000, 100), data.substr(700000, 100));    // random: fetched whole
   EXPECT_EQ(fs_->memory_in_use(), data.size());                         // within the budget
@@ -204,6 +217,108 @@ TEST_F(MountFsTest, ReadOnlyMountRefusesWrites) {
   EXPECT_EQ(ro.Create(kRootIno, "n", O_WRONLY).error(), EROFS);
   EXPECT_EQ(ro.Unlink(kRootIno, "a.txt").error(), EROFS);
   EXPECT_EQ(ro.Mkdir(kRootIno, "d").error(), EROFS);
+}
+
+// Versions: an open file is pinned to the ETag it saw; the kernel keeps its page cache only for
+// the version it holds (kernel_cache.h); reads of a replaced object fail with ESTALE.
+TEST_F(MountFsTest, KernelKeepsItsPageCacheOnlyForTheVersionItHolds) {
+  auto a = fs_->Lookup(kRootIno, "a.txt");  // the kernel has version 1's attributes
+  auto r1 = fs_->Open(a->ino, O_RDONLY);
+  ASSERT_TRUE(r1.has_value());
+  EXPECT_FALSE(r1->caching.keep_cache);  // first open: drop whatever the kernel holds
+  EXPECT_FALSE(r1->caching.direct_io);
+  EXPECT_FALSE(r1->caching.invalidate_attr);
+  EXPECT_EQ(*fs_->Read(r1->fh, 0, 100), "hello");
+  EXPECT_FALSE(fs_->Release(r1->fh));
+  auto r2 = fs_->Open(a->ino, O_RDONLY);
+  EXPECT_TRUE(r2->caching.keep_cache);  // unchanged object: the cached pages are its own
+  fs_->Release(r2->fh);
+  ASSERT_TRUE(store_->WriteAll("data/a.txt", "HELLO, version 2").ok());
+  // Inside the metadata TTL the mount still pins version 1 (and the kernel may serve it from
+  // its cache); a read that reaches the store finds the change: ESTALE, never version 2's bytes.
+  auto r3 = fs_->Open(a->ino, O_RDONLY);
+  EXPECT_TRUE(r3->caching.keep_cache);
+  EXPECT_EQ(fs_->Read(r3->fh, 0, 100).error(), ESTALE);
+  fs_->Release(r3->fh);
+  // The failed read expired the attributes: the next open sees version 2, drops the kernel's
+  // pages and its attributes (the size changed).
+  auto r4 = fs_->Open(a->ino, O_RDONLY);
+  EXPECT_FALSE(r4->caching.keep_cache);
+  EXPECT_FALSE(r4->caching.direct_io);
+  EXPECT_TRUE(r4->caching.invalidate_attr);
+  EXPECT_EQ(fs_->GetAttr(a->ino)->size, 16u);
+  EXPECT_EQ(*fs_->Read(r4->fh, 0, 100), "HELLO, version 2");
+  fs_->Release(r4->fh);
+}
+
+TEST_F(MountFsTest, ANewVersionOpenedWhileTheOldIsReadBypassesThePageCache) {
+  MountFs fs(store_, "data/", {.metadata_ttl = std::chrono::seconds(0)});
+  auto a = fs.Lookup(kRootIno, "a.txt");
+  auto old_reader = fs.Open(a->ino, O_RDONLY);
+  EXPECT_EQ(*fs.Read(old_reader->fh, 0, 3), "hel");
+  ASSERT_TRUE(store_->WriteAll("data/a.txt", "v2").ok());
+  auto new_reader = fs.Open(a->ino, O_RDONLY);
+  EXPECT_TRUE(new_reader->caching.direct_io);  // the page cache holds version 1's pages
+  EXPECT_TRUE(new_reader->caching.keep_cache);
+  EXPECT_TRUE(new_reader->caching.invalidate_attr);
+  EXPECT_EQ(*fs.Read(new_reader->fh, 0, 100), "v2");
+  // Version 1's reader is superseded, even for bytes it has in memory already.
+  EXPECT_EQ(fs.Read(old_reader->fh, 0, 3).error(), ESTALE);
+  // While it is open the kernel is told at least its size (no silent early end of file).
+  EXPECT_EQ(fs.GetAttr(a->ino)->size, 5u);
+  EXPECT_FALSE(fs.Release(new_reader->fh));
+  EXPECT_TRUE(fs.Release(old_reader->fh));  // the inflated size must go
+  EXPECT_EQ(fs.GetAttr(a->ino)->size, 2u);
+  auto next = fs.Open(a->ino, O_RDONLY);
+  EXPECT_FALSE(next->caching.direct_io);
+  EXPECT_EQ(*fs.Read(next->fh, 0, 100), "v2");
+  fs.Release(next->fh);
+}
+
+TEST_F(MountFsTest, EveryReadPathOfAReplacedObjectFailsWithEstale) {
+  MountFs fs(
+      store_, "data/",
+      {.metadata_ttl = std::chrono::seconds(0),
+       .prefetch = {.part_size = 64 << 10, .initial_window = 64 << 10, .max_window = 128 << 10}});
+  std::string v1(1 << 20, '1'), v2(1 << 20, '2');
+  ASSERT_TRUE(store_->WriteAll("data/r.bin", v1).ok());
+  auto a = fs.Lookup(kRootIno, "r.bin");
+  auto seq = fs.Open(a->ino, O_RDONLY);  // sequential: read-ahead window
+  auto rnd = fs.Open(a->ino, O_RDONLY);  // random reads, then the whole object once
+  EXPECT_EQ(*fs.Read(seq->fh, 0, 4096), v1.substr(0, 4096));
+  EXPECT_EQ(*fs.Read(rnd->fh, 500000, 10), v1.substr(0, 10));
+  ASSERT_TRUE(store_->WriteAll("data/r.bin", v2).ok());
+  for (uint64_t off = 4096; off < v1.size(); off += 4096) {
+    auto d = fs.Read(seq->fh, off, 4096);
+    if (!d) {
+      EXPECT_EQ(d.error(), ESTALE);
+      break;
+    }
+    EXPECT_EQ(*d, v1.substr(off, 4096)) << off;  // from the window: still version 1
+  }
+  EXPECT_EQ(fs.Read(rnd->fh, 100, 10).error(), ESTALE);
+  fs.Release(seq->fh);
+  fs.Release(rnd->fh);
+  ASSERT_TRUE(store_->Delete("data/r.bin").ok());
+  auto gone = fs.Open(a->ino, O_RDONLY);
+  EXPECT_EQ(gone.error(), ENOENT);
+}
+
+TEST_F(MountFsTest, ReplacingAFileThroughTheMountSupersedesItsReaders) {
+  auto a = fs_->Lookup(kRootIno, "a.txt");
+  auto reader = fs_->Open(a->ino, O_RDONLY);
+  EXPECT_EQ(*fs_->Read(reader->fh, 0, 2), "he");
+  auto writer = fs_->Open(a->ino, O_WRONLY | O_TRUNC);
+  ASSERT_TRUE(writer.has_value());
+  EXPECT_EQ(fs_->Read(reader->fh, 0, 2).error(), ESTALE);  // its pages are the writer's now
+  EXPECT_TRUE(fs_->Write(writer->fh, 0, "new").has_value());
+  EXPECT_TRUE(fs_->Flush(writer->fh).has_value());
+  fs_->Release(writer->fh);
+  fs_->Release(reader->fh);
+  auto again = fs_->Open(a->ino, O_RDONLY);
+  EXPECT_FALSE(again->caching.keep_cache);  // the written pages are dropped, read anew
+  EXPECT_EQ(*fs_->Read(again->fh, 0, 10), "new");
+  fs_->Release(again->fh);
 }
 
 // Random sequences of create/write/close, unlink, mkdir, lookup and read against a reference

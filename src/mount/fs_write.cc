@@ -27,6 +27,7 @@ Fs<std::pair<Attr, uint64_t>> MountFs::Create(Ino parent, const std::string& nam
   Node n = inodes_.Upsert(parent, name, {.mtime = std::chrono::system_clock::now(), .local = true},
                           Clock::time_point::max());
   inodes_.AddLookup(n.attr.ino);
+  kernel_.OnWriteOpen(n.attr.ino);  // the inode number may be an earlier object's
   auto h = std::make_shared<FileHandle>();
   h->ino = n.attr.ino;
   h->key = key;
@@ -122,16 +123,17 @@ Fs<void> MountFs::Fsync(uint64_t fh) {
   return Commit(*h);
 }
 
-void MountFs::Release(uint64_t fh) {
+bool MountFs::Release(uint64_t fh) {
   std::shared_ptr<FileHandle> h;
   {
     std::lock_guard lock(mu_);
     auto it = files_.find(fh);
-    if (it == files_.end()) return;
+    if (it == files_.end()) return false;
     h = it->second;
     files_.erase(it);
   }
   if (h->writer) (void)Commit(*h);  // no flush came (the process died): commit what was written
+  return h->reader && kernel_.OnRelease(h->ino, h->ticket);
 }
 
 Fs<void> MountFs::Unlink(Ino parent, const std::string& name) {

@@ -19,6 +19,7 @@ namespace {
 struct State {
   std::unique_ptr<MountFs> fs;
   FuseOptions options;
+  fuse_session* se = nullptr;
 };
 
 State& S(fuse_req_t req) { return *static_cast<State*>(fuse_req_userdata(req)); }
@@ -58,6 +59,20 @@ fuse_entry_param Entry(fuse_req_t req, const Attr& a) {
   e.attr_timeout = ttl;
   e.entry_timeout = ttl;
   return e;
+}
+
+// The core decided that the kernel's cached attributes of `ino` are another version's: drop
+// them (attributes only: this never waits on pages, so it is safe inside any request).
+void InvalidateAttr(fuse_req_t req, fuse_ino_t ino) {
+  int rc = fuse_lowlevel_notify_inval_inode(S(req).se, ino, -1, 0);
+  if (rc != 0 && rc != -ENOENT) Log(LogLevel::kWarn, "invalidating inode {}: {}", ino, rc);
+}
+
+// The kernel refreshes a file's attributes before every cached read once they are invalid (and
+// drops its pages when size or mtime changed): what kernel_cache.h relies on. libfuse asks for
+// it by default; ask explicitly.
+void OpInit(void*, fuse_conn_info* conn) {
+  if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA) conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
 }
 
 void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
@@ -146,11 +161,17 @@ void OpReleasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
 }
 
 void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  auto h = S(req).fs->Open(ino, fi->flags, Caller(req));
-  if (!h) return (void)fuse_reply_err(req, h.error());
-  fi->fh = *h;
-  fi->keep_cache = 1;  // objects are pinned to their ETag for the life of the open file
-  fuse_reply_open(req, fi);
+  auto r = S(req).fs->Open(ino, fi->flags, Caller(req));
+  if (!r) return (void)fuse_reply_err(req, r.error());
+  if (r->caching.invalidate_attr) InvalidateAttr(req, ino);
+  fi->fh = r->fh;
+  fi->keep_cache = r->caching.keep_cache ? 1 : 0;
+  fi->direct_io = r->caching.direct_io ? 1 : 0;
+  // An interrupted open() never gets a release: end a reader here (a writer is left alone,
+  // as its release would commit an empty object).
+  if (fuse_reply_open(req, fi) == -ENOENT && (fi->flags & O_ACCMODE) == O_RDONLY) {
+    S(req).fs->Release(r->fh);
+  }
 }
 
 void OpRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
@@ -184,8 +205,8 @@ void OpFsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info* fi) {
   fuse_reply_err(req, r ? 0 : r.error());
 }
 
-void OpRelease(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-  S(req).fs->Release(fi->fh);
+void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  if (S(req).fs->Release(fi->fh)) InvalidateAttr(req, ino);
   fuse_reply_err(req, 0);
 }
 
@@ -230,6 +251,7 @@ void OpStatfs(fuse_req_t req, fuse_ino_t) {
 
 int ServeFuse(const FuseOptions& options, const std::function<std::unique_ptr<MountFs>()>& make) {
   fuse_lowlevel_ops ops{};
+  ops.init = OpInit;
   ops.lookup = OpLookup;
   ops.forget = OpForget;
   ops.forget_multi = OpForgetMulti;
@@ -267,6 +289,7 @@ int ServeFuse(const FuseOptions& options, const std::function<std::unique_ptr<Mo
     Log(LogLevel::kError, "cannot start a FUSE session (is /dev/fuse there?)");
     return 1;
   }
+  state.se = se;
   if (fuse_set_signal_handlers(se) != 0 ||
       fuse_session_mount(se, options.mountpoint.c_str()) != 0) {
     Log(LogLevel::kError,

@@ -64,16 +64,16 @@ void InodeTable::AddLookup(Ino ino, uint64_t n) {
   if (auto it = nodes_.find(ino); it != nodes_.end()) it->second.lookups += n;
 }
 
-void InodeTable::Forget(Ino ino, uint64_t n) {
+bool InodeTable::Forget(Ino ino, uint64_t n) {
   std::lock_guard lock(mu_);
   auto it = nodes_.find(ino);
-  if (it == nodes_.end() || ino == kRootIno) return;
+  if (it == nodes_.end() || ino == kRootIno) return false;
   it->second.lookups -= std::min(it->second.lookups, n);
-  if (it->second.lookups > 0) return;
+  if (it->second.lookups > 0) return false;
   // Still reachable by name (a cached entry): keep it; detached ones go.
   auto child = children_.find({it->second.parent, it->second.name});
-  if (child != children_.end() && child->second == ino) return;
-  nodes_.erase(it);
+  if (child == children_.end() || child->second != ino) nodes_.erase(it);
+  return true;
 }
 
 void InodeTable::Remove(Ino parent, const std::string& name) {
@@ -92,6 +92,12 @@ void InodeTable::SetAttr(Ino ino, const Attr& attr, Clock::time_point valid_unti
   it->second.attr = attr;
   it->second.attr.ino = ino;
   it->second.valid_until = valid_until;
+}
+
+void InodeTable::Expire(Ino ino, const std::string& etag) {
+  std::lock_guard lock(mu_);
+  auto it = nodes_.find(ino);
+  if (it != nodes_.end() && it->second.attr.etag == etag) it->second.valid_until = Clock::now();
 }
 
 std::optional<std::string> InodeTable::NextChild(Ino parent, const std::string& name) const {

@@ -51,9 +51,13 @@ class InodeTable final {
   std::optional<Node> Get(Ino ino) const;
   std::optional<Node> Child(Ino parent, const std::string& name) const;
   void AddLookup(Ino ino, uint64_t n = 1);
-  void Forget(Ino ino, uint64_t n);
+  // Returns true when the kernel holds no more references to `ino` (its lookup count is zero).
+  bool Forget(Ino ino, uint64_t n);
   void Remove(Ino parent, const std::string& name);
   void SetAttr(Ino ino, const Attr& attr, Clock::time_point valid_until);
+  // The attributes of `ino` are out of date if they still name version `etag`: the next use
+  // asks the store.
+  void Expire(Ino ino, const std::string& etag);
 
   // Negative entries: `name` under `parent` does not exist until `until`.
   void SetMissing(Ino parent, const std::string& name, Clock::time_point until);
