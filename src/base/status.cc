@@ -64,6 +64,8 @@ bool IsRetryable(const Status& status) {
   }
 }
 
+bool IsThrottled(const Status& status) { return IsRetryable(status) && status.detail().throttled; }
+
 Status InvalidArgument(std::string message) {
   return Status(StatusCode::kInvalidArgument, std::move(message));
 }

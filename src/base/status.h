@@ -5,6 +5,7 @@
 // the thing it acted on. Transport details (HTTP status, S3 error code, request id) ride along
 // as structured fields so callers never parse messages. Secrets are never put in a Status.
 
+#include <chrono>
 #include <cstdint>
 #include <expected>
 #include <string>
@@ -38,6 +39,13 @@ struct ErrorDetail {
   int http_status = 0;      // 0 when no HTTP answer was received
   std::string remote_code;  // e.g. S3 "NoSuchKey", "SlowDown"
   std::string request_id;   // x-amz-request-id
+  // The server asked us to slow down (HTTP 429, 503, S3 SlowDown and the like): retried under
+  // RetryPolicy::throttle_budget rather than max_attempts. Set by the one error mapper per
+  // protocol.
+  bool throttled = false;
+  std::chrono::milliseconds retry_after{0};  // the answer's Retry-After; 0 = none
+  // A data transfer fell below the minimum-progress rule (http::ClientOptions::low_speed_limit).
+  bool stalled = false;
 };
 
 class [[nodiscard]] Status final {
@@ -73,6 +81,9 @@ inline bool operator==(const Status& a, StatusCode c) { return a.code() == c; }
 // True for the transient failures every retry loop in Ferry retries: connection problems,
 // timeouts, 5xx and throttling. Everything else is final.
 bool IsRetryable(const Status& status);
+
+// True for a retryable failure that is the server throttling us (ErrorDetail::throttled).
+bool IsThrottled(const Status& status);
 
 Status InvalidArgument(std::string message);
 Status NotFound(std::string message);

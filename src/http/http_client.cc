@@ -11,7 +11,9 @@
 
 #include "base/log.h"
 #include "base/strings.h"
+#include "base/time_format.h"
 #include "http/curl_error.h"
+#include "http/stall_detector.h"
 
 namespace ferry::http {
 
@@ -35,7 +37,48 @@ struct Transfer {
   Status sink_status;
   bool status_known = false;
   bool deliver = false;  // body goes to the sink
+
+  // The minimum-progress rule, for data transfers only.
+  std::optional<StallDetector> stall;
+  std::chrono::steady_clock::time_point started;
+  std::chrono::steady_clock::duration in_callbacks{0};  // time the caller's sink held us
+  uint64_t moved = 0;                                   // bytes both ways, monotonic
+  uint64_t last_dlnow = 0, last_ulnow = 0;
+  bool stalled = false;
 };
+
+// Measures the time spent in the caller's callbacks: a slow consumer (a full queue, --bwlimit,
+// a slow disk) is not a stalled network.
+class CallbackTimer final {
+ public:
+  explicit CallbackTimer(Transfer* t) : t_(t), start_(std::chrono::steady_clock::now()) {}
+  ~CallbackTimer() { t_->in_callbacks += std::chrono::steady_clock::now() - start_; }
+  CallbackTimer(const CallbackTimer&) = delete;
+  CallbackTimer& operator=(const CallbackTimer&) = delete;
+
+ private:
+  Transfer* t_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+// curl's progress callback (at least once a second, and after each chunk). curl restarts its
+// counters when it follows a redirect, so the bytes moved are summed here.
+int OnProgress(void* user, curl_off_t, curl_off_t dlnow, curl_off_t, curl_off_t ulnow) {
+  auto* t = static_cast<Transfer*>(user);
+  auto advance = [&](uint64_t& last, curl_off_t now) {
+    uint64_t v = now > 0 ? static_cast<uint64_t>(now) : 0;
+    t->moved += v >= last ? v - last : v;
+    last = v;
+  };
+  advance(t->last_dlnow, dlnow);
+  advance(t->last_ulnow, ulnow);
+  auto active = std::chrono::steady_clock::now() - t->started - t->in_callbacks;
+  if (t->stall->Update(std::chrono::duration_cast<std::chrono::milliseconds>(active), t->moved)) {
+    t->stalled = true;
+    return 1;  // aborts with CURLE_ABORTED_BY_CALLBACK
+  }
+  return 0;
+}
 
 // ACKs what the server sent so far at once. Servers that write a response's headers and body
 // separately with Nagle on (Ceph RGW's beast frontend does) hold the body until the client ACKs
@@ -81,11 +124,13 @@ size_t OnBody(char* data, size_t size, size_t n, void* user) {
     t->status_known = true;
     t->deliver = t->sink != nullptr && *t->sink && t->response->ok();
     if (t->deliver && t->on_start != nullptr && *t->on_start) {
+      CallbackTimer timer(t);
       t->sink_status = (*t->on_start)(*t->response);
       if (!t->sink_status.ok()) return 0;
     }
   }
   if (t->deliver) {
+    CallbackTimer timer(t);
     try {
       t->sink_status = (*t->sink)(std::string_view(data, len));
     } catch (...) {
@@ -216,6 +261,13 @@ Result<Response> Client::Send(const Request& request, const BodySink& sink,
   curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
   curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME,
                    static_cast<long>(options_.low_speed_time.count()));
+  if (request.data_transfer && options_.low_speed_limit > 0) {
+    t.stall.emplace(options_.low_speed_limit, options_.low_speed_time);
+    t.started = std::chrono::steady_clock::now();
+    curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, OnProgress);
+    curl_easy_setopt(easy, CURLOPT_XFERINFODATA, &t);
+    curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
+  }
   if (options_.total_timeout.count() > 0) {
     curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.total_timeout.count()));
   }
@@ -273,12 +325,43 @@ Result<Response> Client::Send(const Request& request, const BodySink& sink,
   pool_->Release(easy, sock);
 
   if (!t.sink_status.ok()) return t.sink_status;
+  if (t.stalled) {
+    return Status(StatusCode::kDeadlineExceeded,
+                  "stalled (under " + FormatSpeed(options_.low_speed_limit) + " for " +
+                      std::to_string(options_.low_speed_time.count()) + " s)",
+                  ErrorDetail{.stalled = true});
+  }
   if (rc != CURLE_OK) return CurlError(rc, errbuf);
   // An empty 2xx body never reached OnBody: the caller still gets its headers once.
   if (!t.status_known && response.ok() && sink && on_start) {
     FERRY_RETURN_IF_ERROR(on_start(response));
   }
   return response;
+}
+
+std::optional<std::chrono::milliseconds> RetryAfter(const Response& response,
+                                                    std::chrono::system_clock::time_point now) {
+  auto v = response.Header("retry-after");
+  if (!v) return std::nullopt;
+  std::string_view value = Trim(*v);
+  if (auto secs = ParseUint64(value)) {
+    return std::chrono::milliseconds(std::chrono::seconds(std::min<uint64_t>(*secs, 86400)));
+  }
+  if (auto when = ParseHttpDate(value)) {
+    auto d = std::chrono::duration_cast<std::chrono::milliseconds>(*when - now);
+    return std::max(d, std::chrono::milliseconds(0));
+  }
+  return std::nullopt;
+}
+
+std::string FormatSpeed(uint64_t bytes_per_second) {
+  if (bytes_per_second >= (1u << 20) && bytes_per_second % (1u << 20) == 0) {
+    return std::to_string(bytes_per_second >> 20) + " MiB/s";
+  }
+  if (bytes_per_second >= 1024 && bytes_per_second % 1024 == 0) {
+    return std::to_string(bytes_per_second >> 10) + " KiB/s";
+  }
+  return std::to_string(bytes_per_second) + " B/s";
 }
 
 std::string RangeHeaderValue(uint64_t from, std::optional<uint64_t> end) {

@@ -6,6 +6,12 @@
 // transfers. Errors: a transport failure (refused, reset, timeout, TLS) is a Status from
 // CurlError(); any HTTP answer, 4xx/5xx included, is a Response: interpreting status codes is
 // the caller's job (S3 errors carry XML bodies, plain HTTP does not).
+//
+// Stalls: every request is aborted as a timeout when it moves less than 1 byte/s for
+// low_speed_time (curl's low-speed check). Requests marked `data_transfer` (object bodies up or
+// down) are also held to a minimum average speed over that window (StallDetector), so a server
+// trickling a byte every 0.4 s cannot hold a transfer forever; they fail with kDeadlineExceeded,
+// ErrorDetail::stalled and the message "stalled (under 1 KiB/s for 30 s)".
 
 #include <chrono>
 #include <cstdint>
@@ -32,6 +38,10 @@ struct Request {
   Headers headers;
   std::string_view body;   // request body, not owned; sent with Content-Length
   bool send_body = false;  // PUT/POST with `body` (may be empty)
+  // An object body moves up or down: hold it to ClientOptions::low_speed_limit. Leave it false
+  // where the server may legitimately think for long and answer in a trickle (CopyObject and
+  // CompleteMultipartUpload send keep-alive whitespace while they work).
+  bool data_transfer = false;
 };
 
 struct Response;
@@ -53,8 +63,15 @@ using BodySink = std::function<Status(std::string_view chunk)>;
 
 struct ClientOptions {
   std::chrono::milliseconds connect_timeout{5000};
-  // A transfer slower than 1 byte/s for this long is aborted as a timeout.
+  // Any request slower than 1 byte/s for this long is aborted as a timeout; it is also the
+  // window of low_speed_limit.
   std::chrono::seconds low_speed_time{30};
+  // Minimum average speed, in bytes per second over low_speed_time, of a request marked
+  // data_transfer (both directions counted, time spent in the caller's sink not counted); 0 =
+  // off. 1 KiB/s catches a trickling server (the reported one sent 2.5 bytes/s) yet is a hundred
+  // times below a slow but working 100 KB/s link, and still 6 times below it when 16 transfers
+  // share that link.
+  uint64_t low_speed_limit = 1024;
   // Overall limit per request; 0 = none (large objects).
   std::chrono::milliseconds total_timeout{0};
   std::string ca_bundle;  // PEM bundle path; empty = system default
@@ -90,6 +107,15 @@ std::string RangeHeaderValue(uint64_t from, std::optional<uint64_t> end);
 // A traced request line ("GET /k?a=1&sig=x HTTP/1.1") with the value of every query parameter
 // replaced by [REDACTED], except the S3 API's own (uploadId, partNumber, list-type, ...).
 std::string RedactRequestLine(std::string_view line);
+
+// The delay a 429/503 answer asks for in its Retry-After header (delta-seconds or an HTTP date,
+// relative to `now`); nullopt when absent or malformed.
+std::optional<std::chrono::milliseconds> RetryAfter(
+    const Response& response,
+    std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
+
+// "1 KiB/s", "500 B/s": a speed as the stall messages show it.
+std::string FormatSpeed(uint64_t bytes_per_second);
 
 // Text of a URL safe to show a user: query strings are dropped (they may hold presigned
 // credentials) and userinfo is removed.

@@ -2,6 +2,7 @@
 
 #include "aws/credential_chain.h"
 #include "aws/endpoint.h"
+#include "base/strings.h"
 #include "http/http_client.h"
 #include "storage/local/local_store.h"
 #include "storage/web/http_store.h"
@@ -9,15 +10,59 @@
 namespace ferry::storage {
 
 namespace {
+
 http::ClientOptions S3HttpOptions(const BackendOptions& options) {
   // Like the AWS CLI: AWS_CA_BUNDLE names the PEM bundle for TLS verification.
-  return http::ClientOptions{.ca_bundle = options.env->GetOr("AWS_CA_BUNDLE", ""),
+  return http::ClientOptions{.low_speed_time = options.low_speed_time,
+                             .low_speed_limit = options.low_speed_limit,
+                             .ca_bundle = options.env->GetOr("AWS_CA_BUNDLE", ""),
                              .trace = options.trace_http};
 }
+
+http::ClientOptions WebHttpOptions(const BackendOptions& options) {
+  return http::ClientOptions{.low_speed_time = options.low_speed_time,
+                             .low_speed_limit = options.low_speed_limit,
+                             .follow_redirects = true,
+                             .trace = options.trace_http};
+}
+
+// A whole number of seconds in [min, max] from variable `name`; `out` is kept when unset.
+template <typename Duration>
+Status ReadSeconds(const Environment& env, const char* name, uint64_t min, uint64_t max,
+                   Duration& out) {
+  auto v = env.Get(name);
+  if (!v) return Status();
+  auto n = ParseUint64(*v);
+  if (!n || *n < min || *n > max) {
+    return InvalidArgument(std::string(name) + "='" + *v + "': expected a whole number of seconds" +
+                           " from " + std::to_string(min) + " to " + std::to_string(max));
+  }
+  out = std::chrono::duration_cast<Duration>(std::chrono::seconds(*n));
+  return Status();
+}
+
 }  // namespace
 
-Result<S3StoreOptions> ResolveS3Options(const ParsedUrl& url, const BackendOptions& options,
+Status ApplyEnvironmentOverrides(BackendOptions& options) {
+  const Environment& env = *options.env;
+  if (auto v = env.Get("FERRY_LOW_SPEED_LIMIT")) {
+    auto n = ParseByteSize(*v);
+    if (!n) {
+      return InvalidArgument("FERRY_LOW_SPEED_LIMIT='" + *v +
+                             "': expected bytes per second, e.g. 1024 or 1K (0 turns it off)");
+    }
+    options.low_speed_limit = *n;
+  }
+  FERRY_RETURN_IF_ERROR(ReadSeconds(env, "FERRY_LOW_SPEED_TIME", 1, 3600, options.low_speed_time));
+  FERRY_RETURN_IF_ERROR(
+      ReadSeconds(env, "FERRY_THROTTLE_BUDGET", 0, 86400, options.retry.throttle_budget));
+  return Status();
+}
+
+Result<S3StoreOptions> ResolveS3Options(const ParsedUrl& url, const BackendOptions& given,
                                         std::shared_ptr<http::Client> http) {
+  BackendOptions options = given;
+  FERRY_RETURN_IF_ERROR(ApplyEnvironmentOverrides(options));
   auto get = [&](const char* name) {
     auto it = url.params.find(name);
     return it == url.params.end() ? std::string() : it->second;
@@ -41,20 +86,23 @@ Result<S3StoreOptions> ResolveS3Options(const ParsedUrl& url, const BackendOptio
 }
 
 void RegisterDefaultBackends(StoreRegistry& registry, BackendOptions options) {
+  Status env_status = ApplyEnvironmentOverrides(options);
   auto opts = std::make_shared<BackendOptions>(std::move(options));
   auto s3_http = std::make_shared<http::Client>(S3HttpOptions(*opts));
-  auto web_http = std::make_shared<http::Client>(
-      http::ClientOptions{.follow_redirects = true, .trace = opts->trace_http});
+  auto web_http = std::make_shared<http::Client>(WebHttpOptions(*opts));
 
   registry.Register(Scheme::kLocal, [](const ParsedUrl&) -> Result<std::shared_ptr<Store>> {
     return MakeLocalStore("/");
   });
   registry.Register(
-      Scheme::kS3, [opts, s3_http](const ParsedUrl& url) -> Result<std::shared_ptr<Store>> {
+      Scheme::kS3,
+      [opts, s3_http, env_status](const ParsedUrl& url) -> Result<std::shared_ptr<Store>> {
+        FERRY_RETURN_IF_ERROR(env_status);
         FERRY_ASSIGN_OR_RETURN(S3StoreOptions s3, ResolveS3Options(url, *opts, s3_http));
         return MakeS3Store(std::move(s3));
       });
-  auto web = [opts, web_http](const ParsedUrl& url) -> Result<std::shared_ptr<Store>> {
+  auto web = [opts, web_http, env_status](const ParsedUrl& url) -> Result<std::shared_ptr<Store>> {
+    FERRY_RETURN_IF_ERROR(env_status);
     std::string scheme = url.scheme == Scheme::kHttp ? "http" : "https";
     return MakeHttpStore({.origin = scheme + "://" + url.bucket,
                           .query = url.query,

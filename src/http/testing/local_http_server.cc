@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <sstream>
+#include <thread>
 
 #include "base/strings.h"
 
@@ -90,9 +91,15 @@ void LocalHttpServer::Serve() {
     for (const auto& [k, v] : resp.headers) out += k + ": " + v + "\r\n";
     out += "Content-Length: " + std::to_string(resp.body.size()) + "\r\nConnection: close\r\n\r\n";
     if (req.method != "HEAD") out += resp.body;
+    size_t fast_end = out.size();
+    if (req.method != "HEAD" && resp.trickle_after < resp.body.size()) {
+      fast_end = out.size() - resp.body.size() + resp.trickle_after;
+    }
     size_t off = 0;
-    while (off < out.size()) {
-      ssize_t n = ::send(fd, out.data() + off, out.size() - off, MSG_NOSIGNAL);
+    while (off < out.size() && !stop_) {
+      size_t len = off < fast_end ? fast_end - off : 1;
+      if (off >= fast_end) std::this_thread::sleep_for(resp.trickle_interval);
+      ssize_t n = ::send(fd, out.data() + off, len, MSG_NOSIGNAL);
       if (n <= 0) break;
       off += static_cast<size_t>(n);
     }

@@ -4,6 +4,8 @@
 // production use.
 
 #include <atomic>
+#include <chrono>
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -24,6 +26,10 @@ struct ServerResponse {
   int status = 200;
   std::map<std::string, std::string> headers;
   std::string body;
+  // A trickling server: after this many body bytes, one byte per trickle_interval until the
+  // client goes away (tests of the minimum-progress rule).
+  size_t trickle_after = static_cast<size_t>(-1);
+  std::chrono::milliseconds trickle_interval{100};
 };
 
 class LocalHttpServer final {

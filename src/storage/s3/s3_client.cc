@@ -22,9 +22,23 @@ std::string HostHeader(const aws::S3Endpoint& ep) {
 
 std::string S3Client::UrlFor(std::string_view key) const { return FormatS3Url(opt_.bucket, key); }
 
-void S3Client::CountRetry(const S3Call& call, const Status& why, std::chrono::milliseconds delay) {
+void S3Client::CountRetry(const S3Call& call, const Status& why, std::chrono::milliseconds delay,
+                          std::string_view resume) {
   ++retries_;
   Log(LogLevel::kInfo, "retrying {} in {} ms: {}", call.op, delay.count(), why.message());
+  if (why.detail().stalled) {
+    std::string how(resume);
+    if (how.empty()) how = call.send_body ? "and sending the body again" : "the request";
+    for (const auto& [name, value] : call.query) {
+      if (name == "partNumber") how = "and sending part " + value + " again";
+    }
+    Log(LogLevel::kWarn, "{}; retrying {}", why.message(), how);
+  } else if (IsThrottled(why)) {
+    if (auto line = throttle_reporter_.Note(why, opt_.retry.throttle_budget,
+                                            std::chrono::steady_clock::now())) {
+      Log(LogLevel::kWarn, "{}", *line);
+    }
+  }
 }
 
 Result<http::Response> S3Client::Once(const S3Call& call, const http::BodySink& sink,
@@ -42,7 +56,8 @@ Result<http::Response> S3Client::Once(const S3Call& call, const http::BodySink& 
       .url = ep.scheme + "://" + ep.authority + path + (query.empty() ? "" : "?" + query),
       .headers = call.headers,
       .body = call.body,
-      .send_body = call.send_body};
+      .send_body = call.send_body,
+      .data_transfer = call.data_transfer};
   std::string host = HostHeader(ep);
   req.headers.push_back({"Host", host});
 
@@ -94,6 +109,26 @@ Result<http::Response> S3Client::Call(const S3Call& call) {
   return out;
 }
 
+bool IsThrottlingErrorCode(std::string_view code) {
+  static constexpr std::string_view kCodes[] = {"SlowDown",
+                                                "Throttling",
+                                                "ThrottlingException",
+                                                "ThrottledException",
+                                                "RequestThrottled",
+                                                "RequestThrottledException",
+                                                "TooManyRequestsException",
+                                                "RequestLimitExceeded",
+                                                "BandwidthLimitExceeded",
+                                                "LimitExceededException",
+                                                "ProvisionedThroughputExceededException",
+                                                "PriorRequestNotComplete",
+                                                "EC2ThrottledException"};
+  for (auto c : kCodes) {
+    if (code == c) return true;
+  }
+  return false;
+}
+
 Status S3ErrorToStatus(const S3Call& call, const std::string& url, const http::Response& resp) {
   auto err = aws::ParseS3Error(resp.body);
   ErrorDetail detail{.http_status = static_cast<int>(resp.status)};
@@ -105,10 +140,11 @@ Status S3ErrorToStatus(const S3Call& call, const std::string& url, const http::R
     if (!err->request_id.empty()) detail.request_id = err->request_id;
   }
   detail.remote_code = code;
+  long st = resp.status;
+  bool throttled = st == 429 || st == 503 || IsThrottlingErrorCode(code);
 
   StatusCode sc = StatusCode::kInternal;
   std::string hint;
-  long st = resp.status;
   if (st == 404) {
     sc = StatusCode::kNotFound;
     if (code == "NoSuchBucket")
@@ -133,8 +169,12 @@ Status S3ErrorToStatus(const S3Call& call, const std::string& url, const http::R
     hint = call.method == "PUT" ? "object exists" : "object changed";
   } else if (st == 416) {
     sc = StatusCode::kOutOfRange;
-  } else if (st == 429 || st >= 500 || code == "RequestTimeout" || code == "SlowDown") {
+  } else if (throttled || st >= 500 || code == "RequestTimeout") {
     sc = st == 501 ? StatusCode::kUnimplemented : StatusCode::kUnavailable;
+    if (throttled) {
+      detail.throttled = true;
+      detail.retry_after = http::RetryAfter(resp).value_or(std::chrono::milliseconds(0));
+    }
   } else if (st == 409) {
     sc = StatusCode::kFailedPrecondition;
   } else if (st == 400) {

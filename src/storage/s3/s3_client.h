@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/retry.h"
 #include "http/http_client.h"
 #include "storage/s3/s3_store.h"
 
@@ -22,6 +23,9 @@ struct S3Call {
   std::string_view body;
   bool send_body = false;
   bool sign_body = false;  // hash the body into the signature (small XML bodies)
+  // An object body moves (GetObject, PutObject, UploadPart): held to the HTTP client's
+  // minimum-progress rule (http::Request::data_transfer).
+  bool data_transfer = false;
 };
 
 class S3Client final {
@@ -38,14 +42,24 @@ class S3Client final {
   std::string UrlFor(std::string_view key) const;
   const S3StoreOptions& options() const { return opt_; }
   uint64_t retries() const { return retries_.load(); }
-  void CountRetry(const S3Call& call, const Status& why, std::chrono::milliseconds delay);
+  // Counts and logs one retry: an info line each; a stall also as a warning (`resume` says
+  // where the retry continues, e.g. "from byte 123"); throttling as a few warnings for the
+  // whole store (ThrottleReporter). Thread-safe.
+  void CountRetry(const S3Call& call, const Status& why, std::chrono::milliseconds delay,
+                  std::string_view resume = "");
 
  private:
   S3StoreOptions opt_;
   std::atomic<uint64_t> retries_{0};
+  ThrottleReporter throttle_reporter_;
 };
 
-// Maps an HTTP error answer of an S3 call to a Status.
+// S3 error codes that mean "slow down" (the AWS SDKs' throttling list; S3 itself answers 503
+// SlowDown, other S3-compatible servers and AWS services use the rest).
+bool IsThrottlingErrorCode(std::string_view code);
+
+// Maps an HTTP error answer of an S3 call to a Status. Throttling (HTTP 429, 503, a throttling
+// code) is kUnavailable with ErrorDetail::throttled and the answer's Retry-After.
 Status S3ErrorToStatus(const S3Call& call, const std::string& url, const http::Response& resp);
 
 }  // namespace ferry::storage::s3

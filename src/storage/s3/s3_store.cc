@@ -130,7 +130,7 @@ Status S3Store::Read(std::string_view key, const ReadOptions& options, const Byt
   Status result = RunWithRetry(
       client_->options().retry,
       [&]() -> Status {
-        S3Call call{.op = "GetObject", .key = std::string(key)};
+        S3Call call{.op = "GetObject", .key = std::string(key), .data_transfer = true};
         uint64_t from = start + delivered;
         if (from > 0 || length) {
           std::optional<uint64_t> end;
@@ -178,7 +178,8 @@ Status S3Store::Read(std::string_view key, const ReadOptions& options, const Byt
         return Status();
       },
       RetryHooks{.on_retry = [&](int, const Status& why, std::chrono::milliseconds d) {
-        client_->CountRetry({.op = "GetObject"}, why, d);
+        client_->CountRetry({.op = "GetObject"}, why, d,
+                            "from byte " + std::to_string(start + delivered));
       }});
   return result;
 }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include "http/http_client.h"
 #include "http/testing/local_http_server.h"
 
@@ -58,6 +60,65 @@ TEST(HttpStoreTest, IsReadOnly) {
   EXPECT_EQ(store->WriteAll("x", "y").status().code(), StatusCode::kUnimplemented);
   EXPECT_EQ(store->Delete("x").code(), StatusCode::kUnimplemented);
   EXPECT_NE(store->List({}).status().message().find("read-only"), std::string::npos);
+}
+
+TEST(HttpStoreTest, StalledReadResumesFromTheFirstUndeliveredByte) {
+  std::atomic<int> gets{0};
+  LocalHttpServer server([&](const ServerRequest& r) {
+    ServerResponse resp = Serve(r, true);
+    if (r.method == "GET" && gets++ == 0) {  // the first answer trickles after 5 bytes
+      resp.trickle_after = 5;
+      resp.trickle_interval = std::chrono::milliseconds(200);
+    }
+    return resp;
+  });
+  auto store = MakeHttpStore({.origin = server.base_url(),
+                              .http = std::make_shared<http::Client>(
+                                  http::ClientOptions{.low_speed_time = std::chrono::seconds(1)}),
+                              .retry = RetryPolicy{.base_delay = std::chrono::milliseconds(1)}});
+  auto got = store->ReadAll("files/data.bin?v=1");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(*got, kBody);
+  auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  const std::string& range = requests[1].headers["range"];
+  ASSERT_EQ(range.rfind("bytes=", 0), 0u) << range;
+  EXPECT_GE(std::stoul(range.substr(6)), 5u) << range;  // not from the start
+  EXPECT_LT(std::stoul(range.substr(6)), kBody.size()) << range;
+}
+
+TEST(HttpStoreTest, ThrottlingIsRetriedBeyondMaxAttempts) {
+  std::atomic<int> calls{0};
+  LocalHttpServer server([&](const ServerRequest& r) {
+    if (calls++ < 4) return ServerResponse{429, {{"Retry-After", "0"}}, ""};
+    return Serve(r, true);
+  });
+  auto store =
+      MakeHttpStore({.origin = server.base_url(),
+                     .http = std::make_shared<http::Client>(),
+                     .retry = RetryPolicy{.max_attempts = 2,
+                                          .base_delay = std::chrono::milliseconds(1),
+                                          .throttle_max_delay = std::chrono::milliseconds(5)}});
+  auto got = store->ReadAll("files/data.bin?v=1");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(*got, kBody);
+  EXPECT_EQ(calls.load(), 5);
+}
+
+TEST(HttpStoreTest, ServerErrorsStillGiveUpAfterMaxAttempts) {
+  std::atomic<int> calls{0};
+  LocalHttpServer server([&](const ServerRequest&) {
+    ++calls;
+    return ServerResponse{500, {}, ""};
+  });
+  auto store = MakeHttpStore(
+      {.origin = server.base_url(),
+       .http = std::make_shared<http::Client>(),
+       .retry = RetryPolicy{.max_attempts = 2, .base_delay = std::chrono::milliseconds(1)}});
+  auto got = store->ReadAll("files/data.bin?v=1");
+  EXPECT_EQ(got.status().code(), StatusCode::kUnavailable);
+  EXPECT_FALSE(IsThrottled(got.status()));
+  EXPECT_EQ(calls.load(), 2);
 }
 
 }  // namespace
