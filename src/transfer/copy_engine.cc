@@ -173,6 +173,8 @@ CopyResult RunCopy(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
           if (ctx.report.errors.size() < 20 && r.status().code() != StatusCode::kCancelled) {
             ctx.report.errors.push_back(r.status().message());
           }
+        } else if (*r == Outcome::kLeftOut) {
+          // Recorded with its reason in report.left_out by CopyItem; neither copied nor failed.
         } else if (*r == Outcome::kSkipped) {
           ++counters.files_skipped;
           ++ctx.report.files_skipped;
@@ -182,7 +184,7 @@ CopyResult RunCopy(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
           ++ctx.report.files_copied;
           ctx.report.bytes_copied += item.src.size;
         }
-        if (r.ok() && options.report_in_sync) {
+        if (r.ok() && *r != Outcome::kLeftOut && options.report_in_sync) {
           ctx.report.in_sync.push_back(item.src);
           ctx.report.in_sync.back().key = item.src_key;
         }
