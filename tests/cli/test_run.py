@@ -3,6 +3,7 @@ ferry exits with the command's status."""
 import json
 import os
 import pathlib
+import shutil
 import signal
 import subprocess
 import time
@@ -412,3 +413,144 @@ def test_on_demand_sync_skips_a_changing_file_and_the_next_sync_takes_it(ferry, 
     assert [f["path"] for f in final["files"]] == ["ckpt.pt", "ext.log"]
     assert [f["size"] for f in final["files"]][1] == (out / "ext.log").stat().st_size
 
+
+# --- kill -9 matrix: ferry SIGKILLed at a random moment of a run's syncs ------------------------
+
+# The training command: checkpoints of 1-4 MiB written to NAME.tmp then renamed (what torch.save
+# users do), a unique ckpt-<step>.pt and a rewritten last.pt per step, a 34 MiB big.pt (multipart)
+# at step 2 when asked, SIGUSR1 to ferry every third step. Every version's bytes follow from its
+# header "NAME vSTEP SIZE\n", so any object can be checked against what was written. Bounded: 20 s.
+KILL9_WRITER = r"""
+import os, random, signal, sys, time
+out, pid_file, seed, big = os.environ["FERRY_OUTPUT"], sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
+ferry_pid = os.getppid()
+open(pid_file + ".tmp", "w").write(str(os.getpid()))
+os.rename(pid_file + ".tmp", pid_file)
+rng = random.Random(seed)
+
+def content(name, step, size):
+    header = b"%s v%d %d\n" % (name.encode(), step, size)
+    return header + random.Random(f"{name}:{step}").randbytes(size - len(header))
+
+deadline, step = time.monotonic() + 20, 0
+while time.monotonic() < deadline and step < 500:
+    step += 1
+    names = [(f"ckpt-{step}.pt", rng.randrange(1 << 20, 4 << 20)), ("last.pt", rng.randrange(1 << 20, 4 << 20))]
+    if big and step == 2:
+        names.append(("big.pt", 34 << 20))
+    for name, size in names:
+        tmp = os.path.join(out, name + ".tmp")
+        with open(tmp, "wb") as f:
+            f.write(content(name, step, size))
+        os.rename(tmp, os.path.join(out, name))
+    if step % 3 == 0 and os.getppid() == ferry_pid:
+        os.kill(ferry_pid, signal.SIGUSR1)
+    time.sleep(rng.uniform(0.05, 0.3))
+"""
+
+
+def expected_content(name, step, size):
+    import random
+    header = b"%s v%d %d\n" % (name.encode(), step, size)
+    return header + random.Random(f"{name}:{step}").randbytes(size - len(header))
+
+
+def kill9_trial(ferry, s3, bucket, root, tmp_path, trial, stats):
+    try:
+        kill9_check(ferry, s3, bucket, root, tmp_path, trial, stats)
+    finally:  # 50 trials write ~1.5 GB: keep neither the RGW (RAM) nor /tmp filling up
+        key_prefix = f"{root}t{trial}/".split("/", 3)[3]
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=key_prefix):
+            keys = [{"Key": o["Key"]} for o in page.get("Contents", [])]
+            if keys:
+                s3.delete_objects(Bucket=bucket, Delete={"Objects": keys})
+        shutil.rmtree(tmp_path / f"t{trial}", ignore_errors=True)
+
+
+def kill9_check(ferry, s3, bucket, root, tmp_path, trial, stats):
+    import random
+    rng = random.Random(trial)
+    work = tmp_path / f"t{trial}"
+    work.mkdir()
+    (work / "writer.py").write_text(KILL9_WRITER)
+    pid_file = work / "writer.pid"
+    dst = f"{root}t{trial}/"
+    key_prefix = dst.split("/", 3)[3]
+    big = trial % 2
+    env = base_env(ferry.rgw, FERRY_STATE_DIR=str(work / "state"))
+    with open(work / "ferry.log", "wb") as log:
+        proc = subprocess.Popen([ferry.binary, "run", "--out", f"{work / 'out'}={dst}", "--interval", "1",
+                                 "--", "/usr/bin/python3", str(work / "writer.py"), str(pid_file), str(trial),
+                                 str(big)], env=env, stderr=log, start_new_session=True)
+        for _ in range(600):
+            if pid_file.exists() or proc.poll() is not None:
+                break
+            time.sleep(0.01)
+        assert pid_file.exists(), (work / "ferry.log").read_text()
+        time.sleep(rng.uniform(0.0, 3.0))
+        proc.kill()
+        proc.wait()
+    writer = int(pid_file.read_text())
+    time.sleep(0.5)
+    stats["orphan_alive_after_kill"] += alive(writer)
+    if alive(writer):
+        os.kill(writer, signal.SIGKILL)
+
+    objects = {}
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=key_prefix):
+        for o in page.get("Contents", []):
+            objects[o["Key"][len(key_prefix):]] = o
+    for rel, o in objects.items():
+        if rel.startswith("_ferry/"):
+            continue
+        data = s3.get_object(Bucket=bucket, Key=o["Key"])["Body"].read()
+        head = data.split(b"\n", 1)[0].split(b" ")
+        stats["objects"] += 1
+        complete = (len(head) == 3 and head[1].startswith(b"v") and
+                    data == expected_content(head[0].decode(), int(head[1][1:]), int(head[2])))
+        if rel.endswith(".tmp"):
+            stats["tmp_objects"] += 1
+            stats["tmp_objects_incomplete"] += not (complete and head[0].decode() + ".tmp" == rel)
+            continue
+        assert complete and head[0].decode() == rel, f"trial {trial}: '{rel}' is not a version the command wrote"
+    uploads = s3.list_multipart_uploads(Bucket=bucket, Prefix=key_prefix).get("Uploads", [])
+    stats["incomplete_multipart"] += len(uploads)
+    for u in uploads:  # left by design (resumable); cleaned here
+        s3.abort_multipart_upload(Bucket=bucket, Key=u["Key"], UploadId=u["UploadId"])
+    state = work / "state"
+    stats["journals_left"] += sum(1 for f in state.rglob("*") if f.is_file()) if state.exists() else 0
+    if "_ferry/manifest.json" not in objects:
+        stats["no_manifest"] += 1
+        return
+    stats["manifests"] += 1
+    m = json.loads(s3.get_object(Bucket=bucket, Key=key_prefix + "_ferry/manifest.json")["Body"].read())
+    assert not m["final"] and m["state"] == "running"
+    stats["manifest_skipped"] += len(m["skipped"])
+    listed = {f["path"] for f in m["files"]}
+    newer = [rel for rel in objects if not rel.startswith("_ferry/") and rel not in listed]
+    stats["objects_newer_than_manifest"] += len(newer)  # uploaded by the sync the kill interrupted
+    for f in m["files"]:
+        o = objects.get(f["path"])
+        assert o is not None, f"trial {trial}: manifest lists missing '{f['path']}'"
+        if o["Size"] == f["size"] and o["ETag"].strip('"') == f["etag"].strip('"'):
+            continue
+        # Only a name the command rewrites can have been replaced by a later, interrupted sync.
+        assert f["path"] in ("last.pt", "last.pt.tmp"), f"trial {trial}: manifest entry {f} != {o}"
+        stats["manifest_stale_rewritten"] += 1
+
+
+@pytest.mark.parametrize("trials", [
+    3,
+    pytest.param(50, marks=[pytest.mark.slow, pytest.mark.skipif(
+        not os.environ.get("FERRY_SLOW"), reason="slow: set FERRY_SLOW=1 (ctest -L slow)")]),
+])
+def test_kill9_during_run_sync(ferry, s3, bucket, prefix, tmp_path, trials):
+    import collections
+    stats = collections.Counter()
+    for trial in range(trials):
+        kill9_trial(ferry, s3, bucket, prefix, tmp_path, trial, stats)
+    stats["trials"] = trials
+    print(f"\nkill9 run sync: {json.dumps(dict(sorted(stats.items())))}")
+    report = os.environ.get("FERRY_KILL9_REPORT")
+    if report:
+        pathlib.Path(report).write_text(json.dumps(dict(stats), indent=1))
