@@ -43,7 +43,8 @@ struct CopyOptions {
 // A source object left out by CopyOptions::leave_out_unstable_sources.
 struct LeftOutObject {
   std::string key;     // source key
-  std::string reason;  // "changed while being copied (...)", "vanished ...", "cannot be read: ..."
+  std::string reason;  // "changed while being copied", "vanished while being copied",
+                       // "cannot be read: <error>"
 };
 
 struct CopyReport {
