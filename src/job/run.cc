@@ -13,6 +13,7 @@
 #include "base/redact.h"
 #include "base/strings.h"
 #include "job/preflight.h"
+#include "job/process_tree.h"
 #include "job/sync.h"
 #include "transfer/copy_engine.h"
 
@@ -31,21 +32,79 @@ std::string Today() {
   return buf;
 }
 
-// Syncs every output; returns the first failure (all outputs are tried).
-Status SyncAll(storage::StoreRegistry& registry, const std::vector<Output>& outputs, SyncKind kind,
-               const RunIdentity& id, const RunOptions& options, const ChildState& child) {
-  Status first;
-  for (const auto& o : outputs) {
-    Status s = SyncOutput(registry, o, kind, id, options, child);
-    if (!s.ok()) {
-      s = s.WithContext("sync of '" + o.dir + "' to '" + o.url + "'");
-      Log(LogLevel::kError, "{}", s.message());
-      if (first.ok()) first = s;
-    } else {
-      Log(LogLevel::kInfo, "synced '{}' to '{}'", o.dir, o.url);
-    }
+// One sync of every output.
+struct SyncRound {
+  Status status;              // the first output whose sync failed (all outputs are tried)
+  size_t skipped = 0;         // files left out by the syncs that succeeded
+  std::string first_skipped;  // "'DIR/PATH' (REASON)"
+
+  // The round as one status: failed, or OK but with files left out (named), or OK.
+  Status AsStatus() const {
+    if (!status.ok() || skipped == 0) return status;
+    return Status(StatusCode::kFailedPrecondition,
+                  std::to_string(skipped) +
+                      " file(s) changed, vanished or could not be read while being uploaded and "
+                      "were left out (listed as skipped in the manifest); first: " +
+                      first_skipped);
   }
-  return first;
+};
+
+SyncRound SyncAll(storage::StoreRegistry& registry, const std::vector<Output>& outputs,
+                  SyncKind kind, const RunIdentity& id, const RunOptions& options,
+                  const ChildState& child) {
+  SyncRound round;
+  for (const auto& o : outputs) {
+    auto skipped = SyncOutput(registry, o, kind, id, options, child);
+    if (!skipped.ok()) {
+      Status s = skipped.status().WithContext("sync of '" + o.dir + "' to '" + o.url + "'");
+      Log(LogLevel::kError, "{}", s.message());
+      if (round.status.ok()) round.status = s;
+      continue;
+    }
+    if (!skipped->empty() && round.skipped == 0) {
+      round.first_skipped =
+          "'" + o.dir + "/" + skipped->front().path + "' (" + skipped->front().reason + ")";
+    }
+    round.skipped += skipped->size();
+    Log(LogLevel::kInfo, "synced '{}' to '{}'{}", o.dir, o.url,
+        skipped->empty() ? "" : fmt::format(", {} file(s) left out", skipped->size()));
+  }
+  return round;
+}
+
+// SIGTERM to the processes below ferry that left the command's process group (setsid,
+// daemons): the group itself gets its SIGTERM from the caller.
+void TerminateEscaped(pid_t group, bool tracked) {
+  if (!tracked) return;
+  for (const auto& e : Descendants(::getpid(), ReadProcTable())) {
+    if (e.pgid != group) ::kill(e.pid, SIGTERM);
+  }
+}
+
+// After the command ended: stops what it left running (see process_tree.h) and says so.
+void StopWhatTheCommandLeft(Clock::time_point kill_at, bool tracked) {
+  if (!tracked) return;
+  LeftoverReport left = StopLeftovers(kill_at);
+  if (left.found.empty()) return;
+  std::string pids;
+  for (size_t i = 0; i < left.found.size() && i < 10; ++i) {
+    pids += (i ? " " : "") + std::to_string(left.found[i]);
+  }
+  if (left.found.size() > 10) pids += " ...";
+  Log(LogLevel::kWarn,
+      "stopped {} process(es) the command left running (escaped or background; pid {}): {} "
+      "ended on SIGTERM, {} needed SIGKILL{}",
+      left.found.size(), pids, left.found.size() - static_cast<size_t>(left.killed), left.killed,
+      left.started_meanwhile == 0
+          ? ""
+          : fmt::format(" ({} more that they started meanwhile were stopped too)",
+                        left.started_meanwhile));
+  if (!left.alive.empty()) {
+    Log(LogLevel::kError,
+        "{} process(es) still alive after SIGKILL (uninterruptible?); the final "
+        "stage-out runs anyway",
+        left.alive.size());
+  }
 }
 
 // Answers a trigger-file request: removed when its sync succeeded; renamed to <file>.failed
@@ -213,6 +272,19 @@ int RunJob(const RunOptions& run_options, storage::StoreRegistry& registry, cons
         r.report.files_skipped);
   }
 
+  // Before the fork: whatever the command starts stays below ferry, even after setsid or a
+  // daemon's double fork, so it can be stopped when the command ends.
+  bool tracked = BecomeSubreaper();
+  if (!tracked) {
+    Log(LogLevel::kWarn,
+        "cannot become a child subreaper ({}): processes the command leaves running will not be "
+        "stopped when it ends",
+        std::strerror(errno));
+  } else if (!(tracked = ProcShowsThisProcess())) {
+    Log(LogLevel::kWarn,
+        "/proc is not this process's pid namespace: processes the command leaves running will "
+        "not be stopped when it ends");
+  }
   ChildState child;
   child.pid = StartChild(options, outputs, id, old_mask);
   if (child.pid < 0) {
@@ -224,7 +296,7 @@ int RunJob(const RunOptions& run_options, storage::StoreRegistry& registry, cons
   Log(LogLevel::kInfo, "run {} started pid {}", id.job, child.pid);
 
   auto next_sync = Clock::now() + options.interval;
-  std::optional<Clock::time_point> kill_at;
+  std::optional<Clock::time_point> kill_at, term_sent_at;
   while (child.running) {
     // The trigger file is polled twice a second; signals and the child's exit wake us at once.
     auto wake = std::min(next_sync, Clock::now() + std::chrono::milliseconds(500));
@@ -235,8 +307,11 @@ int RunJob(const RunOptions& run_options, storage::StoreRegistry& registry, cons
     timespec ts{static_cast<time_t>(wait.count() / 1000),
                 static_cast<long>(wait.count() % 1000) * 1000000};
     int sig = ::sigtimedwait(&mask, nullptr, &ts);
-    int status = 0;
-    if (::waitpid(child.pid, &status, WNOHANG) == child.pid) {
+    // Reaps the command and any orphan re-parented to ferry (the subreaper) that has exited.
+    std::optional<int> exited;
+    ReapExitedChildren(child.pid, &exited);
+    if (exited) {
+      int status = *exited;
       child.running = false;
       if (WIFEXITED(status)) {
         child.exit_code = WEXITSTATUS(status);
@@ -251,7 +326,9 @@ int RunJob(const RunOptions& run_options, storage::StoreRegistry& registry, cons
       Log(LogLevel::kWarn, "received signal {}: forwarding SIGTERM to the command, {} s grace", sig,
           options.grace.count());
       ::kill(-child.pid, SIGTERM);
+      TerminateEscaped(child.pid, tracked);
       if (!kill_at) kill_at = Clock::now() + options.grace;
+      if (!term_sent_at) term_sent_at = Clock::now();
     } else if (kill_at && Clock::now() >= *kill_at) {
       Log(LogLevel::kWarn, "grace period over: SIGKILL to the command");
       ::kill(-child.pid, SIGKILL);
@@ -261,19 +338,33 @@ int RunJob(const RunOptions& run_options, storage::StoreRegistry& registry, cons
     if (sig == SIGUSR1 || triggered || Clock::now() >= next_sync) {
       if (triggered) ::unlink((options.trigger_file + ".failed").c_str());
       SyncKind kind = sig == SIGUSR1 || triggered ? SyncKind::kOnDemand : SyncKind::kPeriodic;
-      Status synced = SyncAll(registry, outputs, kind, id, options, child);
+      SyncRound round = SyncAll(registry, outputs, kind, id, options, child);
       next_sync = Clock::now() + options.interval;
-      if (triggered) AnswerTrigger(options.trigger_file, synced);
+      // A request whose files were left out is not answered as done: the command's checkpoint
+      // is not (all) at the destination.
+      if (triggered) AnswerTrigger(options.trigger_file, round.AsStatus());
     }
   }
   Log(LogLevel::kInfo, "command {}; final stage-out", child.how);
-  Status synced = SyncAll(registry, outputs, SyncKind::kFinal, id, options, child);
+  // Nothing the command started may keep writing into the outputs while they are staged out:
+  // the grace period runs from ferry's SIGTERM when there was one, else from now.
+  StopWhatTheCommandLeft(
+      term_sent_at ? *term_sent_at + options.grace : Clock::now() + options.grace, tracked);
+  SyncRound final_round = SyncAll(registry, outputs, SyncKind::kFinal, id, options, child);
   if (::access(options.trigger_file.c_str(), F_OK) == 0)
-    AnswerTrigger(options.trigger_file, synced);
+    AnswerTrigger(options.trigger_file, final_round.AsStatus());
   ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-  if (child.exit_code == 0 && !synced.ok()) {
+  if (child.exit_code == 0 && !final_round.status.ok()) {
     // A success whose results did not reach their destination is not a success.
     Log(LogLevel::kError, "the command succeeded but the final stage-out failed");
+    return 1;
+  }
+  if (child.exit_code == 0 && final_round.skipped > 0) {
+    Log(LogLevel::kError,
+        "the command succeeded but {} file(s) could not be uploaded consistently by the final "
+        "stage-out (they changed, vanished or could not be read; the manifest lists them as "
+        "skipped); first: {}",
+        final_round.skipped, final_round.first_skipped);
     return 1;
   }
   return child.exit_code < 0 ? 1 : child.exit_code;

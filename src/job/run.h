@@ -6,11 +6,16 @@
 // environment, sync every output directory to its destination every `interval` (files still
 // being written are left for the next round) and on SIGUSR1, then a final sync after the command
 // ends: normal exit, non-zero exit, killed by a signal, or ferry itself receiving SIGTERM/SIGINT,
-// which it forwards to the command, waiting `grace` before SIGKILL. After every sync a manifest
+// which it forwards to the command, waiting `grace` before SIGKILL. ferry is a child subreaper,
+// so processes the command leaves running (setsid, daemons, background jobs) stay below it; they
+// get SIGTERM when the command ends and SIGKILL after `grace`, before the final sync (see
+// process_tree.h). Files that change while being uploaded are skipped and listed in the
+// manifest; the next sync retries them (sync.h). After every sync a manifest
 // (`_ferry/manifest.json`: files, sizes, ETags, run id, host, command, exit status when known) is
 // written last at each destination, so a reader can tell a complete checkpoint set from a partial
 // one, and a `latest` pointer names the newest complete set. ferry exits with the command's status
-// (128+signal when it was killed by a signal).
+// (128+signal when it was killed by a signal), or 1 when the command exited 0 but the final
+// stage-out failed or skipped files.
 
 #include <chrono>
 #include <string>

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -50,8 +51,25 @@ void DeleteUploaded(storage::OpenedUrl& src, const Output& out, const RunOptions
   }
 }
 
+// Logs what a sync left out, at most a few lines.
+void LogSkipped(const Output& out, SyncKind kind, const std::vector<SkippedFile>& skipped) {
+  constexpr size_t kShown = 5;
+  for (size_t i = 0; i < skipped.size() && i < kShown; ++i) {
+    Log(LogLevel::kWarn, "'{}/{}' {}: {}", out.dir, skipped[i].path, skipped[i].reason,
+        kind == SyncKind::kFinal ? "not uploaded by the final stage-out"
+                                 : "left for the next sync");
+  }
+  if (skipped.size() > kShown) {
+    Log(LogLevel::kWarn, "... and {} more file(s) of '{}' left out", skipped.size() - kShown,
+        out.dir);
+  }
+}
+
 nlohmann::json Manifest(const RunIdentity& id, const RunOptions& options, const ChildState& child,
-                        bool final_sync, nlohmann::json files) {
+                        bool final_sync, nlohmann::json files,
+                        const std::vector<SkippedFile>& skipped) {
+  nlohmann::json skipped_json = nlohmann::json::array();
+  for (const auto& f : skipped) skipped_json.push_back({{"path", f.path}, {"reason", f.reason}});
   std::string command;
   for (const auto& a : options.command) command += (command.empty() ? "" : " ") + a;
   nlohmann::json m = {{"run_id", id.job},
@@ -63,6 +81,7 @@ nlohmann::json Manifest(const RunIdentity& id, const RunOptions& options, const 
                       {"written_at", Now()},
                       {"final", final_sync},
                       {"files", std::move(files)},
+                      {"skipped", std::move(skipped_json)},
                       {"state", child.running ? "running" : "finished"}};
   if (!child.running && child.exit_code >= 0) {
     m["exit_code"] = child.exit_code;
@@ -83,13 +102,15 @@ Result<std::string> LatestPointerKey(const std::string& tmpl, const std::string&
   return root + (rank == "0" ? "_ferry/latest.json" : "_ferry/latest-rank" + rank + ".json");
 }
 
-Status SyncOutput(storage::StoreRegistry& registry, const Output& out, SyncKind kind,
-                  const RunIdentity& id, const RunOptions& options, const ChildState& child) {
+Result<std::vector<SkippedFile>> SyncOutput(storage::StoreRegistry& registry, const Output& out,
+                                            SyncKind kind, const RunIdentity& id,
+                                            const RunOptions& options, const ChildState& child) {
   const bool final_sync = kind == SyncKind::kFinal;
   FERRY_ASSIGN_OR_RETURN(auto src, registry.Open(out.dir + "/"));
   FERRY_ASSIGN_OR_RETURN(auto dst, registry.Open(storage::DirectoryPrefix(out.url)));
   transfer::CopyOptions copy{.recursive = true,
-                             .report_in_sync = !options.delete_after_upload.empty()};
+                             .report_in_sync = !options.delete_after_upload.empty(),
+                             .leave_out_unstable_sources = true};
   if (kind == SyncKind::kPeriodic) copy.min_age = std::chrono::seconds(2);
   // A trigger file inside an output directory is a request, not an output.
   std::filesystem::path trigger = options.trigger_file;
@@ -98,7 +119,18 @@ Status SyncOutput(storage::StoreRegistry& registry, const Output& out, SyncKind 
   }
   transfer::ProgressCounters counters;
   auto result = transfer::RunCopy(src, dst, copy, counters);
-  if (!result.status.ok() && result.status.code() != StatusCode::kNotFound) return result.status;
+  // NotFound with nothing planned: an empty output directory, still worth a manifest.
+  if (!result.status.ok() &&
+      (result.status.code() != StatusCode::kNotFound || result.report.files_total > 0)) {
+    return result.status;
+  }
+  std::vector<SkippedFile> skipped;
+  for (const auto& o : result.report.unstable) {
+    skipped.push_back({o.key.substr(std::min(o.key.size(), src.key.size())), o.reason});
+  }
+  std::sort(skipped.begin(), skipped.end(),
+            [](const SkippedFile& a, const SkippedFile& b) { return a.path < b.path; });
+  LogSkipped(out, kind, skipped);
 
   nlohmann::json files = nlohmann::json::array();
   FERRY_RETURN_IF_ERROR(dst.store->ListAll({.prefix = dst.key}, [&](const storage::ListPage& page) {
@@ -112,7 +144,16 @@ Status SyncOutput(storage::StoreRegistry& registry, const Output& out, SyncKind 
     }
     return Status();
   }));
-  nlohmann::json manifest = Manifest(id, options, child, final_sync, std::move(files));
+  nlohmann::json manifest = Manifest(id, options, child, final_sync, std::move(files), skipped);
+  // Entries the listing left out by rule (links out of the output directory, loops, special
+  // files): recorded, never uploaded, not a failure.
+  nlohmann::json left_out = nlohmann::json::array();
+  for (const auto& e : result.report.left_out) {
+    left_out.push_back({{"path", e.key.substr(std::min(e.key.size(), src.key.size()))},
+                        {"reason", storage::SkipKindName(e.kind)},
+                        {"target", e.detail}});
+  }
+  manifest["left_out"] = std::move(left_out);
   // Written last: its presence and contents say which files form a complete set.
   FERRY_RETURN_IF_ERROR(
       dst.store->WriteAll(dst.key + "_ferry/manifest.json", manifest.dump(2) + "\n").status());
@@ -132,7 +173,7 @@ Status SyncOutput(storage::StoreRegistry& registry, const Output& out, SyncKind 
 
   if (!options.delete_after_upload.empty())
     DeleteUploaded(src, out, options, result.report.in_sync);
-  return Status();
+  return skipped;
 }
 
 }  // namespace ferry::job

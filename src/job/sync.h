@@ -4,8 +4,14 @@
 // `latest` pointer at it, then (with --delete-after-upload) remove local files whose upload is
 // verified. Each step starts only when the one before it succeeded, so a reader that trusts the
 // manifest and the pointer never sees a partial checkpoint set.
+//
+// A file that changes, vanishes or cannot be read while it is being uploaded does not fail the
+// sync: the copy engine leaves it out (the destination keeps what it had, nothing torn is
+// committed), the manifest lists it under "skipped" with the reason, and the next sync tries it
+// again. Every other file is uploaded.
 
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "job/run.h"
@@ -36,7 +42,17 @@ Result<std::string> LatestPointerKey(const std::string& tmpl, const std::string&
 // open); on-demand syncs (SIGUSR1, the trigger file) and the final one take everything.
 enum class SyncKind { kPeriodic, kOnDemand, kFinal };
 
-Status SyncOutput(storage::StoreRegistry& registry, const Output& out, SyncKind kind,
-                  const RunIdentity& id, const RunOptions& options, const ChildState& child);
+// A file a sync left out, as listed under "skipped" in the manifest.
+struct SkippedFile {
+  std::string path;    // relative to the output directory
+  std::string reason;  // "changed while being copied", "vanished ...", "cannot be read: ..."
+};
+
+// Syncs one output. Returns the files it left out (sorted by path; the manifest was written);
+// an error when the sync as a whole failed (listing, an upload the destination refused, the
+// manifest): then no manifest was written.
+Result<std::vector<SkippedFile>> SyncOutput(storage::StoreRegistry& registry, const Output& out,
+                                            SyncKind kind, const RunIdentity& id,
+                                            const RunOptions& options, const ChildState& child);
 
 }  // namespace ferry::job

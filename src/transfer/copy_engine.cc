@@ -203,6 +203,8 @@ void Finish(RunContext& ctx, const Item& item, const Result<Outcome>& r, Status&
     if (ctx.report.errors.size() < 20 && r.status().code() != StatusCode::kCancelled) {
       ctx.report.errors.push_back(r.status().message());
     }
+  } else if (*r == Outcome::kLeftOut) {
+    // Recorded with its reason in report.unstable by CopyItem; neither copied nor failed.
   } else if (*r == Outcome::kSkipped) {
     ++ctx.counters.files_skipped;
     ++ctx.report.files_skipped;
@@ -212,7 +214,7 @@ void Finish(RunContext& ctx, const Item& item, const Result<Outcome>& r, Status&
     ++ctx.report.files_copied;
     ctx.report.bytes_copied += item.src.size;
   }
-  if (r.ok() && ctx.options.report_in_sync) {
+  if (r.ok() && *r != Outcome::kLeftOut && ctx.options.report_in_sync) {
     ctx.report.in_sync.push_back(item.src);
     ctx.report.in_sync.back().key = item.src_key;
   }

@@ -37,7 +37,9 @@ struct RunContext {
   bool cancelled() const { return options.cancel && options.cancel->load(); }
 };
 
-enum class Outcome { kCopied, kSkipped };
+// kLeftOut: the source was unstable (CopyOptions::leave_out_unstable_sources); CopyItem has
+// recorded it in report.left_out.
+enum class Outcome { kCopied, kSkipped, kLeftOut };
 
 // Copies one object (skip check, server-side copy, whole or in parts, verification).
 Result<Outcome> CopyItem(RunContext& ctx, const Item& item);

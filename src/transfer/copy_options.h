@@ -37,6 +37,18 @@ struct CopyOptions {
   // Fill CopyReport::in_sync with every source object that is now at the destination with
   // verified content (copied or found unchanged); ferry run's --delete-after-upload uses it.
   bool report_in_sync = false;
+  // A source object that changes, vanishes or cannot be read while it is being copied is left
+  // out instead of failing the copy: it is listed in CopyReport::unstable with the reason, and
+  // the destination keeps what it had (nothing half-written becomes visible). The status stays
+  // OK when nothing else failed. ferry run's syncs use it (the next sync retries the file).
+  bool leave_out_unstable_sources = false;
+};
+
+// A source object left out by CopyOptions::leave_out_unstable_sources.
+struct UnstableSource {
+  std::string key;     // source key
+  std::string reason;  // "changed while being copied", "vanished while being copied",
+                       // "cannot be read: <error>"
 };
 
 struct CopyReport {
@@ -54,6 +66,8 @@ struct CopyReport {
   // With CopyOptions::report_in_sync: source objects (key, size, modified as listed before the
   // copy) whose destination now holds the same bytes.
   std::vector<storage::ObjectInfo> in_sync;
+  // With CopyOptions::leave_out_unstable_sources: the objects left out (not counted as failed).
+  std::vector<UnstableSource> unstable;
 };
 
 // The metadata key holding an object's CRC32C (8 hex digits); S3 sends it as

@@ -9,6 +9,13 @@
 //  4. Larger objects go as parallel parts through a PartWriter, resuming from a journal; the
 //     part CRCs combine into the full-object CRC, which must equal the source's.
 // A checksum mismatch is retried once, then fails with DATA_LOSS naming the object.
+//
+// Local sources can change under the reader (a job still writing its outputs). Every read opens
+// with If-Match on the listed etag (inode, size, mtime), and once all bytes are read the file is
+// stat'ed again: if it changed meanwhile the object fails with FAILED_PRECONDITION before
+// anything is committed, so no torn mixture of two versions is ever written. With
+// CopyOptions::leave_out_unstable_sources a failure whose source changed, vanished or cannot be
+// read is recorded in CopyReport::unstable instead (see UnstableSource).
 
 #include <condition_variable>
 #include <vector>
@@ -121,6 +128,18 @@ Status VerifyWritten(RunContext& ctx, const Item& item, uint32_t want) {
   return Status();
 }
 
+// After a local source was read: is it still the file that was listed? (A change that the
+// open-time If-Match could not see, e.g. an in-place rewrite or an append during the read.)
+Status SourceStillAsListed(RunContext& ctx, const Item& item) {
+  if (!ctx.src_local || item.src.etag.empty()) return Status();
+  FERRY_ASSIGN_OR_RETURN(ObjectInfo now, ctx.src_store->Stat(item.src_key));
+  if (now.etag == item.src.etag) return Status();
+  return Status(StatusCode::kFailedPrecondition,
+                "'" + ctx.src_store->UrlFor(item.src_key) + "' changed while being read (" +
+                    std::to_string(item.src.size) + " bytes when listed, " +
+                    std::to_string(now.size) + " now)");
+}
+
 // Reads [offset, offset+len) of the source into `buf`, honouring the rate limit and progress.
 Status ReadRange(RunContext& ctx, const Item& item, uint64_t offset, uint64_t len, std::string& buf,
                  ObjectInfo* info) {
@@ -155,6 +174,12 @@ Result<Outcome> CopyWhole(RunContext& ctx, const Item& item) {
   ObjectInfo info;
   Status s = ReadRange(ctx, item, 0, size, data, &info);
   if (!s.ok()) {
+    ctx.memory.Release(size);
+    return s;
+  }
+  s = SourceStillAsListed(ctx, item);
+  if (!s.ok()) {
+    ctx.counters.bytes_done -= std::min<uint64_t>(ctx.counters.bytes_done, size);
     ctx.memory.Release(size);
     return s;
   }
@@ -341,6 +366,12 @@ Result<Outcome> CopyInParts(RunContext& ctx, const Item& item) {
     uint64_t len = n == count ? size - part_size * (count - 1) : part_size;
     full = Crc32cCombine(full, crcs[static_cast<size_t>(n - 1)], len);
   }
+  if (Status still = SourceStillAsListed(ctx, item); !still.ok()) {
+    writer->Abort();
+    if (journal) journal->Remove();
+    ctx.counters.bytes_done -= std::min<uint64_t>(ctx.counters.bytes_done, size);
+    return still;
+  }
   if (expected && *expected != full) {
     writer->Abort();
     if (journal) journal->Remove();
@@ -364,9 +395,29 @@ Result<Outcome> CopyInParts(RunContext& ctx, const Item& item) {
   return Outcome::kCopied;
 }
 
-}  // namespace
+// Why a copy that failed failed because of its source: the source changed since it was listed,
+// vanished, or cannot be read. nullopt when it is still as listed and readable: then the failure
+// was the destination's or the network's, a real failure.
+std::optional<std::string> UnstableSource(RunContext& ctx, const Item& item,
+                                          const Status& failure) {
+  if (failure.code() == StatusCode::kCancelled) return std::nullopt;
+  auto now = ctx.src_store->Stat(item.src_key);
+  if (!now.ok()) {
+    if (now.status().code() == StatusCode::kNotFound) return "vanished while being copied";
+    return "cannot be read: " + now.status().message();
+  }
+  if (now->size != item.src.size || (!item.src.etag.empty() && now->etag != item.src.etag)) {
+    return "changed while being copied";
+  }
+  storage::ReadOptions probe_range;
+  if (now->size > 0) probe_range.range = storage::ByteRange{0, 1};
+  Status probe =
+      ctx.src_store->Read(item.src_key, probe_range, [](std::string_view) { return Status(); });
+  if (!probe.ok()) return "cannot be read: " + probe.message();
+  return std::nullopt;
+}
 
-Result<Outcome> CopyItem(RunContext& ctx, const Item& item) {
+Result<Outcome> CopyOrSkip(RunContext& ctx, const Item& item) {
   if (ctx.cancelled()) return Status(StatusCode::kCancelled, "copy interrupted");
   if (ctx.options.skip_unchanged && item.dst && item.dst->size == item.src.size) {
     FERRY_ASSIGN_OR_RETURN(bool same, SameContent(ctx, item));
@@ -401,6 +452,20 @@ Result<Outcome> CopyItem(RunContext& ctx, const Item& item) {
     Log(LogLevel::kWarn, "{}; copying again", r.status().message());
   }
   return r;
+}
+
+}  // namespace
+
+Result<Outcome> CopyItem(RunContext& ctx, const Item& item) {
+  Result<Outcome> r = CopyOrSkip(ctx, item);
+  if (r.ok() || !ctx.options.leave_out_unstable_sources) return r;
+  std::optional<std::string> reason = UnstableSource(ctx, item, r.status());
+  if (!reason) return r;
+  Log(LogLevel::kDebug, "leaving out '{}': {} ({})", ctx.src_store->UrlFor(item.src_key), *reason,
+      r.status().message());
+  std::lock_guard lock(ctx.mu);
+  ctx.report.unstable.push_back({item.src_key, *reason});
+  return Outcome::kLeftOut;
 }
 
 }  // namespace ferry::transfer::internal

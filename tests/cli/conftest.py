@@ -19,6 +19,10 @@ from botocore.config import Config
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: long variants; run with FERRY_SLOW=1 (ctest -L slow)")
+
+
 def _rgw():
     path = os.environ.get("FERRY_RGW_ENV")
     if not path or not os.path.exists(path):

@@ -1,6 +1,9 @@
 """ferry run: outputs reach the destination with a manifest whatever happens to the command, and
 ferry exits with the command's status."""
 import json
+import os
+import pathlib
+import shutil
 import signal
 import subprocess
 import time
@@ -223,3 +226,331 @@ def test_failed_final_stage_out_is_not_a_success(ferry, tmp_path):
     p = ferry.run("run", "--no-preflight", "--out", f"{tmp_path}/o=/proc/ferry-cannot-write/", "--",
                   "bash", "-c", "echo x > $FERRY_OUTPUT/model.pt")
     assert p.returncode == 1 and b"final stage-out failed" in p.stderr
+
+
+# --- Processes the command leaves behind, files that change during the stage-out -------------
+
+# Appends to $FERRY_OUTPUT/grow.log every millisecond; bounded (60 s) so that a broken ferry
+# cannot leak it for long. argv: pid file, "ignore" to ignore SIGTERM.
+GROWER = r"""
+import os, signal, sys, time
+if sys.argv[2] == "ignore":
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+with open(os.path.join(os.environ["FERRY_OUTPUT"], "grow.log"), "ab", buffering=0) as f:
+    f.write(b"start\n")
+    open(sys.argv[1] + ".tmp", "w").write(str(os.getpid()))
+    os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+    deadline, i = time.monotonic() + 60, 0
+    while time.monotonic() < deadline:
+        f.write(b"line %d\n" % i)
+        i += 1
+        time.sleep(0.001)
+"""
+
+# The command: starts GROWER in a new session (it escapes the process group, like a daemon), waits
+# until it runs, and exits 0.
+LAUNCHER = r"""
+import os, subprocess, sys, time
+grower, pid_file, mode = sys.argv[1:4]
+subprocess.Popen([sys.executable, grower, pid_file, mode], start_new_session=True)
+for _ in range(200):
+    if os.path.exists(pid_file):
+        break
+    time.sleep(0.05)
+time.sleep(0.3)
+"""
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.parametrize("mode,grace,ended", [("term", "30", "1 ended on SIGTERM, 0 needed SIGKILL"),
+                                              ("ignore", "1", "0 ended on SIGTERM, 1 needed SIGKILL")])
+def test_escaped_grandchild_is_stopped_before_the_final_stage_out(ferry, prefix, tmp_path, mode,
+                                                                    grace, ended):
+    (tmp_path / "grower.py").write_text(GROWER)
+    (tmp_path / "launcher.py").write_text(LAUNCHER)
+    pid_file = tmp_path / "grower.pid"
+    script = f"/usr/bin/python3 {tmp_path / 'launcher.py'} {tmp_path / 'grower.py'} {pid_file} {mode}"
+    start = time.time()
+    p = ferry.run(*run_args(tmp_path, prefix, script, "--grace", grace), timeout=120)
+    pid = int(pid_file.read_text())
+    try:
+        err = p.stderr.decode()
+        assert p.returncode == 0, err
+        assert f"stopped 1 process(es) the command left running (escaped or background; pid {pid}): {ended}" in err, err
+        if mode == "ignore":
+            assert time.time() - start >= 1  # SIGKILL only after the grace period
+        assert not alive(pid) and not pathlib.Path(f"/proc/{pid}").exists()  # stopped and reaped
+        m = manifest(ferry, prefix)
+        assert m["final"] and m["exit_code"] == 0 and m["skipped"] == []
+        assert [f["path"] for f in m["files"]] == ["grow.log"]
+        # A consistent snapshot: the whole file as the stopped process left it.
+        local = (tmp_path / "out" / "grow.log").read_bytes()
+        assert ferry.run("cat", prefix + "grow.log", check=True).stdout == local
+        assert m["files"][0]["size"] == len(local)
+    finally:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_sigterm_to_ferry_reaches_processes_that_left_the_process_group(ferry, prefix, tmp_path):
+    (tmp_path / "grower.py").write_text(GROWER)
+    (tmp_path / "launcher.py").write_text(LAUNCHER)
+    pid_file = tmp_path / "grower.pid"
+    script = (f"/usr/bin/python3 {tmp_path / 'launcher.py'} {tmp_path / 'grower.py'} {pid_file} term; "
+              f"for i in $(seq 300); do sleep 0.1; done")
+    proc = subprocess.Popen([ferry.binary, *run_args(tmp_path, prefix, script)], env=base_env(ferry.rgw),
+                            stderr=subprocess.PIPE)
+    try:
+        for _ in range(200):
+            if pid_file.exists():
+                break
+            time.sleep(0.05)
+        pid = int(pid_file.read_text())
+        time.sleep(0.5)
+        start = time.time()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+        assert proc.returncode == 143, proc.stderr.read().decode()
+        assert time.time() - start < 20  # nobody waited for the 30 s grace
+        assert not alive(pid)
+        m = manifest(ferry, prefix)
+        assert m["final"] and m["skipped"] == [] and [f["path"] for f in m["files"]] == ["grow.log"]
+        local = (tmp_path / "out" / "grow.log").read_bytes()
+        assert ferry.run("cat", prefix + "grow.log", check=True).stdout == local
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if pid_file.exists() and alive(int(pid_file.read_text())):
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
+# Not a descendant of ferry (started by the test), so ferry cannot stop it: a 48 MiB file that
+# grows every millisecond until `stop` exists (bounded: 60 s).
+APPENDER = r"""
+import os, sys, time
+path, ready, stop = sys.argv[1:4]
+with open(path, "wb", buffering=0) as f:
+    f.write(b"x" * (48 << 20))
+    open(ready, "w").close()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not os.path.exists(stop):
+        f.write(b"y" * 4096)
+        time.sleep(0.001)
+"""
+
+
+class Appender:
+    def __init__(self, tmp_path, target):
+        (tmp_path / "appender.py").write_text(APPENDER)
+        self.ready, self.stop = tmp_path / "appender.ready", tmp_path / "appender.stop"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        self.proc = subprocess.Popen(["/usr/bin/python3", str(tmp_path / "appender.py"), str(target),
+                                      str(self.ready), str(self.stop)])
+        for _ in range(400):
+            if self.ready.exists():
+                break
+            time.sleep(0.05)
+        assert self.ready.exists(), "the appender did not start"
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.proc.kill()
+        self.proc.wait()
+
+
+def test_file_changing_during_the_final_stage_out_is_skipped_and_fails_the_run(ferry, s3, bucket, prefix,
+                                                                             tmp_path):
+    with Appender(tmp_path, tmp_path / "out" / "ext.log"):
+        p = ferry.run(*run_args(tmp_path, prefix, "echo w > $FERRY_OUTPUT/model.pt"))
+    err = p.stderr.decode()
+    assert p.returncode == 1, err
+    errors = [line for line in err.splitlines() if line.startswith("ferry: error:")]
+    assert len(errors) == 1, err
+    assert ("the command succeeded but 1 file(s) could not be uploaded consistently by the final "
+            "stage-out") in errors[0]
+    assert f"first: '{tmp_path / 'out' / 'ext.log'}' (changed while being copied)" in errors[0]
+    m = manifest(ferry, prefix)
+    assert m["final"] and m["exit_code"] == 0
+    assert m["skipped"] == [{"path": "ext.log", "reason": "changed while being copied"}]
+    assert [f["path"] for f in m["files"]] == ["model.pt"]  # every other file was uploaded
+    assert ferry.run("cat", prefix + "model.pt", check=True).stdout == b"w\n"
+    key = prefix.split("/", 3)[3]
+    assert s3.list_multipart_uploads(Bucket=bucket, Prefix=key).get("Uploads", []) == []
+
+
+def test_on_demand_sync_skips_a_changing_file_and_the_next_sync_takes_it(ferry, prefix, tmp_path):
+    out = tmp_path / "out"
+    with Appender(tmp_path, out / "ext.log") as appender:
+        # The command asks for a sync while ext.log grows, records what it got, then lets the
+        # appender stop; the final sync then uploads the quiet file.
+        script = (f"echo 1 > $FERRY_OUTPUT/ckpt.pt; touch $FERRY_SYNC_TRIGGER; "
+                  f"while [ -e $FERRY_SYNC_TRIGGER ]; do sleep 0.05; done; "
+                  f"cp $FERRY_SYNC_TRIGGER.failed {tmp_path}/failed.txt; "
+                  f"{ferry.binary} cat {prefix}_ferry/manifest.json > {tmp_path}/seen.json; "
+                  f"touch {appender.stop}; sleep 0.5")
+        p = ferry.run("run", "--out", f"{out}={prefix}", "--interval", "300", "--trigger-file",
+                      str(tmp_path / "sync-now"), "--", "bash", "-c", script)
+        assert appender.proc.wait(timeout=30) == 0
+    assert p.returncode == 0, p.stderr.decode()
+    seen = json.loads((tmp_path / "seen.json").read_text())
+    assert seen["state"] == "running" and not seen["final"]
+    assert [f["path"] for f in seen["files"]] == ["ckpt.pt"]
+    assert seen["skipped"] == [{"path": "ext.log", "reason": "changed while being copied"}]
+    failed = (tmp_path / "failed.txt").read_text()
+    assert "1 file(s) changed, vanished or could not be read while being uploaded" in failed
+    assert "ext.log" in failed
+    final = manifest(ferry, prefix)
+    assert final["final"] and final["skipped"] == []
+    assert [f["path"] for f in final["files"]] == ["ckpt.pt", "ext.log"]
+    assert [f["size"] for f in final["files"]][1] == (out / "ext.log").stat().st_size
+
+
+# --- kill -9 matrix: ferry SIGKILLed at a random moment of a run's syncs ------------------------
+
+# The training command: checkpoints of 1-4 MiB written to NAME.tmp then renamed (what torch.save
+# users do), a unique ckpt-<step>.pt and a rewritten last.pt per step, a 34 MiB big.pt (multipart)
+# at step 2 when asked, SIGUSR1 to ferry every third step. Every version's bytes follow from its
+# header "NAME vSTEP SIZE\n", so any object can be checked against what was written. Bounded: 20 s.
+KILL9_WRITER = r"""
+import os, random, signal, sys, time
+out, pid_file, seed, big = os.environ["FERRY_OUTPUT"], sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
+ferry_pid = os.getppid()
+open(pid_file + ".tmp", "w").write(str(os.getpid()))
+os.rename(pid_file + ".tmp", pid_file)
+rng = random.Random(seed)
+
+def content(name, step, size):
+    header = b"%s v%d %d\n" % (name.encode(), step, size)
+    return header + random.Random(f"{name}:{step}").randbytes(size - len(header))
+
+deadline, step = time.monotonic() + 20, 0
+while time.monotonic() < deadline and step < 500:
+    step += 1
+    names = [(f"ckpt-{step}.pt", rng.randrange(1 << 20, 4 << 20)), ("last.pt", rng.randrange(1 << 20, 4 << 20))]
+    if big and step == 2:
+        names.append(("big.pt", 34 << 20))
+    for name, size in names:
+        tmp = os.path.join(out, name + ".tmp")
+        with open(tmp, "wb") as f:
+            f.write(content(name, step, size))
+        os.rename(tmp, os.path.join(out, name))
+    if step % 3 == 0 and os.getppid() == ferry_pid:
+        os.kill(ferry_pid, signal.SIGUSR1)
+    time.sleep(rng.uniform(0.05, 0.3))
+"""
+
+
+def expected_content(name, step, size):
+    import random
+    header = b"%s v%d %d\n" % (name.encode(), step, size)
+    return header + random.Random(f"{name}:{step}").randbytes(size - len(header))
+
+
+def kill9_trial(ferry, s3, bucket, root, tmp_path, trial, stats):
+    try:
+        kill9_check(ferry, s3, bucket, root, tmp_path, trial, stats)
+    finally:  # 50 trials write ~1.5 GB: keep neither the RGW (RAM) nor /tmp filling up
+        key_prefix = f"{root}t{trial}/".split("/", 3)[3]
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=key_prefix):
+            keys = [{"Key": o["Key"]} for o in page.get("Contents", [])]
+            if keys:
+                s3.delete_objects(Bucket=bucket, Delete={"Objects": keys})
+        shutil.rmtree(tmp_path / f"t{trial}", ignore_errors=True)
+
+
+def kill9_check(ferry, s3, bucket, root, tmp_path, trial, stats):
+    import random
+    rng = random.Random(trial)
+    work = tmp_path / f"t{trial}"
+    work.mkdir()
+    (work / "writer.py").write_text(KILL9_WRITER)
+    pid_file = work / "writer.pid"
+    dst = f"{root}t{trial}/"
+    key_prefix = dst.split("/", 3)[3]
+    big = trial % 2
+    env = base_env(ferry.rgw, FERRY_STATE_DIR=str(work / "state"))
+    with open(work / "ferry.log", "wb") as log:
+        proc = subprocess.Popen([ferry.binary, "run", "--out", f"{work / 'out'}={dst}", "--interval", "1",
+                                 "--", "/usr/bin/python3", str(work / "writer.py"), str(pid_file), str(trial),
+                                 str(big)], env=env, stderr=log, start_new_session=True)
+        for _ in range(600):
+            if pid_file.exists() or proc.poll() is not None:
+                break
+            time.sleep(0.01)
+        assert pid_file.exists(), (work / "ferry.log").read_text()
+        time.sleep(rng.uniform(0.0, 3.0))
+        proc.kill()
+        proc.wait()
+    writer = int(pid_file.read_text())
+    time.sleep(0.5)
+    stats["orphan_alive_after_kill"] += alive(writer)
+    if alive(writer):
+        os.kill(writer, signal.SIGKILL)
+
+    objects = {}
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=key_prefix):
+        for o in page.get("Contents", []):
+            objects[o["Key"][len(key_prefix):]] = o
+    for rel, o in objects.items():
+        if rel.startswith("_ferry/"):
+            continue
+        data = s3.get_object(Bucket=bucket, Key=o["Key"])["Body"].read()
+        head = data.split(b"\n", 1)[0].split(b" ")
+        stats["objects"] += 1
+        complete = (len(head) == 3 and head[1].startswith(b"v") and
+                    data == expected_content(head[0].decode(), int(head[1][1:]), int(head[2])))
+        if rel.endswith(".tmp"):
+            stats["tmp_objects"] += 1
+            stats["tmp_objects_incomplete"] += not (complete and head[0].decode() + ".tmp" == rel)
+            continue
+        assert complete and head[0].decode() == rel, f"trial {trial}: '{rel}' is not a version the command wrote"
+    uploads = s3.list_multipart_uploads(Bucket=bucket, Prefix=key_prefix).get("Uploads", [])
+    stats["incomplete_multipart"] += len(uploads)
+    for u in uploads:  # left by design (resumable); cleaned here
+        s3.abort_multipart_upload(Bucket=bucket, Key=u["Key"], UploadId=u["UploadId"])
+    state = work / "state"
+    stats["journals_left"] += sum(1 for f in state.rglob("*") if f.is_file()) if state.exists() else 0
+    if "_ferry/manifest.json" not in objects:
+        stats["no_manifest"] += 1
+        return
+    stats["manifests"] += 1
+    m = json.loads(s3.get_object(Bucket=bucket, Key=key_prefix + "_ferry/manifest.json")["Body"].read())
+    assert not m["final"] and m["state"] == "running"
+    stats["manifest_skipped"] += len(m["skipped"])
+    listed = {f["path"] for f in m["files"]}
+    newer = [rel for rel in objects if not rel.startswith("_ferry/") and rel not in listed]
+    stats["objects_newer_than_manifest"] += len(newer)  # uploaded by the sync the kill interrupted
+    for f in m["files"]:
+        o = objects.get(f["path"])
+        assert o is not None, f"trial {trial}: manifest lists missing '{f['path']}'"
+        if o["Size"] == f["size"] and o["ETag"].strip('"') == f["etag"].strip('"'):
+            continue
+        # Only a name the command rewrites can have been replaced by a later, interrupted sync.
+        assert f["path"] in ("last.pt", "last.pt.tmp"), f"trial {trial}: manifest entry {f} != {o}"
+        stats["manifest_stale_rewritten"] += 1
+
+
+@pytest.mark.parametrize("trials", [
+    3,
+    pytest.param(50, marks=[pytest.mark.slow, pytest.mark.skipif(
+        not os.environ.get("FERRY_SLOW"), reason="slow: set FERRY_SLOW=1 (ctest -L slow)")]),
+])
+def test_kill9_during_run_sync(ferry, s3, bucket, prefix, tmp_path, trials):
+    import collections
+    stats = collections.Counter()
+    for trial in range(trials):
+        kill9_trial(ferry, s3, bucket, prefix, tmp_path, trial, stats)
+    stats["trials"] = trials
+    print(f"\nkill9 run sync: {json.dumps(dict(sorted(stats.items())))}")
+    report = os.environ.get("FERRY_KILL9_REPORT")
+    if report:
+        pathlib.Path(report).write_text(json.dumps(dict(stats), indent=1))
