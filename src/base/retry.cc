@@ -44,9 +44,11 @@ Status RunWithRetry(const RetryPolicy& policy, const std::function<Status()>& at
   int failures = 0;   // transient failures other than throttling, against max_attempts
   int throttled = 0;  // consecutive throttled answers
   std::chrono::steady_clock::time_point throttled_since;
+  auto cancelled = [&] { return policy.cancel != nullptr && policy.cancel->load(); };
   for (int n = 1;; ++n) {
     Status status = attempt();
     if (status.ok() || !IsRetryable(status)) return status;
+    if (cancelled()) return Status(StatusCode::kCancelled, "interrupted: " + status.message());
     milliseconds delay;
     if (IsThrottled(status) && policy.throttle_budget.count() > 0) {
       auto t = now();
@@ -72,9 +74,17 @@ Status RunWithRetry(const RetryPolicy& policy, const std::function<Status()>& at
     if (hooks.on_retry) hooks.on_retry(n, status, delay);
     if (hooks.sleep) {
       hooks.sleep(delay);
-    } else {
+    } else if (policy.cancel == nullptr) {
       std::this_thread::sleep_for(delay);
+    } else {
+      // In slices, so a stop asked for during a long throttling wait is seen within 50 ms.
+      auto until = std::chrono::steady_clock::now() + delay;
+      while (!cancelled() && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+            milliseconds(50), until - std::chrono::steady_clock::now()));
+      }
     }
+    if (cancelled()) return Status(StatusCode::kCancelled, "interrupted: " + status.message());
   }
 }
 

@@ -11,6 +11,7 @@
 // A request that keeps being throttled therefore rides out a minute of SlowDown where it used to
 // fail after six answers (~2.4 s), while a dead endpoint still fails after six quick tries.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -38,6 +39,9 @@ struct RetryPolicy {
   std::chrono::milliseconds throttle_max_delay{10000};
   // Cap on a server's Retry-After (a misconfigured server must not park a copy for an hour).
   std::chrono::milliseconds max_retry_after{20000};
+  // Set (by the CLI on SIGINT/SIGTERM) to stop: no further attempt starts and a wait between
+  // attempts ends within 50 ms, with kCancelled. Not owned; null = never.
+  const std::atomic<bool>* cancel = nullptr;
 
   // Delay before retry number `retry` (1 = the first retry). Deterministic given `rng`.
   std::chrono::milliseconds Backoff(int retry, std::mt19937_64& rng) const;

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace ferry {
@@ -219,6 +221,30 @@ TEST(RetryTest, NotThrottledWithoutTheDetail) {
   EXPECT_TRUE(IsThrottled(Throttled()));
   Status not_retryable(StatusCode::kInvalidArgument, "x", ErrorDetail{.throttled = true});
   EXPECT_FALSE(IsThrottled(not_retryable));
+}
+
+TEST(RetryTest, CancelEndsALongThrottlingWaitAtOnce) {
+  std::atomic<bool> cancel{false};
+  RetryPolicy p;
+  p.cancel = &cancel;
+  p.max_retry_after = seconds(20);
+  int attempts = 0;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(milliseconds(200));
+    cancel = true;
+  });
+  auto start = std::chrono::steady_clock::now();
+  Status s = RunWithRetry(p, [&] {
+    ++attempts;
+    return Throttled(seconds(20));  // asks for a 20 s wait
+  });
+  auto took = std::chrono::steady_clock::now() - start;
+  stopper.join();
+  EXPECT_EQ(s.code(), StatusCode::kCancelled);
+  EXPECT_EQ(attempts, 1);
+  EXPECT_LT(took, seconds(2));
+  // Once cancelled, a failure is not retried at all.
+  EXPECT_EQ(RunWithRetry(p, [&] { return Throttled(); }).code(), StatusCode::kCancelled);
 }
 
 TEST(ThrottleReporterTest, FirstAnswerAtOnceThenOneLinePerInterval) {

@@ -71,8 +71,12 @@ int RunFerry(int argc, char** argv) {
   auto env = std::make_shared<ProcessEnvironment>();
   storage::StoreRegistry registry;
   storage::BackendOptions backend_options{.env = env, .trace_http = trace_http};
+  backend_options.retry.cancel = &InterruptFlag();
   storage::RegisterDefaultBackends(registry, backend_options);
-  Context ctx{.env = env, .backend_options = backend_options, .registry = &registry};
+  Context ctx{.env = env,
+              .backend_options = backend_options,
+              .registry = &registry,
+              .interrupted = &InterruptFlag()};
 
   Status s = action ? action(ctx) : Internal("no command");
   std::fflush(stdout);

@@ -1,6 +1,7 @@
 #include "cli/command.h"
 
 #include <cerrno>
+#include <csignal>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -8,6 +9,18 @@
 #include "base/strings.h"
 
 namespace ferry::cli {
+
+namespace {
+std::atomic<bool> g_interrupted{false};
+extern "C" void OnStopSignal(int) { g_interrupted.store(true); }
+}  // namespace
+
+void StopOnSignals() {
+  std::signal(SIGINT, OnStopSignal);
+  std::signal(SIGTERM, OnStopSignal);
+}
+
+const std::atomic<bool>& InterruptFlag() { return g_interrupted; }
 
 Status Print(Context& ctx, std::string_view text) {
   if (std::fwrite(text.data(), 1, text.size(), ctx.out) != text.size()) {

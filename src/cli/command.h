@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <atomic>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -29,7 +30,15 @@ struct Context {
   // Set by Usage(): the failing status came from checking the command line (exit 2), not from
   // doing the work (exit 1).
   bool usage_error = false;
+  // Set on SIGINT/SIGTERM once a command called StopOnSignals(); the stores' retries and
+  // transfers watch it too (BackendOptions::retry.cancel).
+  const std::atomic<bool>* interrupted = nullptr;
 };
+
+// Makes SIGINT and SIGTERM set *Context::interrupted instead of ending the process: the command
+// then stops its work within about a second and exits 130 (ferry cp).
+void StopOnSignals();
+const std::atomic<bool>& InterruptFlag();
 
 // A parsed subcommand's action; returns the process exit code.
 using Action = std::function<Status(Context&)>;

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <atomic>
-#include <csignal>
 #include <nlohmann/json.hpp>
 
 #include "base/log.h"
@@ -16,9 +15,6 @@
 namespace ferry::cli {
 
 namespace {
-
-std::atomic<bool> g_cancel{false};
-extern "C" void OnInterrupt(int) { g_cancel.store(true); }
 
 struct CpOptions {
   std::string src, dst;
@@ -76,8 +72,7 @@ std::string SummaryLine(const transfer::CopyReport& r) {
 
 Status RunCp(Context& ctx, CpOptions& o) {
   // First: a stop asked for while flags and URLs are checked is honoured too.
-  std::signal(SIGINT, OnInterrupt);
-  std::signal(SIGTERM, OnInterrupt);
+  StopOnSignals();
   FERRY_RETURN_IF_ERROR(ParseSize(ctx, o.part_size, "--part-size", &o.copy.part_size));
   FERRY_RETURN_IF_ERROR(ParseSize(ctx, o.max_memory, "--max-memory", &o.copy.max_memory));
   FERRY_RETURN_IF_ERROR(ParseSize(ctx, o.bwlimit, "--bwlimit", &o.copy.bwlimit));
@@ -89,7 +84,7 @@ Status RunCp(Context& ctx, CpOptions& o) {
   FERRY_RETURN_IF_ERROR(ParseUrlArg(ctx, o.dst).status());
   FERRY_ASSIGN_OR_RETURN(auto src, OpenUrl(ctx, o.src));
   FERRY_ASSIGN_OR_RETURN(auto dst, OpenUrl(ctx, o.dst));
-  o.copy.cancel = &g_cancel;
+  o.copy.cancel = ctx.interrupted;
   o.copy.skip_unchanged = !o.no_skip;
 
   transfer::ProgressCounters counters;
@@ -109,7 +104,7 @@ Status RunCp(Context& ctx, CpOptions& o) {
     if (r.files_total > 0) std::fputs(SummaryLine(r).c_str(), stderr);
   }
   for (size_t i = 1; i < r.errors.size(); ++i) Log(LogLevel::kError, "{}", r.errors[i]);
-  if (g_cancel.load()) {
+  if (ctx.interrupted->load()) {
     return Status(StatusCode::kCancelled, "cp interrupted; run the same command again to resume");
   }
   if (result.bad_request) return Usage(ctx, result.status);

@@ -45,6 +45,8 @@ struct Transfer {
   uint64_t moved = 0;                                   // bytes both ways, monotonic
   uint64_t last_dlnow = 0, last_ulnow = 0;
   bool stalled = false;
+  const std::atomic<bool>* cancel = nullptr;
+  bool cancelled = false;
 };
 
 // Measures the time spent in the caller's callbacks: a slow consumer (a full queue, --bwlimit,
@@ -65,6 +67,11 @@ class CallbackTimer final {
 // counters when it follows a redirect, so the bytes moved are summed here.
 int OnProgress(void* user, curl_off_t, curl_off_t dlnow, curl_off_t, curl_off_t ulnow) {
   auto* t = static_cast<Transfer*>(user);
+  if (t->cancel != nullptr && t->cancel->load()) {
+    t->cancelled = true;
+    return 1;  // aborts with CURLE_ABORTED_BY_CALLBACK
+  }
+  if (!t->stall) return 0;
   auto advance = [&](uint64_t& last, curl_off_t now) {
     uint64_t v = now > 0 ? static_cast<uint64_t>(now) : 0;
     t->moved += v >= last ? v - last : v;
@@ -261,12 +268,18 @@ Result<Response> Client::Send(const Request& request, const BodySink& sink,
   curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
   curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME,
                    static_cast<long>(options_.low_speed_time.count()));
-  if (request.data_transfer && options_.low_speed_limit > 0) {
+  bool watch_stall = request.data_transfer && options_.low_speed_limit > 0;
+  if (watch_stall) {
     t.stall.emplace(options_.low_speed_limit, options_.low_speed_time);
     t.started = std::chrono::steady_clock::now();
+  }
+  t.cancel = options_.cancel;
+  if (watch_stall || t.cancel != nullptr) {
     curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, OnProgress);
     curl_easy_setopt(easy, CURLOPT_XFERINFODATA, &t);
     curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
+  } else {
+    curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 1L);
   }
   if (options_.total_timeout.count() > 0) {
     curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.total_timeout.count()));
@@ -325,6 +338,7 @@ Result<Response> Client::Send(const Request& request, const BodySink& sink,
   pool_->Release(easy, sock);
 
   if (!t.sink_status.ok()) return t.sink_status;
+  if (t.cancelled) return Status(StatusCode::kCancelled, "interrupted");
   if (t.stalled) {
     return Status(StatusCode::kDeadlineExceeded,
                   "stalled (under " + FormatSpeed(options_.low_speed_limit) + " for " +

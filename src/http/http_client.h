@@ -13,6 +13,7 @@
 // trickling a byte every 0.4 s cannot hold a transfer forever; they fail with kDeadlineExceeded,
 // ErrorDetail::stalled and the message "stalled (under 1 KiB/s for 30 s)".
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -78,6 +79,9 @@ struct ClientOptions {
   bool follow_redirects = false;
   bool trace = false;  // log redacted request/response headers at trace level
   int max_error_body = 64 * 1024;
+  // Set (by the CLI on SIGINT/SIGTERM) to abort transfers in flight within about a second
+  // (curl's progress callback), with kCancelled. Not owned; null = never.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 class Client final {

@@ -16,14 +16,16 @@ http::ClientOptions S3HttpOptions(const BackendOptions& options) {
   return http::ClientOptions{.low_speed_time = options.low_speed_time,
                              .low_speed_limit = options.low_speed_limit,
                              .ca_bundle = options.env->GetOr("AWS_CA_BUNDLE", ""),
-                             .trace = options.trace_http};
+                             .trace = options.trace_http,
+                             .cancel = options.retry.cancel};
 }
 
 http::ClientOptions WebHttpOptions(const BackendOptions& options) {
   return http::ClientOptions{.low_speed_time = options.low_speed_time,
                              .low_speed_limit = options.low_speed_limit,
                              .follow_redirects = true,
-                             .trace = options.trace_http};
+                             .trace = options.trace_http,
+                             .cancel = options.retry.cancel};
 }
 
 // A whole number of seconds in [min, max] from variable `name`; `out` is kept when unset.

@@ -17,6 +17,7 @@ struct BackendOptions {
   std::shared_ptr<const Environment> env;  // required
   bool trace_http = false;                 // redacted HTTP header trace at trace log level
   RetryPolicy retry;                       // retry.throttle_budget: FERRY_THROTTLE_BUDGET (seconds)
+                                           // retry.cancel also aborts transfers in flight
   // The minimum-progress rule of object transfers (http::ClientOptions): under
   // low_speed_limit bytes/s averaged over low_speed_time is a stall, retried from the first
   // undelivered byte. FERRY_LOW_SPEED_LIMIT (bytes/s, "1K" style) and FERRY_LOW_SPEED_TIME
