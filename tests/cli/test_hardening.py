@@ -255,7 +255,7 @@ def test_discarded_journal_leaves_no_temp_file(ferry, prefix, s3, bucket, tmp_pa
     the old run's temporary file is gone."""
     from conftest import base_env
     key = prefix.split(f"s3://{bucket}/", 1)[1] + "big.bin"
-    v1 = os.urandom(96 << 20)
+    v1 = os.urandom(64 << 20)
     s3.put_object(Bucket=bucket, Key=key, Body=v1)
     dst = tmp_path / "dl"
     dst.mkdir()
@@ -268,13 +268,14 @@ def test_discarded_journal_leaves_no_temp_file(ferry, prefix, s3, bucket, tmp_pa
     proc.wait()
     temps = [f.name for f in dst.iterdir()]
     assert len(temps) == 1 and temps[0].startswith(".ferry-tmp."), temps
-    v2 = os.urandom(80 << 20)
+    v2 = os.urandom(40 << 20)
     s3.put_object(Bucket=bucket, Key=key, Body=v2)
     p = subprocess.run([ferry_bin, "cp", "--no-progress", f"s3://{bucket}/{key}", f"{dst}/"],
                        env=env, capture_output=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert [f.name for f in dst.iterdir()] == ["big.bin"]
     assert (dst / "big.bin").read_bytes() == v2
+    s3.delete_object(Bucket=bucket, Key=key)
 
 
 def test_runtime_failures_exit_1_with_their_cause(ferry, prefix, s3, bucket, tmp_path):

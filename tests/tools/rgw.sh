@@ -109,6 +109,9 @@ osd_max_object_namespace_len = 64
 rgw_frontends = beast endpoint=127.0.0.1:$rgw_port
 rgw_dns_name = localhost
 rgw_gc_obj_min_wait = 30
+# Free deleted objects' data within a minute (default: hourly), so a long test suite that
+# deletes what it wrote does not fill the memstore OSD.
+rgw_gc_processor_period = 60
 CONF
   monmaptool --create --fsid "$fsid" --addv a "[v2:127.0.0.1:$mon_port]" "$D/monmap" >/dev/null
   ceph-mon --mkfs -i a --monmap "$D/monmap" >"$D/mkfs-mon.log" 2>&1
