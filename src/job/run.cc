@@ -4,10 +4,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <functional>
+#include <future>
 #include <random>
+#include <thread>
 
 #include "base/log.h"
 #include "base/redact.h"
@@ -51,10 +55,16 @@ struct SyncRound {
 
 SyncRound SyncAll(storage::StoreRegistry& registry, const std::vector<Output>& outputs,
                   SyncKind kind, const RunIdentity& id, const RunOptions& options,
-                  const ChildState& child) {
+                  const ChildState& child, const std::atomic<bool>* cancel = nullptr) {
   SyncRound round;
   for (const auto& o : outputs) {
-    auto skipped = SyncOutput(registry, o, kind, id, options, child);
+    auto skipped = SyncOutput(registry, o, kind, id, options, child, cancel);
+    if (!skipped.ok() && skipped.status().code() == StatusCode::kCancelled) {
+      Log(LogLevel::kInfo, "sync of '{}' stopped: {}", o.dir,
+          kind == SyncKind::kFinal ? "a second stop signal" : "the command is ending");
+      if (round.status.ok()) round.status = skipped.status();
+      break;
+    }
     if (!skipped.ok()) {
       Status s = skipped.status().WithContext("sync of '" + o.dir + "' to '" + o.url + "'");
       Log(LogLevel::kError, "{}", s.message());
@@ -70,6 +80,34 @@ SyncRound SyncAll(storage::StoreRegistry& registry, const std::vector<Output>& o
         skipped->empty() ? "" : fmt::format(", {} file(s) left out", skipped->size()));
   }
   return round;
+}
+
+// Runs `work` on a thread while this one waits for SIGTERM/SIGINT (held in `signals`, see
+// RunJob): the first one sets `cancel`, so the work stops within about a second. Returns the
+// signal received (0 = none).
+int RunStoppable(const sigset_t& signals, std::atomic<bool>& cancel,
+                 const std::function<void()>& work) {
+  std::atomic<bool> done{false};
+  std::thread worker([&] {
+    work();
+    done = true;
+  });
+  int received = 0;
+  sigset_t stop;
+  sigemptyset(&stop);
+  for (int s : {SIGTERM, SIGINT}) {
+    if (sigismember(&signals, s)) sigaddset(&stop, s);
+  }
+  while (!done) {
+    timespec ts{0, 100 * 1000000};
+    int sig = ::sigtimedwait(&stop, nullptr, &ts);
+    if ((sig == SIGTERM || sig == SIGINT) && received == 0) {
+      received = sig;
+      cancel = true;
+    }
+  }
+  worker.join();
+  return received;
 }
 
 // SIGTERM to the processes below ferry that left the command's process group (setsid,
@@ -120,6 +158,22 @@ void AnswerTrigger(const std::string& trigger, const Status& synced) {
     std::fclose(f);
   }
   ::unlink(trigger.c_str());
+}
+
+// A SIGTERM/SIGINT already pending (held since RunJob started), taken; 0 = none.
+int PendingStop(const sigset_t& held) {
+  sigset_t pending;
+  sigpending(&pending);
+  for (int s : {SIGTERM, SIGINT}) {
+    if (sigismember(&held, s) && sigismember(&pending, s)) {
+      sigset_t one;
+      sigemptyset(&one);
+      sigaddset(&one, s);
+      timespec zero{0, 0};
+      if (::sigtimedwait(&one, nullptr, &zero) == s) return s;
+    }
+  }
+  return 0;
 }
 
 pid_t StartChild(const RunOptions& options, const std::vector<Output>& outputs,
@@ -253,7 +307,13 @@ int RunJob(const RunOptions& run_options, storage::StoreRegistry& registry, cons
       return 1;
     }
   }
-  // Stage-in before the command starts; a failure here means the command never runs.
+  // A stop asked for during preflight: the command is not started (nothing to stage out).
+  if (int sig = PendingStop(mask)) {
+    Log(LogLevel::kWarn, "received signal {} before the command started; not starting it", sig);
+    return 128 + sig;
+  }
+  // Stage-in before the command starts; a failure here means the command never runs. A stop
+  // signal ends it within about a second, and the command is not started.
   for (const auto& [src_url, dir] : options.inputs) {
     auto src = registry.Open(src_url);
     auto dst = registry.Open(std::filesystem::absolute(dir).string() + "/");
@@ -263,7 +323,18 @@ int RunJob(const RunOptions& run_options, storage::StoreRegistry& registry, cons
       return 1;
     }
     transfer::ProgressCounters counters;
-    auto r = transfer::RunCopy(*src, *dst, {.recursive = true}, counters);
+    std::atomic<bool> cancel{false};
+    transfer::CopyResult r;
+    int sig = RunStoppable(mask, cancel, [&] {
+      r = transfer::RunCopy(*src, *dst, {.recursive = true, .cancel = &cancel}, counters);
+    });
+    if (sig != 0) {
+      Log(LogLevel::kWarn,
+          "received signal {} during stage-in of '{}'; stopped it (a rerun resumes it) and did "
+          "not start the command",
+          sig, src_url);
+      return 128 + sig;
+    }
     if (!r.status.ok()) {
       Log(LogLevel::kError, "stage-in '{}' to '{}' failed: {}", src_url, dir, r.status.message());
       return 1;
@@ -297,6 +368,18 @@ int RunJob(const RunOptions& run_options, storage::StoreRegistry& registry, cons
 
   auto next_sync = Clock::now() + options.interval;
   std::optional<Clock::time_point> kill_at, term_sent_at;
+  // Periodic and on-demand syncs run on their own thread, so a stop signal reaches the command
+  // at once even in the middle of a long upload; the sync in flight is then stopped too (the
+  // final stage-out takes everything).
+  std::atomic<bool> sync_cancel{false};
+  std::future<SyncRound> sync_in_flight;
+  bool sync_was_triggered = false;
+  bool usr1_pending = false;
+  auto collect_sync = [&] {
+    SyncRound round = sync_in_flight.get();
+    if (sync_was_triggered) AnswerTrigger(options.trigger_file, round.AsStatus());
+    next_sync = Clock::now() + options.interval;
+  };
   while (child.running) {
     // The trigger file is polled twice a second; signals and the child's exit wake us at once.
     auto wake = std::min(next_sync, Clock::now() + std::chrono::milliseconds(500));
@@ -326,6 +409,7 @@ int RunJob(const RunOptions& run_options, storage::StoreRegistry& registry, cons
       Log(LogLevel::kWarn, "received signal {}: forwarding SIGTERM to the command, {} s grace", sig,
           options.grace.count());
       ::kill(-child.pid, SIGTERM);
+      sync_cancel = true;
       TerminateEscaped(child.pid, tracked);
       if (!kill_at) kill_at = Clock::now() + options.grace;
       if (!term_sent_at) term_sent_at = Clock::now();
@@ -334,23 +418,50 @@ int RunJob(const RunOptions& run_options, storage::StoreRegistry& registry, cons
       ::kill(-child.pid, SIGKILL);
       kill_at = Clock::now() + std::chrono::hours(24);
     }
-    bool triggered = ::access(options.trigger_file.c_str(), F_OK) == 0;
-    if (sig == SIGUSR1 || triggered || Clock::now() >= next_sync) {
-      if (triggered) ::unlink((options.trigger_file + ".failed").c_str());
-      SyncKind kind = sig == SIGUSR1 || triggered ? SyncKind::kOnDemand : SyncKind::kPeriodic;
-      SyncRound round = SyncAll(registry, outputs, kind, id, options, child);
-      next_sync = Clock::now() + options.interval;
-      // A request whose files were left out is not answered as done: the command's checkpoint
-      // is not (all) at the destination.
-      if (triggered) AnswerTrigger(options.trigger_file, round.AsStatus());
+    if (sync_in_flight.valid() &&
+        sync_in_flight.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+      collect_sync();
     }
+    bool triggered = ::access(options.trigger_file.c_str(), F_OK) == 0;
+    if (sig == SIGUSR1) usr1_pending = true;  // kept while a sync is in flight
+    bool due = usr1_pending || triggered || Clock::now() >= next_sync;
+    if (due && !sync_in_flight.valid() && !kill_at) {
+      if (triggered) ::unlink((options.trigger_file + ".failed").c_str());
+      SyncKind kind = usr1_pending || triggered ? SyncKind::kOnDemand : SyncKind::kPeriodic;
+      usr1_pending = false;
+      // A request whose files were left out is not answered as done (collect_sync): the
+      // command's checkpoint is not (all) at the destination.
+      sync_was_triggered = triggered;
+      ChildState snapshot = child;
+      sync_in_flight = std::async(std::launch::async, [&, kind, snapshot] {
+        return SyncAll(registry, outputs, kind, id, options, snapshot, &sync_cancel);
+      });
+    }
+  }
+  if (sync_in_flight.valid()) {
+    sync_cancel = true;  // the final stage-out supersedes it
+    collect_sync();
   }
   Log(LogLevel::kInfo, "command {}; final stage-out", child.how);
   // Nothing the command started may keep writing into the outputs while they are staged out:
   // the grace period runs from ferry's SIGTERM when there was one, else from now.
   StopWhatTheCommandLeft(
       term_sent_at ? *term_sent_at + options.grace : Clock::now() + options.grace, tracked);
-  SyncRound final_round = SyncAll(registry, outputs, SyncKind::kFinal, id, options, child);
+  // The final stage-out runs whatever signal started the shutdown; a further SIGTERM/SIGINT
+  // stops it within about a second (the last complete manifest stays the newest).
+  std::atomic<bool> final_cancel{false};
+  SyncRound final_round;
+  int second = RunStoppable(mask, final_cancel, [&] {
+    final_round = SyncAll(registry, outputs, SyncKind::kFinal, id, options, child, &final_cancel);
+  });
+  if (second != 0) {
+    Log(LogLevel::kError,
+        "received signal {} during the final stage-out; stopped it: the outputs' newest complete "
+        "manifest is from an earlier sync",
+        second);
+    ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    return 128 + second;
+  }
   if (::access(options.trigger_file.c_str(), F_OK) == 0)
     AnswerTrigger(options.trigger_file, final_round.AsStatus());
   ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);

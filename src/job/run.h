@@ -6,7 +6,10 @@
 // environment, sync every output directory to its destination every `interval` (files still
 // being written are left for the next round) and on SIGUSR1, then a final sync after the command
 // ends: normal exit, non-zero exit, killed by a signal, or ferry itself receiving SIGTERM/SIGINT,
-// which it forwards to the command, waiting `grace` before SIGKILL. ferry is a child subreaper,
+// which it forwards to the command at once (periodic syncs run on their own thread and are
+// stopped), waiting `grace` before SIGKILL. A stop signal before the command starts (preflight,
+// stage-in) ends ferry within about a second without starting it; a second one stops the final
+// sync. ferry is a child subreaper,
 // so processes the command leaves running (setsid, daemons, background jobs) stay below it; they
 // get SIGTERM when the command ends and SIGKILL after `grace`, before the final sync (see
 // process_tree.h). Files that change while being uploaded are skipped and listed in the

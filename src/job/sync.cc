@@ -104,11 +104,13 @@ Result<std::string> LatestPointerKey(const std::string& tmpl, const std::string&
 
 Result<std::vector<SkippedFile>> SyncOutput(storage::StoreRegistry& registry, const Output& out,
                                             SyncKind kind, const RunIdentity& id,
-                                            const RunOptions& options, const ChildState& child) {
+                                            const RunOptions& options, const ChildState& child,
+                                            const std::atomic<bool>* cancel) {
   const bool final_sync = kind == SyncKind::kFinal;
   FERRY_ASSIGN_OR_RETURN(auto src, registry.Open(out.dir + "/"));
   FERRY_ASSIGN_OR_RETURN(auto dst, registry.Open(storage::DirectoryPrefix(out.url)));
   transfer::CopyOptions copy{.recursive = true,
+                             .cancel = cancel,
                              .report_in_sync = !options.delete_after_upload.empty(),
                              .leave_out_unstable_sources = true};
   if (kind == SyncKind::kPeriodic) copy.min_age = std::chrono::seconds(2);

@@ -10,6 +10,7 @@
 // committed), the manifest lists it under "skipped" with the reason, and the next sync tries it
 // again. Every other file is uploaded.
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -51,8 +52,11 @@ struct SkippedFile {
 // Syncs one output. Returns the files it left out (sorted by path; the manifest was written);
 // an error when the sync as a whole failed (listing, an upload the destination refused, the
 // manifest): then no manifest was written.
+// `cancel` (may be null), once set, stops the sync within about a second with kCancelled and
+// no manifest (a periodic sync overtaken by the command's end, or a second stop signal).
 Result<std::vector<SkippedFile>> SyncOutput(storage::StoreRegistry& registry, const Output& out,
                                             SyncKind kind, const RunIdentity& id,
-                                            const RunOptions& options, const ChildState& child);
+                                            const RunOptions& options, const ChildState& child,
+                                            const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace ferry::job

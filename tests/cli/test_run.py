@@ -554,3 +554,52 @@ def test_kill9_during_run_sync(ferry, s3, bucket, prefix, tmp_path, trials):
     report = os.environ.get("FERRY_KILL9_REPORT")
     if report:
         pathlib.Path(report).write_text(json.dumps(dict(stats), indent=1))
+
+
+def test_sigterm_during_a_long_sync_reaches_the_command_within_a_second(ferry, fault_proxy, prefix,
+                                                                          tmp_path):
+    """Issue 10: a stop signal must not wait for a periodic sync in flight (a long upload); the
+    sync is stopped and the final stage-out still takes everything."""
+    with fault_proxy("--faults", "0", "--rate", "1000000") as proxy:  # a 1 MB/s link
+        script = ("trap 'date +%s.%N > $FERRY_OUTPUT/../term_at; exit 0' TERM; "
+                  "head -c 12000000 /dev/urandom > $FERRY_OUTPUT/model.pt; "
+                  "while true; do sleep 0.1; done")
+        proc = subprocess.Popen(
+            [ferry.binary, *run_args(tmp_path, prefix, script, "--grace", "10")],
+            env=base_env(ferry.rgw, AWS_ENDPOINT_URL=proxy.endpoint), stderr=subprocess.PIPE)
+        time.sleep(5)  # the periodic sync of model.pt (12 s at 1 MB/s) is under way
+        sent = time.time()
+        proc.send_signal(signal.SIGTERM)
+        for _ in range(50):
+            if (tmp_path / "term_at").exists() and (tmp_path / "term_at").read_text().strip():
+                break
+            time.sleep(0.1)
+        term_at = float((tmp_path / "term_at").read_text())
+        assert term_at - sent < 1.0, f"the command got SIGTERM {term_at - sent:.2f} s later"
+        proc.wait(timeout=120)
+    assert proc.returncode == 0, proc.stderr.read().decode()[-2000:]
+    m = manifest(ferry, prefix)
+    assert m["final"] and [f["path"] for f in m["files"]] == ["model.pt"]
+
+
+def test_sigterm_during_stage_in_stops_it_and_does_not_start_the_command(ferry, fault_proxy,
+                                                                         prefix, tmp_path, s3,
+                                                                         bucket):
+    key = prefix.split(f"s3://{bucket}/", 1)[1] + "data/big.bin"
+    s3.put_object(Bucket=bucket, Key=key, Body=os.urandom(12_000_000))
+    with fault_proxy("--faults", "0", "--rate", "1000000") as proxy:
+        marker = tmp_path / "started"
+        proc = subprocess.Popen(
+            [ferry.binary, "run", "--in", f"{prefix}data/={tmp_path / 'in'}", "--out",
+             f"{tmp_path / 'out'}={prefix}out/", "--", "touch", str(marker)],
+            env=base_env(ferry.rgw, AWS_ENDPOINT_URL=proxy.endpoint), stderr=subprocess.PIPE)
+        time.sleep(3)
+        sent = time.time()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+        took = time.time() - sent
+    assert proc.returncode == 143
+    assert took < 1.0, f"stopped {took:.2f} s after SIGTERM"
+    assert not marker.exists()
+    assert b"during stage-in" in proc.stderr.read()
+    s3.delete_object(Bucket=bucket, Key=key)
