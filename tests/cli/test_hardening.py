@@ -133,10 +133,15 @@ def test_signals_stop_every_phase_within_a_second(ferry_bin, rgw, tmp_path, sig)
 
 class QueryBlindHandler(http.server.SimpleHTTPRequestHandler):
     """Serves a directory and ignores query strings (like a presigned-URL server would check
-    them); silent."""
+    them); silent; remembers every request target."""
+    targets = []
 
     def log_message(self, *args):
         pass
+
+    def send_head(self):
+        QueryBlindHandler.targets.append(self.path)
+        return super().send_head()
 
 
 @pytest.fixture
@@ -316,7 +321,10 @@ def test_shard_ls_of_an_index_url_with_a_query(ferry, web, tmp_path):
     make_tree(src, {f"{i:03d}.txt": b"x" * 10 for i in range(5)})
     p = ferry.run("shard", "pack", src, f"{root}/ds/train", "--samples-per-shard", "2")
     assert p.returncode == 0, p.stderr
+    QueryBlindHandler.targets.clear()
     p = ferry.run("shard", "ls", f"{base}/ds/train.index.json?token={SIG}")
     assert p.returncode == 0, p.stderr
     assert b"train-000000.tar" in p.stdout
     no_query_secrets(p)
+    # The query stays the query: nothing is appended after it.
+    assert QueryBlindHandler.targets == [f"/ds/train.index.json?token={SIG}"]
