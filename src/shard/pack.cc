@@ -35,6 +35,11 @@ Result<std::vector<PlannedSample>> ListSamples(storage::OpenedUrl& src, uint64_t
   std::map<std::string, PlannedSample> by_key;
   std::vector<std::string> unkeyed;
   FERRY_RETURN_IF_ERROR(src.store->ListAll({.prefix = prefix}, [&](const storage::ListPage& page) {
+    // Links out of the source tree and the like are never packed (the rule of ferry cp).
+    for (const auto& e : page.skipped) {
+      Log(storage::SkipIsWarning(e.kind) ? LogLevel::kWarn : LogLevel::kInfo, "not packing {}",
+          storage::DescribeSkipped(*src.store, e));
+    }
     for (const auto& o : page.objects) {
       std::string rel = o.key.substr(prefix.size());
       auto ke = SplitKey(rel);
