@@ -78,7 +78,7 @@ def test_kill9_matrix_cp_up_and_down(ferry_bin, rgw, s3, bucket, tmp_path, capsy
     figures = {}
     for direction in ("up", "down"):
         stats = dict(trials=0, killed_mid_copy=0, corrupt=0, partial_sets=0, leftover_temps=0,
-                     leftover_uploads=0, rerun_failures=0)
+                     leftover_uploads=0, leftover_journals=0, rerun_failures=0)
         for trial in range(TRIALS):
             src = tmp_path / f"{direction}-{trial}-src"
             want = make_source(src, seed=trial)
@@ -110,6 +110,8 @@ def test_kill9_matrix_cp_up_and_down(ferry_bin, rgw, s3, bucket, tmp_path, capsy
                 stats["leftover_uploads"] += len(leftovers)
             else:
                 stats["leftover_temps"] += len(leftovers)
+            journals = tmp_path / f"state-{direction}-{trial}" / "transfers"
+            stats["leftover_journals"] += len(list(journals.glob("*"))) if journals.exists() else 0
             for k in FILES:  # both directions uploaded them; the memstore OSD is RAM
                 s3.delete_object(Bucket=bucket, Key=key_prefix + k)
         figures[direction] = stats
@@ -119,3 +121,4 @@ def test_kill9_matrix_cp_up_and_down(ferry_bin, rgw, s3, bucket, tmp_path, capsy
         assert stats["corrupt"] == 0, figures
         assert stats["rerun_failures"] == 0, figures
         assert stats["leftover_temps"] == 0 and stats["leftover_uploads"] == 0, figures
+        assert stats["leftover_journals"] == 0, figures
