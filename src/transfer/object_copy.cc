@@ -72,6 +72,8 @@ Result<bool> SameContent(RunContext& ctx, const Item& item) {
   storage::Store& dst = *ctx.dst_store;
   std::optional<uint32_t> src_crc, dst_crc;
   std::string src_etag = item.src.etag, dst_etag = item.dst->etag;
+  // A remote destination's stored checksum. A local file's checksum xattr is not trusted: it
+  // survives a rewrite in place by another program, so local files are always read.
   if (!ctx.dst_local) {
     FERRY_ASSIGN_OR_RETURN(ObjectInfo d, dst.Stat(item.dst_key));
     if (d.size != item.src.size) return false;
@@ -85,28 +87,32 @@ Result<bool> SameContent(RunContext& ctx, const Item& item) {
   }
   if (src_crc && dst_crc) return *src_crc == *dst_crc;
   if (IsMd5Etag(src_etag) && src_etag == dst_etag) return true;  // single-part uploads' MD5s
-  if (!ctx.src_local && !ctx.dst_local) return false;
-  // Compute what is missing from local data; local files are cheap to read.
-  bool need_md5 = false;
-  if (ctx.src_local && !dst_crc) need_md5 = IsMd5Etag(dst_etag);
-  if (ctx.dst_local && !src_crc) need_md5 = IsMd5Etag(src_etag);
-  if ((ctx.src_local && !dst_crc && !need_md5) || (ctx.dst_local && !src_crc && !need_md5)) {
-    return false;  // nothing to compare against: copy again
+  // Compute what is missing from local data (local files are cheap to read): CRC32Cs when
+  // both sides can have one, else the MD5 of the local side against the other's MD5 ETag.
+  if ((src_crc || ctx.src_local) && (dst_crc || ctx.dst_local)) {
+    if (!src_crc) {
+      uint32_t c = 0;
+      FERRY_RETURN_IF_ERROR(Digest(ctx, src, item.src_key, &c, nullptr));
+      src_crc = c;
+    }
+    if (!dst_crc) {
+      uint32_t c = 0;
+      FERRY_RETURN_IF_ERROR(Digest(ctx, dst, item.dst_key, &c, nullptr));
+      dst_crc = c;
+    }
+    return *src_crc == *dst_crc;
   }
   std::string md5;
-  if (ctx.src_local) {
-    uint32_t c = 0;
-    FERRY_RETURN_IF_ERROR(Digest(ctx, src, item.src_key, &c, need_md5 ? &md5 : nullptr));
-    src_crc = c;
-    if (need_md5) return md5 == dst_etag;
+  uint32_t ignored = 0;
+  if (ctx.src_local && IsMd5Etag(dst_etag)) {
+    FERRY_RETURN_IF_ERROR(Digest(ctx, src, item.src_key, &ignored, &md5));
+    return md5 == dst_etag;
   }
-  if (ctx.dst_local) {
-    uint32_t c = 0;
-    FERRY_RETURN_IF_ERROR(Digest(ctx, dst, item.dst_key, &c, need_md5 ? &md5 : nullptr));
-    dst_crc = c;
-    if (need_md5) return md5 == src_etag;
+  if (ctx.dst_local && IsMd5Etag(src_etag)) {
+    FERRY_RETURN_IF_ERROR(Digest(ctx, dst, item.dst_key, &ignored, &md5));
+    return md5 == src_etag;
   }
-  return src_crc && dst_crc && *src_crc == *dst_crc;
+  return false;  // nothing to compare: copy again
 }
 
 Status Mismatch(RunContext& ctx, const Item& item, uint32_t want, uint32_t got) {
