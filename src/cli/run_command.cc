@@ -21,6 +21,7 @@ struct RunCliOptions {
   std::string trigger_file;
   bool strict = false;
   bool no_preflight = false;
+  bool follow_links = false;
 };
 
 Result<std::pair<std::string, std::string>> SplitPair(const std::string& text, bool last,
@@ -56,6 +57,7 @@ Result<job::RunOptions> Combine(const RunCliOptions& o) {
     ro.grace = std::chrono::seconds(*o.grace);
   }
   ro.strict = ro.strict || o.strict;
+  ro.follow_symlinks = ro.follow_symlinks || o.follow_links;
   ro.skip_preflight = ro.skip_preflight || o.no_preflight;
   ro.delete_after_upload.insert(ro.delete_after_upload.end(), o.delete_after_upload.begin(),
                                 o.delete_after_upload.end());
@@ -115,6 +117,9 @@ void AddRunCommand(CLI::App& app, Action& action, int* exit_code) {
                   "given to CMD as FERRY_SYNC_TRIGGER)");
   cmd->add_flag("--strict", o->strict, "Preflight warnings stop the run too");
   cmd->add_flag("--no-preflight", o->no_preflight, "Skip the preflight checks");
+  cmd->add_flag("-L,--follow-links", o->follow_links,
+                "Syncs follow symbolic links in output dirs, also out of them (default: such "
+                "links are never uploaded)");
   cmd->add_option("command", o->command, "-- CMD ARGS...");
   cmd->callback([o, &action, exit_code] {
     action = [o, exit_code](Context& ctx) { return RunRun(ctx, *o, exit_code); };

@@ -37,6 +37,9 @@ struct RunOptions {
   std::chrono::seconds interval{300};
   std::chrono::seconds grace{30};
   bool strict = false;  // preflight warnings are fatal too
+  // Syncs follow every symbolic link in an output directory, also out of it (ferry cp -L);
+  // default: ferry cp's link rule (links out of the directory are never uploaded).
+  bool follow_symlinks = false;
   bool skip_preflight = false;
   // Globs (relative paths, like --include): local output files matching one are deleted once a
   // sync has verified them at the destination and they have not changed since.

@@ -20,6 +20,7 @@ strict: true
 preflight: false
 delete_after_upload: "ckpt-*.pt"
 trigger_file: /scratch/sync
+follow_links: true
 )",
                         "job.yaml");
   ASSERT_TRUE(o.ok()) << o.status().message();
@@ -35,6 +36,7 @@ trigger_file: /scratch/sync
   EXPECT_TRUE(o->skip_preflight);
   EXPECT_EQ(o->delete_after_upload, std::vector<std::string>{"ckpt-*.pt"});
   EXPECT_EQ(o->trigger_file, "/scratch/sync");
+  EXPECT_TRUE(o->follow_symlinks);
 }
 
 TEST(JobSpec, JsonIsYamlToo) {

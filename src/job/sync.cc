@@ -110,6 +110,7 @@ Result<std::vector<SkippedFile>> SyncOutput(storage::StoreRegistry& registry, co
   FERRY_ASSIGN_OR_RETURN(auto src, registry.Open(out.dir + "/"));
   FERRY_ASSIGN_OR_RETURN(auto dst, registry.Open(storage::DirectoryPrefix(out.url)));
   transfer::CopyOptions copy{.recursive = true,
+                             .follow_symlinks = options.follow_symlinks,
                              .cancel = cancel,
                              .report_in_sync = !options.delete_after_upload.empty(),
                              .leave_out_unstable_sources = true};

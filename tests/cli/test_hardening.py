@@ -92,6 +92,13 @@ def test_ferry_run_output_with_links_uploads_nothing_from_outside(ferry, tree_wi
     assert not any("shadow" in json.dumps(n) or "etc/" in json.dumps(n) for n in names)
 
 
+def test_ferry_run_follow_links_uploads_link_targets(ferry, tree_with_links, prefix, s3, bucket):
+    p = ferry.run("run", "-L", "--out", f"{tree_with_links}={prefix}", "--", "true", timeout=60)
+    assert p.returncode == 0, p.stderr
+    objects = all_objects(s3, bucket, prefix)
+    assert objects["etc/shadow"] == CANARY and objects["pw"] == CANARY
+
+
 def test_symlink_loops_end_quickly_and_copy_each_file_once(ferry, tmp_path):
     src = tmp_path / "src"
     make_tree(src, {"a": b"1", "d/b": b"2"})
