@@ -10,8 +10,11 @@ build_pkgs=(
   build-essential cmake ninja-build pkg-config git
   libcurl4-openssl-dev libssl-dev libpugixml-dev nlohmann-json3-dev libcli11-dev
   libfmt-dev libyaml-cpp-dev libisal-dev libgtest-dev libgmock-dev libbenchmark-dev
-  python3-dev pybind11-dev libfuse3-dev
+  python3-dev pybind11-dev libfuse3-dev clang-format
 )
+# clang 19 (Debian 12's clang 14 and 16 cannot use libstdc++ 12's <expected>): libFuzzer targets
+# and the thread-safety analysis (scripts/fuzz.sh, the `clang` preset).
+clang_pkgs=(clang-19 libclang-rt-19-dev)
 test_pkgs=(
   radosgw ceph-mon ceph-osd ceph-common uuid-runtime curl python3 python3-pytest python3-boto3
   fuse3 rclone python3-torch python3-numpy python3-pil python3-venv
@@ -21,7 +24,7 @@ bench_pkgs=(awscli time s3fs fio)
 case "${1:-}" in
   --build) want=("${build_pkgs[@]}") ;;
   --bench) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${bench_pkgs[@]}") ;;
-  "") want=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
+  "") want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${clang_pkgs[@]}") ;;
   *) echo "usage: install-deps.sh [--build|--bench]" >&2; exit 2 ;;
 esac
 

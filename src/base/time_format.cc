@@ -29,6 +29,16 @@ std::string FormatIso8601(SystemTime t) {
   return buf;
 }
 
+namespace {
+// SystemTime counts nanoseconds in 64 bits: about 1678 to 2262. A date outside (a server's or a
+// file's garbage) is no date rather than an overflow.
+std::optional<SystemTime> FromTimeT(std::time_t t) {
+  constexpr std::time_t kLimit = 9'000'000'000;  // ~285 years either side of 1970
+  if (t == static_cast<std::time_t>(-1) || t < -kLimit || t > kLimit) return std::nullopt;
+  return std::chrono::system_clock::from_time_t(t);
+}
+}  // namespace
+
 std::optional<SystemTime> ParseIso8601(std::string_view s) {
   std::string str(s);
   std::tm tm{};
@@ -40,7 +50,7 @@ std::optional<SystemTime> ParseIso8601(std::string_view s) {
     while (*end >= '0' && *end <= '9') ++end;
   }
   if (!(*end == 'Z' || std::strcmp(end, "+00:00") == 0 || *end == '\0')) return std::nullopt;
-  return std::chrono::system_clock::from_time_t(timegm(&tm));
+  return FromTimeT(timegm(&tm));
 }
 
 std::optional<SystemTime> ParseHttpDate(std::string_view s) {
@@ -48,7 +58,7 @@ std::optional<SystemTime> ParseHttpDate(std::string_view s) {
   std::tm tm{};
   const char* end = strptime(str.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm);
   if (end == nullptr) return std::nullopt;
-  return std::chrono::system_clock::from_time_t(timegm(&tm));
+  return FromTimeT(timegm(&tm));
 }
 
 }  // namespace ferry

@@ -18,3 +18,17 @@ TEST(TimeFormatTest, RoundTripsIsoAndAmzDates) {
 
 }  // namespace
 }  // namespace ferry
+
+namespace ferry {
+namespace {
+
+TEST(TimeFormatTest, DatesOutsideTheClocksRangeAreNoDates) {
+  // Found by the s3_xml fuzzer: year 0193 overflowed the nanosecond clock.
+  EXPECT_FALSE(ParseIso8601("0193-12-01T00:00:00Z").has_value());
+  EXPECT_FALSE(ParseIso8601("9999-12-01T00:00:00Z").has_value());
+  EXPECT_FALSE(ParseHttpDate("Mon, 01 Jan 0100 00:00:00 GMT").has_value());
+  EXPECT_TRUE(ParseIso8601("2026-12-01T00:00:00Z").has_value());
+}
+
+}  // namespace
+}  // namespace ferry
