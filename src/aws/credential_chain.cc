@@ -1,10 +1,10 @@
 #include "aws/credential_chain.h"
 
 #include <functional>
-#include <mutex>
 
 #include "aws/shared_config.h"
 #include "base/log.h"
+#include "base/mutex.h"
 #include "base/redact.h"
 #include "base/strings.h"
 #include "http/http_client.h"
@@ -26,7 +26,8 @@ class RefreshingProvider final : public CredentialsProvider {
       : fetch_(std::move(fetch)), margin_(margin) {}
 
   Result<Credentials> GetCredentials() override {
-    std::lock_guard lock(mu_);
+    // One refresh at a time; callers wait for it instead of each fetching.
+    MutexLock lock(mu_);
     auto now = std::chrono::system_clock::now();
     if (cached_ && (!cached_->expiration || *cached_->expiration - margin_ > now)) {
       return *cached_;
@@ -48,10 +49,10 @@ class RefreshingProvider final : public CredentialsProvider {
   }
 
  private:
-  std::mutex mu_;
+  Mutex mu_;
   FetchFn fetch_;
   std::chrono::seconds margin_;
-  std::optional<Credentials> cached_;
+  std::optional<Credentials> cached_ GUARDED_BY(mu_);
 };
 
 // Picks the first configured source. Returns the fetch function for it.
@@ -130,8 +131,9 @@ class LazyChainProvider final : public CredentialsProvider {
       : opts_(std::make_shared<ChainOptions>(std::move(options))) {}
 
   Result<Credentials> GetCredentials() override {
+    std::shared_ptr<CredentialsProvider> resolved;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (!resolved_) {
         if (opts_->anonymous) {
           resolved_ = std::make_shared<StaticCredentialsProvider>(
@@ -147,14 +149,15 @@ class LazyChainProvider final : public CredentialsProvider {
           resolved_ = std::make_shared<RefreshingProvider>(*fetch, opts_->refresh_margin);
         }
       }
+      resolved = resolved_;
     }
-    return resolved_->GetCredentials();
+    return resolved->GetCredentials();
   }
 
  private:
-  std::mutex mu_;
-  std::shared_ptr<ChainOptions> opts_;
-  std::shared_ptr<CredentialsProvider> resolved_;
+  Mutex mu_;
+  std::shared_ptr<ChainOptions> opts_;  // its http client is made under mu_
+  std::shared_ptr<CredentialsProvider> resolved_ GUARDED_BY(mu_);
 };
 
 }  // namespace

@@ -2,15 +2,14 @@
 
 #include <atomic>
 #include <cstdio>
-#include <mutex>
-
+#include "base/mutex.h"
 #include "base/redact.h"
 
 namespace ferry {
 
 namespace {
 std::atomic<int> g_level{static_cast<int>(LogLevel::kWarn)};
-std::mutex g_write_mu;
+Mutex g_write_mu;  // one line at a time on stderr
 constexpr const char* kNames[] = {"error", "warn", "info", "debug", "trace"};
 }  // namespace
 
@@ -22,7 +21,7 @@ void LogLine(LogLevel level, std::string_view message) {
   std::string line = "ferry: " + std::string(kNames[static_cast<int>(level)]) + ": ";
   line += Redact(message);
   if (line.empty() || line.back() != '\n') line.push_back('\n');
-  std::lock_guard lock(g_write_mu);
+  MutexLock lock(g_write_mu);
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 

@@ -1,21 +1,22 @@
 #include "base/redact.h"
 
 #include <algorithm>
-#include <mutex>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/strings.h"
 
 namespace ferry {
 
 namespace {
 
-std::mutex& SecretsMutex() {
-  static std::mutex mu;
-  return mu;
-}
-std::vector<std::string>& Secrets() {
-  static std::vector<std::string> secrets;
+// The secret values registered so far (process-wide, see redact.h).
+struct SecretValues {
+  Mutex mu;
+  std::vector<std::string> values GUARDED_BY(mu);
+};
+SecretValues& Registered() {
+  static SecretValues secrets;
   return secrets;
 }
 
@@ -114,17 +115,20 @@ void RedactPattern(std::string& text, const Pattern& p) {
 
 void RegisterSecret(std::string_view secret) {
   if (secret.size() < 8) return;
-  std::lock_guard lock(SecretsMutex());
-  auto& s = Secrets();
-  if (std::find(s.begin(), s.end(), secret) == s.end()) s.emplace_back(secret);
+  SecretValues& r = Registered();
+  MutexLock lock(r.mu);
+  if (std::find(r.values.begin(), r.values.end(), secret) == r.values.end()) {
+    r.values.emplace_back(secret);
+  }
 }
 
 std::string Redact(std::string_view in) {
   std::string text(in);
   for (const auto& p : kPatterns) RedactPattern(text, p);
   RedactUserinfo(text);
-  std::lock_guard lock(SecretsMutex());
-  for (const auto& secret : Secrets()) {
+  SecretValues& r = Registered();
+  MutexLock lock(r.mu);
+  for (const auto& secret : r.values) {
     size_t pos = 0;
     while ((pos = text.find(secret, pos)) != std::string::npos) {
       text.replace(pos, secret.size(), kRedacted);

@@ -90,7 +90,7 @@ Status RunWithRetry(const RetryPolicy& policy, const std::function<Status()>& at
 
 std::optional<std::string> ThrottleReporter::Note(const Status& why, milliseconds budget,
                                                   std::chrono::steady_clock::time_point now) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   bool new_episode = !last_report_ || now - last_note_ >= interval_;
   last_note_ = now;
   if (new_episode) {

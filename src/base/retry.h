@@ -15,11 +15,11 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
 
+#include "base/mutex.h"
 #include "base/status.h"
 
 namespace ferry {
@@ -77,10 +77,10 @@ class ThrottleReporter final {
 
  private:
   const std::chrono::milliseconds interval_;
-  std::mutex mu_;
-  std::optional<std::chrono::steady_clock::time_point> last_report_;  // guarded by mu_
-  std::chrono::steady_clock::time_point last_note_;                   // guarded by mu_
-  uint64_t unreported_ = 0;                                           // guarded by mu_
+  Mutex mu_;
+  std::optional<std::chrono::steady_clock::time_point> last_report_ GUARDED_BY(mu_);
+  std::chrono::steady_clock::time_point last_note_ GUARDED_BY(mu_);
+  uint64_t unreported_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace ferry

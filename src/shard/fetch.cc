@@ -14,37 +14,38 @@ constexpr size_t kBlock = 1 << 20;
 }
 
 bool ChunkQueue::Push(std::string block) {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return cancelled_ || bytes_ < capacity_ || blocks_.empty(); });
+  MutexLock lock(mu_);
+  cv_.Wait(lock,
+           [&]() REQUIRES(mu_) { return cancelled_ || bytes_ < capacity_ || blocks_.empty(); });
   if (cancelled_) return false;
   bytes_ += block.size();
   blocks_.push_back(std::move(block));
-  cv_.notify_all();
+  cv_.NotifyAll();
   return true;
 }
 
 void ChunkQueue::Close(Status status) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   closed_ = true;
   status_ = std::move(status);
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 void ChunkQueue::Cancel() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   cancelled_ = true;
   blocks_.clear();
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 bool ChunkQueue::Pop(std::string* block, Status* status) {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return !blocks_.empty() || closed_; });
+  MutexLock lock(mu_);
+  cv_.Wait(lock, [&]() REQUIRES(mu_) { return !blocks_.empty() || closed_; });
   if (!blocks_.empty()) {
     *block = std::move(blocks_.front());
     blocks_.pop_front();
     bytes_ -= block->size();
-    cv_.notify_all();
+    cv_.NotifyAll();
     return true;
   }
   *status = status_;

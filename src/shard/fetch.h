@@ -1,14 +1,13 @@
 #pragma once
 // Background fetch of one shard into a bounded queue of byte blocks (reader.cc's prefetcher).
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "base/mutex.h"
 #include "base/status.h"
 #include "shard/cache.h"
 #include "storage/store.h"
@@ -26,12 +25,14 @@ class ChunkQueue final {
   bool Pop(std::string* block, Status* status);
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::string> blocks_;
-  uint64_t bytes_ = 0, capacity_;
-  bool closed_ = false, cancelled_ = false;
-  Status status_;
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<std::string> blocks_ GUARDED_BY(mu_);
+  uint64_t bytes_ GUARDED_BY(mu_) = 0;
+  const uint64_t capacity_;
+  bool closed_ GUARDED_BY(mu_) = false;
+  bool cancelled_ GUARDED_BY(mu_) = false;
+  Status status_ GUARDED_BY(mu_);
 };
 
 struct FetchSpec {
