@@ -141,3 +141,27 @@ def test_credentials_from_profile_file(ferry, bucket, rgw, tmp_path):
            "AWS_SHARED_CREDENTIALS_FILE": str(creds), "AWS_PROFILE": "train"}
     p = ferry.run("auth", f"s3://{bucket}", env=env, check=True)
     assert "profile 'train'" in p.stdout.decode()
+
+
+def test_rm_recursive_refuses_a_bucket_root(ferry, bucket):
+    for url in (f"s3://{bucket}", f"s3://{bucket}/"):
+        p = ferry.run("rm", "-r", url)
+        assert p.returncode == 2
+        assert "refusing to delete everything" in one_line_error(p)
+
+
+def test_directory_markers_are_not_copied_to_local_disks(ferry, prefix, s3, bucket, tmp_path):
+    # Zero-byte "directory" objects (keys ending in '/') made by consoles and other tools.
+    base = prefix.split(f"s3://{bucket}/", 1)[1]
+    s3.put_object(Bucket=bucket, Key=base + "dir/", Body=b"")
+    s3.put_object(Bucket=bucket, Key=base + "dir/a.txt", Body=b"a")
+    s3.put_object(Bucket=bucket, Key=base + "empty-dir/", Body=b"")
+    p = ferry.run("cp", "-r", prefix, tmp_path / "dl")
+    assert p.returncode == 0, p.stderr
+    files = sorted(str(f.relative_to(tmp_path / "dl")) for f in (tmp_path / "dl").rglob("*"))
+    assert files == ["dir", "dir/a.txt"]
+    # To another prefix they are objects like any other.
+    p = ferry.run("cp", "-r", prefix, prefix.rstrip("/") + "-copy/")
+    assert p.returncode == 0, p.stderr
+    keys = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix=base.rstrip("/") + "-copy/")["Contents"]]
+    assert sorted(k.split("-copy/", 1)[1] for k in keys) == ["dir/", "dir/a.txt", "empty-dir/"]
