@@ -84,15 +84,16 @@ def measure(name, cmd, env, repeats, before=None):
     return {"tool": name, "seconds": secs, "all": [round(r[0], 2) for r in runs], "rss_mib": rss}
 
 
-def print_table(title, size_bytes, results):
-    """Prints MiB/s, peak RSS and each tool's speed relative to Ferry (ferry / peer)."""
+def print_table(title, amount, results, unit=1 << 20, rate_name="MiB/s"):
+    """Prints the rate (amount / unit per second: MiB/s by default, or e.g. files/s with
+    unit=1), peak RSS and each tool's speed relative to Ferry (peer time / ferry time)."""
     ferry = next(r for r in results if r["tool"] == "ferry")
     print(f"\n### {title}")
-    print("| tool | median s | runs | MiB/s | peak RSS MiB | ferry speed-up |")
+    print(f"| tool | median s | runs | {rate_name} | peak RSS MiB | ferry speed-up |")
     print("|---|---:|---|---:|---:|---:|")
     for r in results:
-        mibs = size_bytes / (1 << 20) / r["seconds"]
+        rate = amount / unit / r["seconds"]
         ratio = r["seconds"] / ferry["seconds"]
-        print(f"| {r['tool']} | {r['seconds']:.2f} | {r['all']} | {mibs:.0f} | {r['rss_mib']:.0f} | "
+        print(f"| {r['tool']} | {r['seconds']:.2f} | {r['all']} | {rate:,.0f} | {r['rss_mib']:.0f} | "
               f"{'—' if r is ferry else f'{ratio:.2f}x'} |")
     sys.stdout.flush()

@@ -15,7 +15,7 @@ import os
 import pathlib
 import shutil
 
-from benchlib import ROOT, ferry_binary, measure
+from benchlib import ROOT, ferry_binary, measure, print_table
 
 PER_DIR = 500
 
@@ -34,17 +34,6 @@ def make_tree(root, files, loops):
                 (d / "l2").symlink_to(".")
         (d / f"f{i:07d}.bin").write_bytes(b"x" * 100)
     marker.touch()
-
-
-def row(results, title, count):
-    ferry = next(r for r in results if r["tool"] == "ferry")
-    print(f"\n### {title} ({count:,} files)")
-    print("| tool | median s | runs | files/s | peak RSS MiB | ferry time ratio (peer s / ferry s) |")
-    print("|---|---:|---|---:|---:|---:|")
-    for r in results:
-        ratio = r["seconds"] / ferry["seconds"]
-        print(f"| {r['tool']} | {r['seconds']:.2f} | {r['all']} | {count / r['seconds']:,.0f} | "
-              f"{r['rss_mib']:.0f} | {'—' if r is ferry else f'{ratio:.2f}x'} |")
 
 
 def main():
@@ -76,7 +65,7 @@ def main():
             dst = work / f"dst-{tool.replace(' ', '_').replace('(', '').replace(')', '')}"
             before = (lambda d=dst: shutil.rmtree(d, ignore_errors=True)) if phase == "first" else None
             results.append(measure(tool, cmd(tool, src, dst), env, a.repeats, before))
-        row(results, title, a.files)
+        print_table(f"{title} ({a.files:,} files)", a.files, results, unit=1, rate_name="files/s")
 
     loops = work / "src-loops"
     make_tree(loops, a.files // 4, loops=True)
@@ -85,7 +74,8 @@ def main():
         dst = work / f"dst-loops-{tool}"
         results.append(measure(tool, cmd(tool, loops, dst), env, a.repeats,
                                lambda d=dst: shutil.rmtree(d, ignore_errors=True)))
-    row(results, "a tree with two link loops in every directory", a.files // 4)
+    print_table(f"a tree with two link loops in every directory ({a.files // 4:,} files)",
+                a.files // 4, results, unit=1, rate_name="files/s")
 
 
 if __name__ == "__main__":
