@@ -1,6 +1,7 @@
 #include "base/thread_pool.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace ferry {
 
@@ -63,6 +64,42 @@ void ByteSemaphore::Release(uint64_t n) {
     used_ -= std::min(used_, n);
   }
   cv_.notify_all();
+}
+
+ByteSemaphore::Lease ByteSemaphore::AcquireLease(uint64_t n) {
+  Acquire(n);
+  return Lease(this, n);
+}
+
+ByteSemaphore::Lease ByteSemaphore::TryAcquireLease(uint64_t n) {
+  std::lock_guard lock(mu_);
+  if (n > capacity_ || used_ > capacity_ - n) return Lease();
+  used_ += n;
+  peak_ = std::max(peak_, used_);
+  return Lease(this, n);
+}
+
+uint64_t ByteSemaphore::used() const {
+  std::lock_guard lock(mu_);
+  return used_;
+}
+
+ByteSemaphore::Lease::Lease(Lease&& other) noexcept
+    : owner_(std::exchange(other.owner_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
+
+ByteSemaphore::Lease& ByteSemaphore::Lease::operator=(Lease&& other) noexcept {
+  if (this != &other) {
+    Reset();
+    owner_ = std::exchange(other.owner_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+void ByteSemaphore::Lease::Reset() {
+  if (owner_) owner_->Release(bytes_);
+  owner_ = nullptr;
+  bytes_ = 0;
 }
 
 }  // namespace ferry
