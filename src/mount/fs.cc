@@ -38,6 +38,11 @@ MountFs::~MountFs() {
   small_.reset();
 }
 
+void MountFs::WaitForBackgroundFetches() {
+  small_pool_.WaitIdle();
+  fetch_pool_.WaitIdle();
+}
+
 // Opening the file that follows the one opened last in the same directory (name order) means
 // the program walks the directory: fetch the next small files whole, in the background.
 void MountFs::ReadAheadSiblings(const Node& node) {
@@ -306,9 +311,9 @@ Fs<OpenReply> MountFs::Open(Ino ino, int flags, uint64_t caller) {
     auto attr = StatNode(ino);
     if (!attr) return std::unexpected(attr.error());
     h->etag = attr->etag;
-    h->reader =
-        std::make_unique<FileReader>(store_, node->key, attr->etag, attr->size, options_.prefetch,
-                                     prefetch_budget_, fetch_pool_, cache_.get());
+    h->reader = std::make_unique<FileReader>(
+        std::make_shared<PinnedObject>(store_, node->key, attr->etag, attr->size, cache_.get()),
+        options_.prefetch, prefetch_budget_, fetch_pool_);
     if (auto whole = small_->Take(node->key, attr->etag)) h->reader->UseWhole(std::move(*whole));
     reply.caching = kernel_.OnReadOpen(ino, attr->etag, attr->size, &h->ticket);
     ReadAheadSiblings(*node);

@@ -13,9 +13,12 @@
 #include <string>
 
 #include "base/thread_pool.h"
+#include "mount/block_cache.h"
 #include "mount/inodes.h"
 #include "mount/kernel_cache.h"
-#include "mount/prefetch.h"
+#include "mount/memory_budget.h"
+#include "mount/read_window.h"
+#include "mount/small_files.h"
 #include "storage/store.h"
 
 namespace ferry::mount {
@@ -86,6 +89,9 @@ class MountFs {
   Fs<void> Rename(Ino parent, const std::string& name, Ino new_parent, const std::string& new_name);
 
   uint64_t memory_in_use() const { return prefetch_budget_.used(); }
+  // Blocks until the background fetches started so far (read-ahead parts, small files read
+  // ahead, disk cache fills) have finished: explicit synchronization for tests.
+  void WaitForBackgroundFetches();
 
  private:
   struct DirHandle;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "mount/file_reader.h"
 #include "mount/fs.h"
 
 namespace ferry::mount::fs_internal {

@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <map>
 #include <random>
-#include <thread>
 
 #include "storage/memory/memory_store.h"
 
@@ -155,7 +154,7 @@ TEST_F(MountFsTest, SmallFilesOpenedInNameOrderAreReadAheadWhole) {
   };
   ASSERT_EQ(*open_read("f10"), "content 0");
   ASSERT_EQ(*open_read("f11"), "content 1");  // in order: f12... are fetched in the background
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  fs_->WaitForBackgroundFetches();
   ASSERT_TRUE(store_->Delete("data/many/f15").ok());
   EXPECT_EQ(*open_read("f15"), "content 5");  // served from the read-ahead
   // Out of order: nothing is read ahead, so a deleted file's read fails.
@@ -182,9 +181,8 @@ TEST_F(MountFsTest, RandomReadsWithADiskCacheFillItWithTheWholeObject) {
     }
     return n;
   };
-  for (int i = 0; i < 500 && blocks() < 12; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  fs.WaitForBackgroundFetches();
+  ASSERT_EQ(blocks(), 12);
   ASSERT_TRUE(store_->Delete("data/db.bin").ok());  // everything is local now
   for (uint64_t off : {0ull, 3000000ull, 12ull * (1 << 20) - 10}) {
     auto got = fs.Read(*fh, off, 4096);

@@ -1,0 +1,59 @@
+#pragma once
+// The disk block cache of a mount (--cache-dir, --cache-size): fixed-size blocks of objects in
+// local files, keyed by (key, ETag, block number), so a changed object (new ETag) never reads
+// another version's blocks. Shared by all open files and reused by later mounts.
+//
+// Each block is one file, written to a temporary name and renamed (a reader sees a whole block
+// or none). Reads and writes mark a block used (its mtime); once writes have added a sixteenth
+// of the capacity, the least recently used blocks are deleted until the cache is below 90% of
+// its capacity. Descriptors of recently read blocks stay open (random readers hit the same
+// blocks many times): a block deleted meanwhile stays readable through its descriptor, and its
+// bytes are still those of (key, ETag). Thread-safe. Errors are misses: a cache that cannot
+// read or write serves nothing and the caller reads the store.
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace ferry::mount {
+
+class BlockCache final {
+ public:
+  static constexpr uint64_t kBlock = 1ull << 20;
+
+  BlockCache(std::string dir, uint64_t capacity);
+  ~BlockCache();
+  BlockCache(const BlockCache&) = delete;
+  BlockCache& operator=(const BlockCache&) = delete;
+
+  // Bytes [from, from + length) of a cached block (a pread, not the whole block); nullopt when
+  // the block is not cached or shorter. An empty ETag is never cached.
+  std::optional<std::string> GetRange(const std::string& key, const std::string& etag,
+                                      uint64_t block, uint64_t from, uint64_t length);
+  bool Has(const std::string& key, const std::string& etag, uint64_t block) const;
+  void Put(const std::string& key, const std::string& etag, uint64_t block, std::string_view data);
+
+ private:
+  std::string PathFor(const std::string& key, const std::string& etag, uint64_t block) const;
+  int OpenBlock(const std::string& path);  // a dup()ed descriptor, or -1
+  void CloseAll();
+  void MaybeEvict();
+
+  static constexpr size_t kOpenFiles = 256;  // descriptors kept open (well below ulimit -n)
+  const std::string dir_;
+  const uint64_t capacity_;
+  std::mutex fds_mu_;  // guards fds_, fd_order_
+  std::unordered_map<std::string, int> fds_;
+  std::deque<std::string> fd_order_;
+  mutable std::mutex prefix_mu_;                                   // guards prefixes_
+  mutable std::unordered_map<std::string, std::string> prefixes_;  // key+etag -> name prefix
+  std::atomic<uint64_t> written_since_check_{0};
+  std::mutex evict_mu_;  // one eviction at a time
+};
+
+}  // namespace ferry::mount

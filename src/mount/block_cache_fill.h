@@ -1,0 +1,33 @@
+#pragma once
+// Fetches every block of one object version into the disk block cache in the background while
+// the file is open, so random readers (databases, indexes, fio) soon read at local-disk speed,
+// as with s3fs's and rclone's full VFS cache, but bounded by --cache-size and shared with later
+// opens and mounts. kStreams tasks on the pool each take the next kBlocksPerGet blocks not yet
+// cached and fetch them with one GET pinned to the version; a failed GET ends that task (reads
+// still fetch what they need block by block).
+
+#include <memory>
+
+#include "base/thread_pool.h"
+#include "mount/pinned_object.h"
+
+namespace ferry::mount {
+
+class BlockCacheFill final {
+ public:
+  static constexpr int kStreams = 8;
+  static constexpr uint64_t kBlocksPerGet = 8;  // 8 MiB GETs: S3's efficient request size
+
+  // `object` must have a cache. Starts the tasks on `pool`.
+  BlockCacheFill(std::shared_ptr<const PinnedObject> object, ThreadPool& pool);
+  // Stops the fill and waits for its tasks (they write to the cache, which the mount owns).
+  ~BlockCacheFill();
+  BlockCacheFill(const BlockCacheFill&) = delete;
+  BlockCacheFill& operator=(const BlockCacheFill&) = delete;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace ferry::mount
