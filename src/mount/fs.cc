@@ -2,6 +2,7 @@
 #include "mount/fs_internal.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <fstream>
@@ -202,15 +203,30 @@ Fs<Attr> MountFs::StatNode(Ino ino) {
   return a;
 }
 
-Fs<Attr> MountFs::SetAttr(Ino ino, std::optional<uint64_t> size, bool mode_or_owner) {
-  if (mode_or_owner) return Fail(EPERM);  // objects have no modes or owners to change
+Permissions MountFs::PermissionsOf(const Attr& attr) const {
+  uint32_t mode = attr.dir ? (S_IFDIR | 0755) : (S_IFREG | 0644);
+  if (options_.read_only) mode &= ~uint32_t{0222};
+  return {.mode = mode, .uid = options_.uid, .gid = options_.gid};
+}
+
+Fs<Attr> MountFs::SetAttr(Ino ino, const AttrChange& change) {
+  if (change.mode || change.uid || change.gid) {
+    // Compared with what is shown now (refreshed after the TTL, as for a stat).
+    auto shown = StatNode(ino);
+    if (!shown) return std::unexpected(shown.error());
+    const Permissions now = PermissionsOf(*shown);
+    if ((change.mode && (*change.mode & 07777) != (now.mode & 07777)) ||
+        (change.uid && *change.uid != now.uid) || (change.gid && *change.gid != now.gid)) {
+      return Fail(EPERM);  // objects have no modes or owners to change
+    }
+  }
   auto node = inodes_.Get(ino);
   if (!node) return Fail(ENOENT);
-  if (size) {
+  if (change.size) {
     if (node->attr.dir) return Fail(EISDIR);
     if (options_.read_only) return Fail(EROFS);
     // Only a file being written, and only to its current size (O_TRUNC of a new file).
-    if (!node->attr.local || *size != node->attr.size) return Fail(EOPNOTSUPP);
+    if (!node->attr.local || *change.size != node->attr.size) return Fail(EOPNOTSUPP);
   }
   return ForKernel(node->attr);  // times: accepted, not stored (objects keep their upload time)
 }

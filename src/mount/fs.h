@@ -3,13 +3,17 @@
 // Store), returning a value or an errno. src/mount/fuse_adapter.cc maps libfuse's low-level
 // requests onto it one to one; tests drive it directly. Semantics: docs/semantics/fuse.md.
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <expected>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "base/thread_pool.h"
@@ -40,6 +44,24 @@ struct MountOptions {
   int small_file_ahead = 16;               // how many following files
   // Thread id -> process id (Linux: /proc/<tid>/status Tgid); asked only for writers.
   std::function<uint64_t(uint64_t)> process_of = ProcessOf;
+  // The owner every file and directory shows (objects have none): the user running the mount.
+  uint32_t uid = ::getuid();
+  uint32_t gid = ::getgid();
+};
+
+// The mode and owner an entry shows: files 0644, directories 0755 (without the write bits on a
+// read-only mount), owned by MountOptions::uid/gid.
+struct Permissions {
+  uint32_t mode = 0;  // file type and permission bits, as in st_mode
+  uint32_t uid = 0, gid = 0;
+};
+
+// What a setattr asks to change; unset fields stay as they are. Times are accepted and not
+// stored (objects keep their upload time), so they are not part of it.
+struct AttrChange {
+  std::optional<uint64_t> size;  // truncate
+  std::optional<uint32_t> mode;  // permission bits (07777)
+  std::optional<uint32_t> uid, gid;
 };
 
 // An open file: its handle and how the kernel is to cache it (kernel_cache.h; write opens and
@@ -58,9 +80,11 @@ class MountFs {
   Fs<Attr> Lookup(Ino parent, const std::string& name);  // counts a kernel lookup
   void Forget(Ino ino, uint64_t n);
   Fs<Attr> GetAttr(Ino ino);
-  // size: truncate (only a file being written, to its current size or 0 before any write);
-  // mode/owner changes: EPERM; times: accepted and not stored.
-  Fs<Attr> SetAttr(Ino ino, std::optional<uint64_t> size, bool mode_or_owner);
+  // size: truncate (only a file being written, to its current size or 0 before any write:
+  // else EOPNOTSUPP). Mode and owner: setting the values shown succeeds (cp -p, mv and tar do
+  // that); other values fail with EPERM, as objects have no modes or owners to change.
+  Fs<Attr> SetAttr(Ino ino, const AttrChange& change);
+  Permissions PermissionsOf(const Attr& attr) const;
 
   Fs<uint64_t> OpenDir(Ino ino);
   // Calls add(name, attr, next_offset) for entries from `offset` until add returns false.

@@ -4,6 +4,8 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <map>
@@ -118,8 +120,8 @@ TEST_F(MountFsTest, UnsupportedOperationsFailAtOnce) {
   auto a = fs_->Lookup(kRootIno, "a.txt");
   EXPECT_EQ(fs_->Open(a->ino, O_WRONLY).error(), EPERM);  // in-place change of an object
   EXPECT_EQ(fs_->Open(a->ino, O_RDWR | O_TRUNC).error(), EPERM);
-  EXPECT_EQ(fs_->SetAttr(a->ino, std::nullopt, true).error(), EPERM);  // chmod/chown
-  EXPECT_EQ(fs_->SetAttr(a->ino, 2, false).error(), EOPNOTSUPP);       // truncate
+  EXPECT_EQ(fs_->SetAttr(a->ino, {.mode = 0600}).error(), EPERM);    // chmod/chown
+  EXPECT_EQ(fs_->SetAttr(a->ino, {.size = 2}).error(), EOPNOTSUPP);  // truncate
   EXPECT_EQ(fs_->Rename(kRootIno, "dir", kRootIno, "dir2").error(), EOPNOTSUPP);
   EXPECT_EQ(fs_->Rename(kRootIno, "a.txt", kRootIno, "b.txt").error(), EXDEV);
   EXPECT_EQ(fs_->Rmdir(kRootIno, "dir").error(), ENOTEMPTY);
@@ -317,6 +319,25 @@ TEST_F(MountFsTest, ReplacingAFileThroughTheMountSupersedesItsReaders) {
   EXPECT_FALSE(again->caching.keep_cache);  // the written pages are dropped, read anew
   EXPECT_EQ(*fs_->Read(again->fh, 0, 10), "new");
   fs_->Release(again->fh);
+}
+
+TEST_F(MountFsTest, ChmodAndChownToTheValuesShownSucceed) {
+  auto a = fs_->Lookup(kRootIno, "a.txt");
+  auto d = fs_->Lookup(kRootIno, "dir");
+  const uint32_t uid = ::getuid(), gid = ::getgid();
+  EXPECT_EQ(fs_->PermissionsOf(*a).mode, static_cast<uint32_t>(S_IFREG | 0644));
+  EXPECT_EQ(fs_->PermissionsOf(*d).mode, static_cast<uint32_t>(S_IFDIR | 0755));
+  EXPECT_TRUE(fs_->SetAttr(a->ino, {.mode = 0644, .uid = uid, .gid = gid}).has_value());  // cp -p
+  EXPECT_TRUE(fs_->SetAttr(d->ino, {.mode = 0755}).has_value());
+  EXPECT_EQ(fs_->SetAttr(d->ino, {.mode = 0700}).error(), EPERM);
+  EXPECT_EQ(fs_->SetAttr(a->ino, {.uid = uid + 1}).error(), EPERM);
+  EXPECT_EQ(fs_->SetAttr(a->ino, {.gid = gid + 1}).error(), EPERM);
+  EXPECT_TRUE(fs_->SetAttr(a->ino, {}).has_value());  // times only: accepted, not stored
+  MountFs ro(store_, "data/", {.read_only = true});
+  auto ra = ro.Lookup(kRootIno, "a.txt");
+  EXPECT_TRUE(ro.SetAttr(ra->ino, {.mode = 0444}).has_value());
+  EXPECT_EQ(ro.SetAttr(ra->ino, {.mode = 0644}).error(), EPERM);
+  EXPECT_EQ(fs_->SetAttr(12345, {.mode = 0644}).error(), ENOENT);
 }
 
 // Random sequences of create/write/close, unlink, mkdir, lookup and read against a reference

@@ -30,14 +30,14 @@ uint64_t Caller(fuse_req_t req) {
   return tid > 0 ? static_cast<uint64_t>(tid) : 0;
 }
 
-struct stat ToStat(const Attr& a, bool read_only) {
+struct stat ToStat(fuse_req_t req, const Attr& a) {
+  const Permissions p = S(req).fs->PermissionsOf(a);
   struct stat st {};
   st.st_ino = a.ino;
-  st.st_mode = a.dir ? (S_IFDIR | 0755) : (S_IFREG | 0644);
-  if (read_only) st.st_mode &= ~static_cast<mode_t>(0222);
+  st.st_mode = p.mode;
   st.st_nlink = a.dir ? 2 : 1;
-  st.st_uid = ::getuid();
-  st.st_gid = ::getgid();
+  st.st_uid = p.uid;
+  st.st_gid = p.gid;
   st.st_size = static_cast<off_t>(a.size);
   st.st_blksize = 1 << 20;
   st.st_blocks = static_cast<blkcnt_t>((a.size + 511) / 512);
@@ -53,7 +53,7 @@ struct stat ToStat(const Attr& a, bool read_only) {
 fuse_entry_param Entry(fuse_req_t req, const Attr& a) {
   fuse_entry_param e{};
   e.ino = a.ino;
-  e.attr = ToStat(a, S(req).options.read_only);
+  e.attr = ToStat(req, a);
   // Files being written change size: the kernel must not cache their attributes.
   double ttl = a.local ? 0 : S(req).options.ttl_seconds;
   e.attr_timeout = ttl;
@@ -104,27 +104,19 @@ void OpForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
 void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   auto a = S(req).fs->GetAttr(ino);
   if (!a) return (void)fuse_reply_err(req, a.error());
-  auto st = ToStat(*a, S(req).options.read_only);
+  auto st = ToStat(req, *a);
   fuse_reply_attr(req, &st, a->local ? 0 : S(req).options.ttl_seconds);
 }
 
 void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info*) {
-  std::optional<uint64_t> size;
-  if (to_set & FUSE_SET_ATTR_SIZE) size = static_cast<uint64_t>(attr->st_size);
-  // Setting the mode or owner it already has succeeds (cp -p, mv, tar do that); changes: EPERM.
-  bool mode_owner = false;
-  if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
-    auto cur = S(req).fs->GetAttr(ino);
-    if (!cur) return (void)fuse_reply_err(req, cur.error());
-    struct stat now = ToStat(*cur, S(req).options.read_only);
-    if ((to_set & FUSE_SET_ATTR_MODE) && (attr->st_mode & 07777) != (now.st_mode & 07777))
-      mode_owner = true;
-    if ((to_set & FUSE_SET_ATTR_UID) && attr->st_uid != now.st_uid) mode_owner = true;
-    if ((to_set & FUSE_SET_ATTR_GID) && attr->st_gid != now.st_gid) mode_owner = true;
-  }
-  auto a = S(req).fs->SetAttr(ino, size, mode_owner);
+  AttrChange change;
+  if (to_set & FUSE_SET_ATTR_SIZE) change.size = static_cast<uint64_t>(attr->st_size);
+  if (to_set & FUSE_SET_ATTR_MODE) change.mode = attr->st_mode & 07777;
+  if (to_set & FUSE_SET_ATTR_UID) change.uid = attr->st_uid;
+  if (to_set & FUSE_SET_ATTR_GID) change.gid = attr->st_gid;
+  auto a = S(req).fs->SetAttr(ino, change);
   if (!a) return (void)fuse_reply_err(req, a.error());
-  auto st = ToStat(*a, S(req).options.read_only);
+  auto st = ToStat(req, *a);
   fuse_reply_attr(req, &st, 0);
 }
 

@@ -121,6 +121,9 @@ def test_unsupported_operations_fail_at_once_with_clear_errnos(ferry, prefix, tm
     assert errno_of(lambda: open(existing, "r+b")) == errno.EPERM         # in-place change
     assert errno_of(lambda: os.truncate(existing, 1)) == errno.EOPNOTSUPP
     assert errno_of(lambda: os.chmod(existing, 0o600)) == errno.EPERM
+    os.chmod(existing, 0o644)                                              # the values shown: cp -p
+    os.chown(existing, os.getuid(), os.getgid())
+    assert errno_of(lambda: os.chown(existing, os.getuid() + 1, -1)) == errno.EPERM
     assert errno_of(lambda: os.link(existing, mnt / "hard")) == errno.EPERM
     assert errno_of(lambda: os.symlink("x", mnt / "sym")) == errno.EPERM
     assert errno_of(lambda: os.rename(mnt / "d", mnt / "e")) == errno.EOPNOTSUPP
