@@ -8,9 +8,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "base/log.h"
+#include "mount/exception_barrier.h"
 
 namespace ferry::mount {
 
@@ -23,6 +25,27 @@ struct State {
 };
 
 State& S(fuse_req_t req) { return *static_cast<State*>(fuse_req_userdata(req)); }
+
+// What the barrier answers when a callback throws.
+enum class OnThrow {
+  kReplyEio,   // the request gets EIO
+  kReplyNone,  // forget: the request is ended without an answer, as it always is
+  kNoReply,    // init, or the callback has answered already
+};
+
+// The exception barrier of every libfuse callback (exception_barrier.h): what escapes the core
+// (bad_alloc, an unexpected state) is logged and the request answered as `on_throw` says.
+template <typename Body>
+void Guarded(fuse_req_t req, const char* op, OnThrow on_throw, Body&& body) noexcept {
+  if (RunCatchingAll(op, std::forward<Body>(body))) return;
+  if (on_throw == OnThrow::kReplyEio) fuse_reply_err(req, EIO);
+  if (on_throw == OnThrow::kReplyNone) fuse_reply_none(req);
+}
+
+template <typename Body>
+void Guarded(fuse_req_t req, const char* op, Body&& body) noexcept {
+  Guarded(req, op, OnThrow::kReplyEio, std::forward<Body>(body));
+}
 
 // The thread behind a request (the core resolves it to its process where that matters).
 uint64_t Caller(fuse_req_t req) {
@@ -61,6 +84,9 @@ fuse_entry_param Entry(fuse_req_t req, const Attr& a) {
   return e;
 }
 
+// Replies 0 or the error of a call that returns no value.
+void ReplyStatus(fuse_req_t req, const Fs<void>& r) { fuse_reply_err(req, r ? 0 : r.error()); }
+
 // The core decided that the kernel's cached attributes of `ino` are another version's: drop
 // them (attributes only: this never waits on pages, so it is safe inside any request).
 void InvalidateAttr(fuse_req_t req, fuse_ino_t ino) {
@@ -72,171 +98,207 @@ void InvalidateAttr(fuse_req_t req, fuse_ino_t ino) {
 // drops its pages when size or mtime changed): what kernel_cache.h relies on. libfuse asks for
 // it by default; ask explicitly.
 void OpInit(void*, fuse_conn_info* conn) {
-  if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA) conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
+  Guarded(nullptr, "init", OnThrow::kNoReply, [&] {
+    if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA) conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
+  });
 }
 
 void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  auto a = S(req).fs->Lookup(parent, name);
-  if (!a) {
-    if (a.error() == ENOENT) {  // a negative entry the kernel may cache too
-      fuse_entry_param e{};
-      e.entry_timeout = S(req).options.ttl_seconds;
-      fuse_reply_entry(req, &e);
+  Guarded(req, "lookup", [&] {
+    auto a = S(req).fs->Lookup(parent, name);
+    if (!a) {
+      if (a.error() == ENOENT) {  // a negative entry the kernel may cache too
+        fuse_entry_param e{};
+        e.entry_timeout = S(req).options.ttl_seconds;
+        fuse_reply_entry(req, &e);
+        return;
+      }
+      fuse_reply_err(req, a.error());
       return;
     }
-    fuse_reply_err(req, a.error());
-    return;
-  }
-  auto e = Entry(req, *a);
-  fuse_reply_entry(req, &e);
+    auto e = Entry(req, *a);
+    fuse_reply_entry(req, &e);
+  });
 }
 
 void OpForget(fuse_req_t req, fuse_ino_t ino, uint64_t n) {
-  S(req).fs->Forget(ino, n);
-  fuse_reply_none(req);
+  Guarded(req, "forget", OnThrow::kReplyNone, [&] {
+    S(req).fs->Forget(ino, n);
+    fuse_reply_none(req);
+  });
 }
 
 void OpForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
-  for (size_t i = 0; i < count; ++i) S(req).fs->Forget(forgets[i].ino, forgets[i].nlookup);
-  fuse_reply_none(req);
+  Guarded(req, "forget", OnThrow::kReplyNone, [&] {
+    for (size_t i = 0; i < count; ++i) S(req).fs->Forget(forgets[i].ino, forgets[i].nlookup);
+    fuse_reply_none(req);
+  });
 }
 
 void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
-  auto a = S(req).fs->GetAttr(ino);
-  if (!a) return (void)fuse_reply_err(req, a.error());
-  auto st = ToStat(req, *a);
-  fuse_reply_attr(req, &st, a->local ? 0 : S(req).options.ttl_seconds);
+  Guarded(req, "getattr", [&] {
+    auto a = S(req).fs->GetAttr(ino);
+    if (!a) return (void)fuse_reply_err(req, a.error());
+    auto st = ToStat(req, *a);
+    fuse_reply_attr(req, &st, a->local ? 0 : S(req).options.ttl_seconds);
+  });
 }
 
 void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info*) {
-  AttrChange change;
-  if (to_set & FUSE_SET_ATTR_SIZE) change.size = static_cast<uint64_t>(attr->st_size);
-  if (to_set & FUSE_SET_ATTR_MODE) change.mode = attr->st_mode & 07777;
-  if (to_set & FUSE_SET_ATTR_UID) change.uid = attr->st_uid;
-  if (to_set & FUSE_SET_ATTR_GID) change.gid = attr->st_gid;
-  auto a = S(req).fs->SetAttr(ino, change);
-  if (!a) return (void)fuse_reply_err(req, a.error());
-  auto st = ToStat(req, *a);
-  fuse_reply_attr(req, &st, 0);
+  Guarded(req, "setattr", [&] {
+    AttrChange change;
+    if (to_set & FUSE_SET_ATTR_SIZE) change.size = static_cast<uint64_t>(attr->st_size);
+    if (to_set & FUSE_SET_ATTR_MODE) change.mode = attr->st_mode & 07777;
+    if (to_set & FUSE_SET_ATTR_UID) change.uid = attr->st_uid;
+    if (to_set & FUSE_SET_ATTR_GID) change.gid = attr->st_gid;
+    auto a = S(req).fs->SetAttr(ino, change);
+    if (!a) return (void)fuse_reply_err(req, a.error());
+    auto st = ToStat(req, *a);
+    fuse_reply_attr(req, &st, 0);
+  });
 }
 
 void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  auto h = S(req).fs->OpenDir(ino);
-  if (!h) return (void)fuse_reply_err(req, h.error());
-  fi->fh = *h;
-  fuse_reply_open(req, fi);
+  Guarded(req, "opendir", [&] {
+    auto h = S(req).fs->OpenDir(ino);
+    if (!h) return (void)fuse_reply_err(req, h.error());
+    fi->fh = *h;
+    fuse_reply_open(req, fi);
+  });
 }
 
 void OpReaddir(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
-  std::vector<char> buf(size);
-  size_t used = 0;
-  auto r = S(req).fs->ReadDir(fi->fh, static_cast<uint64_t>(off),
-                              [&](const std::string& name, const Attr& a, uint64_t next) {
-                                struct stat st {};
-                                st.st_ino = a.ino;
-                                st.st_mode = a.dir ? S_IFDIR : S_IFREG;
-                                size_t need =
-                                    fuse_add_direntry(req, nullptr, 0, name.c_str(), nullptr, 0);
-                                if (used + need > size) return false;
-                                fuse_add_direntry(req, buf.data() + used, size - used, name.c_str(),
-                                                  &st, static_cast<off_t>(next));
-                                used += need;
-                                return true;
-                              });
-  if (!r && used == 0) return (void)fuse_reply_err(req, r.error());
-  fuse_reply_buf(req, buf.data(), used);
+  Guarded(req, "readdir", [&] {
+    std::vector<char> buf(size);
+    size_t used = 0;
+    auto r = S(req).fs->ReadDir(fi->fh, static_cast<uint64_t>(off),
+                                [&](const std::string& name, const Attr& a, uint64_t next) {
+                                  struct stat st {};
+                                  st.st_ino = a.ino;
+                                  st.st_mode = a.dir ? S_IFDIR : S_IFREG;
+                                  size_t need =
+                                      fuse_add_direntry(req, nullptr, 0, name.c_str(), nullptr, 0);
+                                  if (used + need > size) return false;
+                                  fuse_add_direntry(req, buf.data() + used, size - used,
+                                                    name.c_str(), &st, static_cast<off_t>(next));
+                                  used += need;
+                                  return true;
+                                });
+    if (!r && used == 0) return (void)fuse_reply_err(req, r.error());
+    fuse_reply_buf(req, buf.data(), used);
+  });
 }
 
 void OpReleasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-  S(req).fs->ReleaseDir(fi->fh);
-  fuse_reply_err(req, 0);
+  Guarded(req, "releasedir", [&] {
+    S(req).fs->ReleaseDir(fi->fh);
+    fuse_reply_err(req, 0);
+  });
 }
 
 void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  auto r = S(req).fs->Open(ino, fi->flags, Caller(req));
-  if (!r) return (void)fuse_reply_err(req, r.error());
-  if (r->caching.invalidate_attr) InvalidateAttr(req, ino);
-  fi->fh = r->fh;
-  fi->keep_cache = r->caching.keep_cache ? 1 : 0;
-  fi->direct_io = r->caching.direct_io ? 1 : 0;
-  // An interrupted open() never gets a release: end a reader here (a writer is left alone,
-  // as its release would commit an empty object).
-  if (fuse_reply_open(req, fi) == -ENOENT && (fi->flags & O_ACCMODE) == O_RDONLY) {
-    S(req).fs->Release(r->fh);
-  }
+  Guarded(req, "open", [&] {
+    auto r = S(req).fs->Open(ino, fi->flags, Caller(req));
+    if (!r) return (void)fuse_reply_err(req, r.error());
+    if (r->caching.invalidate_attr) InvalidateAttr(req, ino);
+    fi->fh = r->fh;
+    fi->keep_cache = r->caching.keep_cache ? 1 : 0;
+    fi->direct_io = r->caching.direct_io ? 1 : 0;
+    // An interrupted open() never gets a release: end a reader here (a writer is left alone,
+    // as its release would commit an empty object).
+    if (fuse_reply_open(req, fi) == -ENOENT && (fi->flags & O_ACCMODE) == O_RDONLY) {
+      Guarded(req, "open (interrupted)", OnThrow::kNoReply, [&] { S(req).fs->Release(r->fh); });
+    }
+  });
 }
 
 void OpRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
-  auto data = S(req).fs->Read(fi->fh, static_cast<uint64_t>(off), size);
-  if (!data) return (void)fuse_reply_err(req, data.error());
-  fuse_reply_buf(req, data->data(), data->size());
+  Guarded(req, "read", [&] {
+    auto data = S(req).fs->Read(fi->fh, static_cast<uint64_t>(off), size);
+    if (!data) return (void)fuse_reply_err(req, data.error());
+    fuse_reply_buf(req, data->data(), data->size());
+  });
 }
 
 void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t, fuse_file_info* fi) {
-  auto r = S(req).fs->Create(parent, name, fi->flags, Caller(req));
-  if (!r) return (void)fuse_reply_err(req, r.error());
-  fi->fh = r->second;
-  auto e = Entry(req, r->first);
-  fuse_reply_create(req, &e, fi);
+  Guarded(req, "create", [&] {
+    auto r = S(req).fs->Create(parent, name, fi->flags, Caller(req));
+    if (!r) return (void)fuse_reply_err(req, r.error());
+    fi->fh = r->second;
+    auto e = Entry(req, r->first);
+    fuse_reply_create(req, &e, fi);
+  });
 }
 
 void OpWrite(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t off,
              fuse_file_info* fi) {
-  auto n = S(req).fs->Write(fi->fh, static_cast<uint64_t>(off), std::string_view(buf, size));
-  if (!n) return (void)fuse_reply_err(req, n.error());
-  fuse_reply_write(req, *n);
+  Guarded(req, "write", [&] {
+    auto n = S(req).fs->Write(fi->fh, static_cast<uint64_t>(off), std::string_view(buf, size));
+    if (!n) return (void)fuse_reply_err(req, n.error());
+    fuse_reply_write(req, *n);
+  });
 }
 
 void OpFlush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-  auto r = S(req).fs->Flush(fi->fh, Caller(req));
-  fuse_reply_err(req, r ? 0 : r.error());
+  Guarded(req, "flush", [&] { ReplyStatus(req, S(req).fs->Flush(fi->fh, Caller(req))); });
 }
 
 void OpFsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info* fi) {
-  auto r = S(req).fs->Fsync(fi->fh);
-  fuse_reply_err(req, r ? 0 : r.error());
+  Guarded(req, "fsync", [&] { ReplyStatus(req, S(req).fs->Fsync(fi->fh)); });
 }
 
 void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  if (S(req).fs->Release(fi->fh)) InvalidateAttr(req, ino);
-  fuse_reply_err(req, 0);
+  Guarded(req, "release", [&] {
+    if (S(req).fs->Release(fi->fh)) InvalidateAttr(req, ino);
+    fuse_reply_err(req, 0);
+  });
 }
 
 void OpUnlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  auto r = S(req).fs->Unlink(parent, name);
-  fuse_reply_err(req, r ? 0 : r.error());
+  Guarded(req, "unlink", [&] { ReplyStatus(req, S(req).fs->Unlink(parent, name)); });
 }
 
 void OpMkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t) {
-  auto a = S(req).fs->Mkdir(parent, name);
-  if (!a) return (void)fuse_reply_err(req, a.error());
-  auto e = Entry(req, *a);
-  e.attr_timeout = e.entry_timeout = 0;
-  fuse_reply_entry(req, &e);
+  Guarded(req, "mkdir", [&] {
+    auto a = S(req).fs->Mkdir(parent, name);
+    if (!a) return (void)fuse_reply_err(req, a.error());
+    auto e = Entry(req, *a);
+    e.attr_timeout = e.entry_timeout = 0;
+    fuse_reply_entry(req, &e);
+  });
 }
 
 void OpRmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  auto r = S(req).fs->Rmdir(parent, name);
-  fuse_reply_err(req, r ? 0 : r.error());
+  Guarded(req, "rmdir", [&] { ReplyStatus(req, S(req).fs->Rmdir(parent, name)); });
 }
 
 void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
               const char* newname, unsigned int) {
-  auto r = S(req).fs->Rename(parent, name, newparent, newname);
-  fuse_reply_err(req, r ? 0 : r.error());
+  Guarded(req, "rename",
+          [&] { ReplyStatus(req, S(req).fs->Rename(parent, name, newparent, newname)); });
 }
 
-void OpLink(fuse_req_t req, fuse_ino_t, fuse_ino_t, const char*) { fuse_reply_err(req, EPERM); }
-void OpSymlink(fuse_req_t req, const char*, fuse_ino_t, const char*) { fuse_reply_err(req, EPERM); }
-void OpMknod(fuse_req_t req, fuse_ino_t, const char*, mode_t, dev_t) { fuse_reply_err(req, EPERM); }
+void OpLink(fuse_req_t req, fuse_ino_t, fuse_ino_t, const char*) {
+  Guarded(req, "link", [&] { fuse_reply_err(req, EPERM); });
+}
+
+void OpSymlink(fuse_req_t req, const char*, fuse_ino_t, const char*) {
+  Guarded(req, "symlink", [&] { fuse_reply_err(req, EPERM); });
+}
+
+void OpMknod(fuse_req_t req, fuse_ino_t, const char*, mode_t, dev_t) {
+  Guarded(req, "mknod", [&] { fuse_reply_err(req, EPERM); });
+}
 
 void OpStatfs(fuse_req_t req, fuse_ino_t) {
-  struct statvfs st {};
-  st.f_bsize = st.f_frsize = 1 << 20;
-  st.f_blocks = st.f_bfree = st.f_bavail = 1ull << 30;  // object stores have no fixed size
-  st.f_files = st.f_ffree = 1ull << 30;
-  st.f_namemax = 1024;
-  fuse_reply_statfs(req, &st);
+  Guarded(req, "statfs", [&] {
+    struct statvfs st {};
+    st.f_bsize = st.f_frsize = 1 << 20;
+    st.f_blocks = st.f_bfree = st.f_bavail = 1ull << 30;  // object stores have no fixed size
+    st.f_files = st.f_ffree = 1ull << 30;
+    st.f_namemax = 1024;
+    fuse_reply_statfs(req, &st);
+  });
 }
 
 }  // namespace
