@@ -89,11 +89,7 @@ Fs<Node> MountFs::Resolve(Ino parent, const std::string& name) {
   auto info = store_->Stat(key);
   if (!info.ok()) {
     if (info.status().code() == StatusCode::kNotFound) {
-      inodes_.SetMissing(parent, name, Expiry());
-      if (auto child = inodes_.Child(parent, name); child && child->attr.dir)
-        return *child;  // mkdir'ed
-      inodes_.Remove(parent, name);
-      return Fail(ENOENT);
+      return NotInStore(parent, name);
     }
     return Fail(info.status(), "stat '" + store_->UrlFor(key) + "'");
   }
@@ -156,10 +152,17 @@ std::optional<Fs<Node>> MountFs::ResolveByListing(Ino parent, const std::string&
   }
   if (found) return Fs<Node>(*found);
   if (!conclusive) return std::nullopt;
+  return NotInStore(parent, name);
+}
+
+// `name` is neither an object nor a prefix in the store. What exists only in this mount stays
+// (a directory made here, a file being written, a directory holding either); anything else is
+// gone, and known missing for the TTL.
+Fs<Node> MountFs::NotInStore(Ino parent, const std::string& name) {
   inodes_.SetMissing(parent, name, Expiry());
-  if (auto child = inodes_.Child(parent, name); child && child->attr.local) return Fs<Node>(*child);
+  if (auto child = inodes_.Child(parent, name); child && child->kept_locally()) return *child;
   inodes_.Remove(parent, name);
-  return Fs<Node>(Fail(ENOENT));
+  return Fail(ENOENT);
 }
 
 Fs<Attr> MountFs::Lookup(Ino parent, const std::string& name) {

@@ -122,6 +122,7 @@ class MountFs {
   struct FileHandle;
   Clock::time_point Expiry() const { return Clock::now() + options_.metadata_ttl; }
   Fs<Node> Resolve(Ino parent, const std::string& name);
+  Fs<Node> NotInStore(Ino parent, const std::string& name);
   Fs<Attr> StatNode(Ino ino);  // attributes, refreshed from the store after the TTL
   Attr ForKernel(Attr a);      // attributes as given to the kernel (kernel_cache.h)
   std::optional<Fs<Node>> ResolveByListing(Ino parent, const std::string& dir_key,

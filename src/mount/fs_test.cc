@@ -340,6 +340,37 @@ TEST_F(MountFsTest, ChmodAndChownToTheValuesShownSucceed) {
   EXPECT_EQ(fs_->SetAttr(12345, {.mode = 0644}).error(), ENOENT);
 }
 
+// S3 has no directories: one made here becomes real when a file is written below it, and goes
+// when the store has nothing below it any more, unless it still holds a directory made here.
+TEST_F(MountFsTest, ADirectoryStaysWhileItHoldsADirectoryMadeHere) {
+  MountFs fs(store_, "data/", {.metadata_ttl = std::chrono::seconds(0)});
+  auto a = fs.Mkdir(kRootIno, "a");
+  auto b = fs.Mkdir(a->ino, "b");
+  auto c = fs.Mkdir(b->ino, "c");
+  ASSERT_TRUE(c.has_value());
+  auto f = fs.Create(b->ino, "f", O_WRONLY | O_CREAT);
+  ASSERT_TRUE(f.has_value());
+  ASSERT_TRUE(fs.Write(f->second, 0, "x").has_value());
+  ASSERT_TRUE(fs.Flush(f->second).has_value());  // a/ and a/b/ are in the store now
+  fs.Release(f->second);
+  ASSERT_TRUE(fs.Unlink(b->ino, "f").has_value());  // and gone from it again
+  EXPECT_EQ(fs.Lookup(kRootIno, "a")->ino, a->ino);
+  EXPECT_EQ(fs.Lookup(a->ino, "b")->ino, b->ino);
+  EXPECT_EQ(fs.Lookup(b->ino, "c")->ino, c->ino);
+  auto dh = fs.OpenDir(a->ino);
+  std::vector<std::string> names;
+  ASSERT_TRUE(fs.ReadDir(*dh, 0, [&](const std::string& n, const Attr&, uint64_t) {
+                  names.push_back(n);
+                  return true;
+                }).has_value());
+  fs.ReleaseDir(*dh);
+  EXPECT_EQ(names, (std::vector<std::string>{".", "..", "b"}));
+  EXPECT_EQ(fs.Rmdir(a->ino, "b").error(), ENOTEMPTY);
+  ASSERT_TRUE(fs.Rmdir(b->ino, "c").has_value());
+  EXPECT_EQ(fs.Lookup(a->ino, "b").error(), ENOENT);  // nothing keeps it any more
+  EXPECT_EQ(fs.Lookup(kRootIno, "a").error(), ENOENT);
+}
+
 // Random sequences of create/write/close, unlink, mkdir, lookup and read against a reference
 // map of what the store must hold. Every state reachable through the mount matches the model.
 TEST_F(MountFsTest, RandomOperationsMatchTheReferenceModel) {

@@ -27,10 +27,12 @@ Node InodeTable::Upsert(Ino parent, const std::string& name, Attr attr,
     if (n.attr.dir == attr.dir) {
       attr.ino = n.attr.ino;
       if (attr.mtime == SystemTime{}) attr.mtime = n.attr.mtime;
+      AddLocalBelow(n, int64_t{attr.local} - int64_t{n.attr.local});
       n.attr = attr;
       n.valid_until = valid_until;
       return n;
     }
+    AddLocalBelow(n, -LocalWeight(n));
     children_.erase(it);  // kind changed: the old inode stays until forgotten, detached
   }
   Node n;
@@ -42,7 +44,21 @@ Node InodeTable::Upsert(Ino parent, const std::string& name, Attr attr,
   n.valid_until = valid_until;
   nodes_[attr.ino] = n;
   children_[{parent, name}] = attr.ino;
+  AddLocalBelow(n, LocalWeight(n));
   return n;
+}
+
+void InodeTable::AddLocalBelow(const Node& n, int64_t delta) {
+  if (delta == 0) return;
+  for (const Node* cur = &n; cur->attr.ino != kRootIno;) {
+    auto link = children_.find({cur->parent, cur->name});
+    if (link == children_.end() || link->second != cur->attr.ino) return;  // detached
+    auto parent = nodes_.find(cur->parent);
+    if (parent == nodes_.end()) return;
+    parent->second.local_below =
+        static_cast<uint64_t>(static_cast<int64_t>(parent->second.local_below) + delta);
+    cur = &parent->second;
+  }
 }
 
 std::optional<Node> InodeTable::Get(Ino ino) const {
@@ -81,6 +97,8 @@ void InodeTable::Remove(Ino parent, const std::string& name) {
   auto it = children_.find({parent, name});
   if (it == children_.end()) return;
   Ino ino = it->second;
+  if (auto n = nodes_.find(ino); n != nodes_.end())
+    AddLocalBelow(n->second, -LocalWeight(n->second));
   children_.erase(it);
   if (auto n = nodes_.find(ino); n != nodes_.end() && n->second.lookups == 0) nodes_.erase(n);
 }
@@ -89,6 +107,7 @@ void InodeTable::SetAttr(Ino ino, const Attr& attr, Clock::time_point valid_unti
   std::lock_guard lock(mu_);
   auto it = nodes_.find(ino);
   if (it == nodes_.end()) return;
+  AddLocalBelow(it->second, int64_t{attr.local} - int64_t{it->second.attr.local});
   it->second.attr = attr;
   it->second.attr.ino = ino;
   it->second.valid_until = valid_until;
@@ -112,7 +131,7 @@ std::vector<std::string> InodeTable::LocalChildren(Ino parent) const {
   std::vector<std::string> out;
   for (auto it = children_.lower_bound({parent, ""});
        it != children_.end() && it->first.first == parent; ++it) {
-    if (nodes_.at(it->second).attr.local) out.push_back(it->first.second);
+    if (nodes_.at(it->second).kept_locally()) out.push_back(it->first.second);
   }
   return out;
 }

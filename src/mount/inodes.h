@@ -39,6 +39,11 @@ struct Node {
   std::string key;  // store key (directories end in '/')
   uint64_t lookups = 0;
   Clock::time_point valid_until{};  // attributes may be used without asking the store until then
+  uint64_t local_below = 0;         // local nodes below it (in its subtree, itself excluded)
+
+  // Exists in this mount whatever the store says: local itself, or holding a local node (a
+  // directory made here inside a directory that the store no longer has).
+  bool kept_locally() const { return attr.local || local_below > 0; }
 };
 
 class InodeTable final {
@@ -66,12 +71,20 @@ class InodeTable final {
 
   // The child name after `name` under `parent` in name order (known children only).
   std::optional<std::string> NextChild(Ino parent, const std::string& name) const;
-  // Names of children that exist only in this mount (mkdir'ed, being written).
+  // Names of the children that are kept locally (Node::kept_locally): they exist whether or
+  // not the store has them.
   std::vector<std::string> LocalChildren(Ino parent) const;
 
   static std::string ChildKey(const std::string& parent_key, const std::string& name, bool dir);
 
  private:
+  // Adds `delta` to local_below of the ancestors of `n` that it is attached to (by name, up to
+  // the root). Called with mu_ held, while `n` is attached.
+  void AddLocalBelow(const Node& n, int64_t delta);
+  static int64_t LocalWeight(const Node& n) {
+    return (n.attr.local ? 1 : 0) + static_cast<int64_t>(n.local_below);
+  }
+
   mutable std::mutex mu_;
   std::unordered_map<Ino, Node> nodes_;
   std::map<std::pair<Ino, std::string>, Ino> children_;

@@ -139,6 +139,17 @@ def test_unsupported_operations_fail_at_once_with_clear_errnos(ferry, prefix, tm
     assert ferry.run("cat", prefix + "d/existing.txt", check=True).stdout == b"new"
 
 
+def test_a_directory_made_in_the_mount_keeps_its_parents(ferry, prefix, mount):
+    mnt = mount(prefix, "--metadata-ttl", "0")
+    os.makedirs(mnt / "a" / "b" / "c")
+    (mnt / "a" / "b" / "f").write_bytes(b"x")     # a/ and a/b/ exist in S3 now
+    os.unlink(mnt / "a" / "b" / "f")              # and no more: a/b/c still holds them
+    assert os.listdir(mnt / "a" / "b") == ["c"]
+    assert errno_of(lambda: os.rmdir(mnt / "a" / "b")) == errno.ENOTEMPTY
+    os.rmdir(mnt / "a" / "b" / "c")
+    assert not os.path.exists(mnt / "a")          # S3 has nothing below it
+
+
 def test_read_only_mount(ferry, prefix, tmp_path, mount):
     put(ferry, tmp_path, prefix + "r.txt", b"r")
     mnt = mount(prefix, "--read-only")
