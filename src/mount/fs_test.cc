@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -338,6 +339,53 @@ TEST_F(MountFsTest, ChmodAndChownToTheValuesShownSucceed) {
   EXPECT_TRUE(ro.SetAttr(ra->ino, {.mode = 0444}).has_value());
   EXPECT_EQ(ro.SetAttr(ra->ino, {.mode = 0644}).error(), EPERM);
   EXPECT_EQ(fs_->SetAttr(12345, {.mode = 0644}).error(), ENOENT);
+}
+
+// Forwards to another store; listings and stats fail while `fail` is set (S3 unreachable).
+class LookupFailingStore final : public storage::Store {
+ public:
+  explicit LookupFailingStore(std::shared_ptr<storage::Store> inner) : inner_(std::move(inner)) {}
+  std::string UrlFor(std::string_view key) const override { return inner_->UrlFor(key); }
+  storage::Capabilities capabilities() const override { return inner_->capabilities(); }
+  Result<storage::ObjectInfo> Stat(std::string_view key) override {
+    if (fail) return Status(StatusCode::kUnavailable, "injected");
+    return inner_->Stat(key);
+  }
+  Status Read(std::string_view key, const storage::ReadOptions& o,
+              const storage::ByteSink& sink) override {
+    return inner_->Read(key, o, sink);
+  }
+  Result<std::unique_ptr<storage::Writer>> NewWriter(std::string_view key,
+                                                     const storage::WriteOptions& o) override {
+    return inner_->NewWriter(key, o);
+  }
+  Result<storage::ListPage> List(const storage::ListOptions& o) override {
+    if (fail) return Status(StatusCode::kUnavailable, "injected");
+    return inner_->List(o);
+  }
+  Status Delete(std::string_view key) override { return inner_->Delete(key); }
+  std::atomic<bool> fail = false;
+
+ private:
+  std::shared_ptr<storage::Store> inner_;
+};
+
+// A lookup that fails is not "does not exist": create and mkdir must not go on (a create
+// would replace the object the lookup could not see).
+TEST_F(MountFsTest, CreateAndMkdirNeedTheNameToBeKnownMissing) {
+  auto flaky = std::make_shared<LookupFailingStore>(store_);
+  MountFs fs(flaky, "data/", {.metadata_ttl = std::chrono::seconds(0)});
+  flaky->fail = true;
+  auto c = fs.Create(kRootIno, "a.txt", O_WRONLY | O_CREAT);
+  ASSERT_FALSE(c.has_value());
+  EXPECT_EQ(c.error(), EIO);
+  EXPECT_EQ(fs.Mkdir(kRootIno, "new").error(), EIO);
+  flaky->fail = false;
+  EXPECT_EQ(fs.Lookup(kRootIno, "new").error(), ENOENT);
+  EXPECT_EQ(*store_->ReadAll("data/a.txt"), "hello");
+  auto a = fs_->Lookup(kRootIno, "a.txt");
+  EXPECT_EQ(fs_->Mkdir(a->ino, "x").error(), ENOTDIR);
+  EXPECT_EQ(fs_->Create(a->ino, "x", O_WRONLY).error(), ENOTDIR);
 }
 
 // S3 has no directories: one made here becomes real when a file is written below it, and goes

@@ -21,6 +21,8 @@ Fs<std::pair<Attr, uint64_t>> MountFs::Create(Ino parent, const std::string& nam
   if (!dir->attr.dir) return Fail(ENOTDIR);
   auto existing = Resolve(parent, name);
   if (existing) return Fail(existing->attr.dir ? EISDIR : EEXIST);
+  // Only a name known not to exist: creating after a failed lookup could replace an object.
+  if (existing.error() != ENOENT) return std::unexpected(existing.error());
   std::string key = dir->key + name;
   auto w = store_->NewWriter(key, {});
   if (!w.ok()) return Fail(w.status(), "write '" + store_->UrlFor(key) + "'");
@@ -155,6 +157,7 @@ Fs<Attr> MountFs::Mkdir(Ino parent, const std::string& name) {
   if (!ValidName(name)) return Fail(EINVAL);
   auto existing = Resolve(parent, name);
   if (existing) return Fail(EEXIST);
+  if (existing.error() != ENOENT) return std::unexpected(existing.error());  // ENOTDIR, EIO
   // A local directory: S3 has none; it becomes real when a file is written below it.
   Node n = inodes_.Upsert(parent, name,
                           {.dir = true, .mtime = std::chrono::system_clock::now(), .local = true},
