@@ -1,5 +1,5 @@
-// The mount core without FUSE: operations against an in-memory store, and random operation
-// sequences checked against a plain map (the reference model).
+// The mount core without FUSE: operations against an in-memory store (random operation
+// sequences against a reference model: fs_model_test.cc).
 #include "mount/fs.h"
 
 #include <fcntl.h>
@@ -10,8 +10,8 @@
 #include <atomic>
 #include <filesystem>
 #include <map>
-#include <random>
 
+#include "mount/fs_test_util.h"
 #include "storage/memory/memory_store.h"
 
 namespace ferry::mount {
@@ -40,34 +40,8 @@ class MountFsTest : public ::testing::Test {
                                                  .process_of = [](uint64_t id) { return id; }});
   }
 
-  std::vector<std::string> List(Ino ino) {
-    auto dh = fs_->OpenDir(ino);
-    EXPECT_TRUE(dh.has_value());
-    std::vector<std::string> names;
-    EXPECT_TRUE(fs_->ReadDir(*dh, 0,
-                             [&](const std::string& n, const Attr&, uint64_t) {
-                               names.push_back(n);
-                               return true;
-                             })
-                    .has_value());
-    fs_->ReleaseDir(*dh);
-    return names;
-  }
-
-  std::string ReadAll(Ino ino) {
-    auto fh = OpenFh(*fs_, ino, O_RDONLY);
-    EXPECT_TRUE(fh.has_value());
-    std::string out;
-    for (uint64_t off = 0;;) {
-      auto d = fs_->Read(*fh, off, 128 << 10);
-      EXPECT_TRUE(d.has_value());
-      if (!d || d->empty()) break;
-      out += *d;
-      off += d->size();
-    }
-    fs_->Release(*fh);
-    return out;
-  }
+  std::vector<std::string> List(Ino ino) { return testing::ListNames(*fs_, ino); }
+  std::string ReadAll(Ino ino) { return testing::ReadFile(*fs_, ino, 128 << 10); }
 
   std::shared_ptr<storage::Store> store_;
   std::unique_ptr<MountFs> fs_;
@@ -405,77 +379,11 @@ TEST_F(MountFsTest, ADirectoryStaysWhileItHoldsADirectoryMadeHere) {
   EXPECT_EQ(fs.Lookup(kRootIno, "a")->ino, a->ino);
   EXPECT_EQ(fs.Lookup(a->ino, "b")->ino, b->ino);
   EXPECT_EQ(fs.Lookup(b->ino, "c")->ino, c->ino);
-  auto dh = fs.OpenDir(a->ino);
-  std::vector<std::string> names;
-  ASSERT_TRUE(fs.ReadDir(*dh, 0, [&](const std::string& n, const Attr&, uint64_t) {
-                  names.push_back(n);
-                  return true;
-                }).has_value());
-  fs.ReleaseDir(*dh);
-  EXPECT_EQ(names, (std::vector<std::string>{".", "..", "b"}));
+  EXPECT_EQ(testing::ListNames(fs, a->ino), (std::vector<std::string>{".", "..", "b"}));
   EXPECT_EQ(fs.Rmdir(a->ino, "b").error(), ENOTEMPTY);
   ASSERT_TRUE(fs.Rmdir(b->ino, "c").has_value());
   EXPECT_EQ(fs.Lookup(a->ino, "b").error(), ENOENT);  // nothing keeps it any more
   EXPECT_EQ(fs.Lookup(kRootIno, "a").error(), ENOENT);
-}
-
-// Random sequences of create/write/close, unlink, mkdir, lookup and read against a reference
-// map of what the store must hold. Every state reachable through the mount matches the model.
-TEST_F(MountFsTest, RandomOperationsMatchTheReferenceModel) {
-  std::mt19937 rng(7);
-  std::map<std::string, std::string> model = {{"a.txt", "hello"}};
-  std::vector<std::string> names = {"a.txt", "f1", "f2", "f3", "f4"};
-  for (int step = 0; step < 400; ++step) {
-    const std::string& name = names[rng() % names.size()];
-    switch (rng() % 4) {
-      case 0: {  // create + sequential writes + close
-        auto c = fs_->Create(kRootIno, name, O_WRONLY | O_CREAT);
-        if (model.contains(name)) {
-          EXPECT_EQ(c.error(), EEXIST) << name;
-          break;
-        }
-        ASSERT_TRUE(c.has_value()) << name;
-        std::string data;
-        for (int i = 0, n = static_cast<int>(rng() % 4); i < n; ++i) {
-          std::string chunk(rng() % 5000, static_cast<char>('a' + rng() % 26));
-          ASSERT_TRUE(fs_->Write(c->second, data.size(), chunk).has_value());
-          data += chunk;
-        }
-        ASSERT_TRUE(fs_->Flush(c->second).has_value());
-        fs_->Release(c->second);
-        model[name] = data;
-        break;
-      }
-      case 1: {  // unlink
-        auto r = fs_->Unlink(kRootIno, name);
-        if (model.erase(name)) {
-          EXPECT_TRUE(r.has_value()) << name;
-        } else {
-          EXPECT_EQ(r.error(), ENOENT) << name;
-        }
-        break;
-      }
-      case 2: {  // lookup + read
-        auto a = fs_->Lookup(kRootIno, name);
-        if (!model.contains(name)) {
-          EXPECT_EQ(a.error(), ENOENT) << name;
-          break;
-        }
-        ASSERT_TRUE(a.has_value()) << name;
-        EXPECT_EQ(a->size, model[name].size());
-        EXPECT_EQ(ReadAll(a->ino), model[name]);
-        break;
-      }
-      case 3: {  // the store itself agrees
-        auto got = store_->ReadAll("data/" + name);
-        EXPECT_EQ(got.ok(), model.contains(name)) << name;
-        if (got.ok()) {
-          EXPECT_EQ(*got, model[name]);
-        }
-        break;
-      }
-    }
-  }
 }
 
 }  // namespace
