@@ -9,6 +9,17 @@ namespace {
 
 constexpr uint64_t kIno = 7;
 
+// The kernel was given v1's attributes (size 100), and a reader of v1 opened the file and read
+// through the cache.
+CacheTicket LookUpOpenAndReadV1(KernelCache& k) {
+  uint64_t size = 100;
+  k.OnAttrReply(kIno, "v1", size);
+  CacheTicket t;
+  k.OnReadOpen(kIno, "v1", 100, &t);
+  EXPECT_TRUE(k.OnRead(kIno, t));
+  return t;
+}
+
 TEST(KernelCacheTest, FirstOpenDropsPagesAndOpensAfterAReadKeepThem) {
   KernelCache k;
   uint64_t size = 100;
@@ -34,12 +45,7 @@ TEST(KernelCacheTest, FirstOpenDropsPagesAndOpensAfterAReadKeepThem) {
 
 TEST(KernelCacheTest, ANewVersionWithNoReaderOpenTakesTheCacheOver) {
   KernelCache k;
-  uint64_t size = 100;
-  k.OnAttrReply(kIno, "v1", size);
-  CacheTicket t1;
-  k.OnReadOpen(kIno, "v1", 100, &t1);
-  k.OnRead(kIno, t1);
-  k.OnRelease(kIno, t1);
+  k.OnRelease(kIno, LookUpOpenAndReadV1(k));
   CacheTicket t2;
   auto c = k.OnReadOpen(kIno, "v2", 200, &t2);
   EXPECT_FALSE(c.keep_cache);      // v1's pages go
@@ -52,11 +58,7 @@ TEST(KernelCacheTest, ANewVersionWithNoReaderOpenTakesTheCacheOver) {
 
 TEST(KernelCacheTest, ANewVersionWhileTheOldIsReadGoesAroundTheCache) {
   KernelCache k;
-  uint64_t size = 100;
-  k.OnAttrReply(kIno, "v1", size);
-  CacheTicket old_reader;
-  k.OnReadOpen(kIno, "v1", 100, &old_reader);
-  EXPECT_TRUE(k.OnRead(kIno, old_reader));
+  CacheTicket old_reader = LookUpOpenAndReadV1(k);
   CacheTicket new_reader;
   auto c = k.OnReadOpen(kIno, "v2", 60, &new_reader);
   EXPECT_TRUE(c.direct_io);        // neither sees nor adds cached pages
@@ -66,7 +68,7 @@ TEST(KernelCacheTest, ANewVersionWhileTheOldIsReadGoesAroundTheCache) {
   EXPECT_FALSE(k.OnRead(kIno, old_reader));  // superseded: ESTALE from now on
   // The kernel asks for v2's attributes: at least v1's size while v1's reader is open, so the
   // kernel never ends it early at v2's (shorter) end.
-  size = 60;
+  uint64_t size = 60;
   k.OnAttrReply(kIno, "v2", size);
   EXPECT_EQ(size, 100u);
   EXPECT_FALSE(k.OnRelease(kIno, new_reader));
@@ -82,12 +84,8 @@ TEST(KernelCacheTest, ANewVersionWhileTheOldIsReadGoesAroundTheCache) {
 
 TEST(KernelCacheTest, AttributesOfAnotherVersionSupersedeTheReaders) {
   KernelCache k;
-  uint64_t size = 100;
-  k.OnAttrReply(kIno, "v1", size);
-  CacheTicket reader;
-  k.OnReadOpen(kIno, "v1", 100, &reader);
-  EXPECT_TRUE(k.OnRead(kIno, reader));
-  size = 150;  // a refreshed getattr or lookup after the TTL: the object changed
+  CacheTicket reader = LookUpOpenAndReadV1(k);
+  uint64_t size = 150;  // a refreshed getattr or lookup after the TTL: the object changed
   k.OnAttrReply(kIno, "v2", size);
   EXPECT_EQ(size, 150u);  // larger: nothing to raise
   EXPECT_FALSE(k.OnRead(kIno, reader));
@@ -99,11 +97,7 @@ TEST(KernelCacheTest, AttributesOfAnotherVersionSupersedeTheReaders) {
 
 TEST(KernelCacheTest, AWriteOpenEndsTheOwner) {
   KernelCache k;
-  uint64_t size = 100;
-  k.OnAttrReply(kIno, "v1", size);
-  CacheTicket reader;
-  k.OnReadOpen(kIno, "v1", 100, &reader);
-  EXPECT_TRUE(k.OnRead(kIno, reader));
+  CacheTicket reader = LookUpOpenAndReadV1(k);
   k.OnWriteOpen(kIno);                   // O_TRUNC through the mount
   EXPECT_FALSE(k.OnRead(kIno, reader));  // its pages are the writer's now
   CacheTicket after;
@@ -136,12 +130,7 @@ TEST(KernelCacheTest, WithoutAnETagNothingIsShared) {
 
 TEST(KernelCacheTest, AForgottenInodeStartsOver) {
   KernelCache k;
-  uint64_t size = 100;
-  k.OnAttrReply(kIno, "v1", size);
-  CacheTicket t;
-  k.OnReadOpen(kIno, "v1", 100, &t);
-  k.OnRead(kIno, t);
-  k.OnRelease(kIno, t);
+  k.OnRelease(kIno, LookUpOpenAndReadV1(k));
   k.Forget(kIno);
   CacheTicket again;
   auto c = k.OnReadOpen(kIno, "v1", 100, &again);
