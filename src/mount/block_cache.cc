@@ -28,7 +28,7 @@ std::string BlockCache::PathFor(const std::string& key, const std::string& etag,
   std::string id = key + "\n" + etag;
   std::string prefix;
   {
-    std::lock_guard lock(prefix_mu_);
+    MutexLock lock(prefix_mu_);
     auto it = prefixes_.find(id);
     if (it != prefixes_.end()) {
       prefix = it->second;
@@ -42,7 +42,7 @@ std::string BlockCache::PathFor(const std::string& key, const std::string& etag,
 }
 
 int BlockCache::OpenBlock(const std::string& path) {
-  std::lock_guard lock(fds_mu_);
+  MutexLock lock(fds_mu_);
   if (auto it = fds_.find(path); it != fds_.end()) return ::dup(it->second);
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -1;
@@ -60,7 +60,7 @@ int BlockCache::OpenBlock(const std::string& path) {
 }
 
 void BlockCache::CloseAll() {
-  std::lock_guard lock(fds_mu_);
+  MutexLock lock(fds_mu_);
   for (auto& [path, fd] : fds_) ::close(fd);
   fds_.clear();
   fd_order_.clear();

@@ -14,11 +14,12 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+
+#include "base/mutex.h"
 
 namespace ferry::mount {
 
@@ -47,13 +48,14 @@ class BlockCache final {
   static constexpr size_t kOpenFiles = 256;  // descriptors kept open (well below ulimit -n)
   const std::string dir_;
   const uint64_t capacity_;
-  std::mutex fds_mu_;  // guards fds_, fd_order_
-  std::unordered_map<std::string, int> fds_;
-  std::deque<std::string> fd_order_;
-  mutable std::mutex prefix_mu_;                                   // guards prefixes_
-  mutable std::unordered_map<std::string, std::string> prefixes_;  // key+etag -> name prefix
+  Mutex fds_mu_;
+  std::unordered_map<std::string, int> fds_ GUARDED_BY(fds_mu_);
+  std::deque<std::string> fd_order_ GUARDED_BY(fds_mu_);
+  mutable Mutex prefix_mu_;
+  // key + ETag -> block file name prefix
+  mutable std::unordered_map<std::string, std::string> prefixes_ GUARDED_BY(prefix_mu_);
   std::atomic<uint64_t> written_since_check_{0};
-  std::mutex evict_mu_;  // one eviction at a time
+  Mutex evict_mu_;  // one eviction at a time
 };
 
 }  // namespace ferry::mount

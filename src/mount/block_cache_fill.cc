@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
 #include <string_view>
+
+#include "base/mutex.h"
 
 namespace ferry::mount {
 
@@ -12,9 +12,9 @@ struct BlockCacheFill::State {
   std::shared_ptr<const PinnedObject> object;
   std::atomic<uint64_t> next{0};  // first block of the next span to take
   std::atomic<bool> cancel{false};
-  std::mutex mu;
-  std::condition_variable done;
-  int running = kStreams;  // guarded by mu
+  Mutex mu;
+  CondVar done;
+  int running GUARDED_BY(mu) = kStreams;
 
   void Work() {
     const uint64_t B = BlockCache::kBlock, size = object->size();
@@ -34,8 +34,8 @@ struct BlockCacheFill::State {
         cache.Put(key, etag, b, std::string_view(*got).substr((b - first) * B, B));
       }
     }
-    std::lock_guard lock(mu);
-    if (--running == 0) done.notify_all();
+    MutexLock lock(mu);
+    if (--running == 0) done.NotifyAll();
   }
 };
 
@@ -47,8 +47,9 @@ BlockCacheFill::BlockCacheFill(std::shared_ptr<const PinnedObject> object, Threa
 
 BlockCacheFill::~BlockCacheFill() {
   state_->cancel = true;
-  std::unique_lock lock(state_->mu);
-  state_->done.wait(lock, [&] { return state_->running == 0; });
+  State& s = *state_;
+  MutexLock lock(s.mu);
+  s.done.Wait(lock, [&]() REQUIRES(s.mu) { return s.running == 0; });
 }
 
 }  // namespace ferry::mount

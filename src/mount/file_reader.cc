@@ -14,12 +14,12 @@ FileReader::FileReader(std::shared_ptr<const PinnedObject> object, const Prefetc
       window_(object_, options, budget, pool) {}
 
 void FileReader::UseWhole(WholeObject whole) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   whole_ = std::move(whole);
 }
 
 Result<std::string> FileReader::Read(uint64_t offset, size_t size) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const uint64_t object_size = object_->size();
   if (offset >= object_size) return std::string();
   const uint64_t end = std::min<uint64_t>(object_size, offset + size);

@@ -13,9 +13,9 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "base/mutex.h"
 #include "base/status.h"
 #include "base/thread_pool.h"
 #include "mount/access_pattern.h"
@@ -42,18 +42,19 @@ class FileReader final {
   void UseWhole(WholeObject whole);
 
  private:
-  Result<std::string> ReadRandom(uint64_t offset, uint64_t end);
-  Result<std::string> ReadSequential(uint64_t offset, uint64_t end);
+  Result<std::string> ReadRandom(uint64_t offset, uint64_t end) REQUIRES(mu_);
+  Result<std::string> ReadSequential(uint64_t offset, uint64_t end) REQUIRES(mu_);
 
   const std::shared_ptr<const PinnedObject> object_;
   MemoryBudget& budget_;
   ThreadPool& pool_;
-  std::mutex mu_;  // guards the members below
-  AccessPattern pattern_;
-  WholeObject whole_;
-  bool fetched_whole_ = false;  // the one whole fetch of a small object read randomly is done
-  std::unique_ptr<BlockCacheFill> fill_;
-  ReadWindow window_;
+  Mutex mu_;
+  AccessPattern pattern_ GUARDED_BY(mu_);
+  WholeObject whole_ GUARDED_BY(mu_);
+  // The one whole fetch of a small object read randomly is done.
+  bool fetched_whole_ GUARDED_BY(mu_) = false;
+  std::unique_ptr<BlockCacheFill> fill_ GUARDED_BY(mu_);
+  ReadWindow window_ GUARDED_BY(mu_);
 };
 
 }  // namespace ferry::mount

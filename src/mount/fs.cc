@@ -32,7 +32,7 @@ MountFs::MountFs(std::shared_ptr<storage::Store> store, std::string root_key, Mo
 
 MountFs::~MountFs() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     files_.clear();
     dirs_.clear();
   }
@@ -50,7 +50,7 @@ void MountFs::ReadAheadSiblings(const Node& node) {
   if (options_.small_file_ahead <= 0 || node.attr.size > options_.small_file_limit) return;
   bool in_order;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto& last = last_opened_[node.parent];
     in_order =
         !last.empty() && last < node.name && inodes_.NextChild(node.parent, last) == node.name;
@@ -241,16 +241,20 @@ Fs<uint64_t> MountFs::OpenDir(Ino ino) {
   auto d = std::make_shared<DirHandle>();
   d->ino = ino;
   d->prefix = node->key;
-  d->entries.push_back({".", node->attr});
-  d->entries.push_back({"..", Attr{.ino = node->parent, .dir = true}});
+  {
+    MutexLock dl(d->mu);
+    d->entries.push_back({".", node->attr});
+    d->entries.push_back({"..", Attr{.ino = node->parent, .dir = true}});
+  }
   uint64_t h = next_handle_++;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   dirs_[h] = d;
   return h;
 }
 
 // One ListObjectsV2 page (1000 keys): a 100,000-object prefix streams page by page.
 Fs<void> MountFs::FetchPage(DirHandle& d) {
+  d.mu.AssertHeld();  // ReadDir holds it across pages
   auto page =
       store_->List({.prefix = d.prefix, .recursive = false, .continuation = d.continuation});
   if (!page.ok()) return Fail(page.status(), "list '" + store_->UrlFor(d.prefix) + "'");
@@ -265,12 +269,12 @@ Fs<void> MountFs::FetchPage(DirHandle& d) {
 Fs<void> MountFs::ReadDir(uint64_t dh, uint64_t offset, const DirFiller& add) {
   std::shared_ptr<DirHandle> d;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = dirs_.find(dh);
     if (it == dirs_.end()) return Fail(EBADF);
     d = it->second;
   }
-  std::lock_guard lock(d->mu);
+  MutexLock lock(d->mu);
   for (uint64_t i = offset;; ++i) {
     while (i >= d->entries.size() && !d->listed_all) {
       if (auto r = FetchPage(*d); !r) return r;
@@ -288,7 +292,7 @@ Fs<void> MountFs::ReadDir(uint64_t dh, uint64_t offset, const DirFiller& add) {
 }
 
 void MountFs::ReleaseDir(uint64_t dh) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   dirs_.erase(dh);
 }
 
@@ -318,7 +322,10 @@ Fs<OpenReply> MountFs::Open(Ino ino, int flags, uint64_t caller) {
     if (!(flags & O_TRUNC) || acc == O_RDWR) return Fail(EPERM);
     auto w = store_->NewWriter(node->key, {});
     if (!w.ok()) return Fail(w.status(), "write '" + store_->UrlFor(node->key) + "'");
-    h->writer = std::move(*w);
+    {
+      MutexLock hl(h->mu);
+      h->writer = std::move(*w);
+    }
     Attr a = node->attr;
     a.size = 0;
     a.local = true;
@@ -338,13 +345,13 @@ Fs<OpenReply> MountFs::Open(Ino ino, int flags, uint64_t caller) {
     ReadAheadSiblings(*node);
   }
   reply.fh = next_handle_++;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   files_[reply.fh] = h;
   return reply;
 }
 
 std::shared_ptr<MountFs::FileHandle> MountFs::FileFor(uint64_t fh) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = files_.find(fh);
   return it == files_.end() ? nullptr : it->second;
 }

@@ -12,10 +12,10 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "base/mutex.h"
 #include "base/thread_pool.h"
 #include "mount/block_cache.h"
 #include "mount/inodes.h"
@@ -143,10 +143,10 @@ class MountFs {
   ThreadPool fetch_pool_;
   ThreadPool small_pool_;  // whole-file fetches of SmallFiles (apart from read-ahead parts)
   std::unique_ptr<SmallFiles> small_;
-  std::map<Ino, std::string> last_opened_;  // per directory: the name opened last (under mu_)
-  std::mutex mu_;                           // handles
-  std::map<uint64_t, std::shared_ptr<DirHandle>> dirs_;
-  std::map<uint64_t, std::shared_ptr<FileHandle>> files_;
+  Mutex mu_;
+  std::map<Ino, std::string> last_opened_ GUARDED_BY(mu_);  // per directory: the name opened last
+  std::map<uint64_t, std::shared_ptr<DirHandle>> dirs_ GUARDED_BY(mu_);
+  std::map<uint64_t, std::shared_ptr<FileHandle>> files_ GUARDED_BY(mu_);
   std::atomic<uint64_t> next_handle_{1};
   SystemTime mounted_at_ = std::chrono::system_clock::now();  // implicit directories' mtime
 };

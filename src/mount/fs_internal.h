@@ -4,12 +4,12 @@
 
 #include <cerrno>
 #include <expected>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "base/log.h"
+#include "base/mutex.h"
 #include "mount/file_reader.h"
 #include "mount/fs.h"
 
@@ -53,25 +53,27 @@ namespace ferry::mount {
 struct MountFs::DirHandle {
   Ino ino = 0;
   std::string prefix;
-  std::mutex mu;
-  std::vector<std::pair<std::string, Attr>> entries;  // "." and ".." first
-  std::set<std::string> seen;
-  std::string continuation;
-  bool listed_all = false;
+  Mutex mu;
+  std::vector<std::pair<std::string, Attr>> entries GUARDED_BY(mu);  // "." and ".." first
+  std::set<std::string> seen GUARDED_BY(mu);
+  std::string continuation GUARDED_BY(mu);
+  bool listed_all GUARDED_BY(mu) = false;
 };
 
+// Set at open and then only read, but for the write state (under mu). The ticket changes only
+// inside KernelCache's calls (under its lock).
 struct MountFs::FileHandle {
   Ino ino = 0;
   std::string key;
-  std::unique_ptr<FileReader> reader;       // read handles
-  std::string etag;                         // read handles: the version pinned at open
-  CacheTicket ticket;                       // read handles: how the kernel caches it
-  std::unique_ptr<storage::Writer> writer;  // write handles
-  std::mutex mu;
-  uint64_t written = 0;
-  uint64_t owner = 0;
-  bool committed = false;
-  int error = 0;  // a failed write: later writes and the close report it
+  std::unique_ptr<FileReader> reader;  // read handles
+  std::string etag;                    // read handles: the version pinned at open
+  CacheTicket ticket;                  // read handles: how the kernel caches it
+  uint64_t owner = 0;                  // write handles: the process that opened it
+  Mutex mu;
+  std::unique_ptr<storage::Writer> writer GUARDED_BY(mu);  // write handles
+  uint64_t written GUARDED_BY(mu) = 0;
+  bool committed GUARDED_BY(mu) = false;
+  int error GUARDED_BY(mu) = 0;  // a failed write: later writes and the close report it
 };
 
 }  // namespace ferry::mount

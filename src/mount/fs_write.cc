@@ -34,9 +34,12 @@ Fs<std::pair<Attr, uint64_t>> MountFs::Create(Ino parent, const std::string& nam
   h->ino = n.attr.ino;
   h->key = key;
   h->owner = options_.process_of(caller);
-  h->writer = std::move(*w);
+  {
+    MutexLock hl(h->mu);
+    h->writer = std::move(*w);
+  }
   uint64_t fh = next_handle_++;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   files_[fh] = h;
   return std::pair{n.attr, fh};
 }
@@ -44,7 +47,7 @@ Fs<std::pair<Attr, uint64_t>> MountFs::Create(Ino parent, const std::string& nam
 Fs<size_t> MountFs::Write(uint64_t fh, uint64_t offset, std::string_view data) {
   std::shared_ptr<FileHandle> h = FileFor(fh);
   if (!h) return Fail(EBADF);
-  std::lock_guard lock(h->mu);
+  MutexLock lock(h->mu);
   if (!h->writer && !h->committed) return Fail(EBADF);
   if (h->committed) return Fail(EPERM);  // complete after fsync: it cannot grow any more
   if (h->error) return Fail(h->error);
@@ -65,7 +68,7 @@ Fs<size_t> MountFs::Write(uint64_t fh, uint64_t offset, std::string_view data) {
 }
 
 Fs<void> MountFs::Commit(FileHandle& h) {
-  std::lock_guard lock(h.mu);
+  MutexLock lock(h.mu);
   if (!h.writer || h.committed) return {};
   if (h.error) {
     h.writer->Abort();
@@ -110,7 +113,7 @@ Fs<void> MountFs::Flush(uint64_t fh, uint64_t caller) {
   std::shared_ptr<FileHandle> h = FileFor(fh);
   if (!h) return Fail(EBADF);
   {
-    std::lock_guard lock(h->mu);
+    MutexLock lock(h->mu);
     if (h->writer && h->written == 0 && !h->error) return {};
     if (h->writer && h->owner != 0 && caller != 0 && options_.process_of(caller) != h->owner) {
       return {};
@@ -128,13 +131,13 @@ Fs<void> MountFs::Fsync(uint64_t fh) {
 bool MountFs::Release(uint64_t fh) {
   std::shared_ptr<FileHandle> h;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = files_.find(fh);
     if (it == files_.end()) return false;
     h = it->second;
     files_.erase(it);
   }
-  if (h->writer) (void)Commit(*h);  // no flush came (the process died): commit what was written
+  (void)Commit(*h);  // a writer with no flush (the process died): commit what was written
   return h->reader && kernel_.OnRelease(h->ino, h->ticket);
 }
 

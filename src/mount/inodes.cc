@@ -18,7 +18,7 @@ std::string InodeTable::ChildKey(const std::string& parent_key, const std::strin
 
 Node InodeTable::Upsert(Ino parent, const std::string& name, Attr attr,
                         Clock::time_point valid_until) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   missing_.erase({parent, name});
   const std::string& parent_key = nodes_.at(parent).key;
   auto it = children_.find({parent, name});
@@ -62,26 +62,26 @@ void InodeTable::AddLocalBelow(const Node& n, int64_t delta) {
 }
 
 std::optional<Node> InodeTable::Get(Ino ino) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = nodes_.find(ino);
   if (it == nodes_.end()) return std::nullopt;
   return it->second;
 }
 
 std::optional<Node> InodeTable::Child(Ino parent, const std::string& name) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = children_.find({parent, name});
   if (it == children_.end()) return std::nullopt;
   return nodes_.at(it->second);
 }
 
 void InodeTable::AddLookup(Ino ino, uint64_t n) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (auto it = nodes_.find(ino); it != nodes_.end()) it->second.lookups += n;
 }
 
 bool InodeTable::Forget(Ino ino, uint64_t n) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = nodes_.find(ino);
   if (it == nodes_.end() || ino == kRootIno) return false;
   it->second.lookups -= std::min(it->second.lookups, n);
@@ -93,7 +93,7 @@ bool InodeTable::Forget(Ino ino, uint64_t n) {
 }
 
 void InodeTable::Remove(Ino parent, const std::string& name) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = children_.find({parent, name});
   if (it == children_.end()) return;
   Ino ino = it->second;
@@ -104,7 +104,7 @@ void InodeTable::Remove(Ino parent, const std::string& name) {
 }
 
 void InodeTable::SetAttr(Ino ino, const Attr& attr, Clock::time_point valid_until) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = nodes_.find(ino);
   if (it == nodes_.end()) return;
   AddLocalBelow(it->second, int64_t{attr.local} - int64_t{it->second.attr.local});
@@ -114,20 +114,20 @@ void InodeTable::SetAttr(Ino ino, const Attr& attr, Clock::time_point valid_unti
 }
 
 void InodeTable::Expire(Ino ino, const std::string& etag) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = nodes_.find(ino);
   if (it != nodes_.end() && it->second.attr.etag == etag) it->second.valid_until = Clock::now();
 }
 
 std::optional<std::string> InodeTable::NextChild(Ino parent, const std::string& name) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = children_.upper_bound({parent, name});
   if (it == children_.end() || it->first.first != parent) return std::nullopt;
   return it->first.second;
 }
 
 std::vector<std::string> InodeTable::LocalChildren(Ino parent) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::string> out;
   for (auto it = children_.lower_bound({parent, ""});
        it != children_.end() && it->first.first == parent; ++it) {
@@ -137,18 +137,18 @@ std::vector<std::string> InodeTable::LocalChildren(Ino parent) const {
 }
 
 void InodeTable::SetMissing(Ino parent, const std::string& name, Clock::time_point until) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   missing_[{parent, name}] = until;
 }
 
 bool InodeTable::KnownMissing(Ino parent, const std::string& name) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = missing_.find({parent, name});
   return it != missing_.end() && it->second > Clock::now();
 }
 
 void InodeTable::ClearMissing(Ino parent, const std::string& name) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   missing_.erase({parent, name});
 }
 

@@ -10,11 +10,12 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace ferry::mount {
 
@@ -80,16 +81,16 @@ class InodeTable final {
  private:
   // Adds `delta` to local_below of the ancestors of `n` that it is attached to (by name, up to
   // the root). Called with mu_ held, while `n` is attached.
-  void AddLocalBelow(const Node& n, int64_t delta);
+  void AddLocalBelow(const Node& n, int64_t delta) REQUIRES(mu_);
   static int64_t LocalWeight(const Node& n) {
     return (n.attr.local ? 1 : 0) + static_cast<int64_t>(n.local_below);
   }
 
-  mutable std::mutex mu_;
-  std::unordered_map<Ino, Node> nodes_;
-  std::map<std::pair<Ino, std::string>, Ino> children_;
-  std::map<std::pair<Ino, std::string>, Clock::time_point> missing_;
-  Ino next_ = kRootIno + 1;
+  mutable Mutex mu_;
+  std::unordered_map<Ino, Node> nodes_ GUARDED_BY(mu_);
+  std::map<std::pair<Ino, std::string>, Ino> children_ GUARDED_BY(mu_);
+  std::map<std::pair<Ino, std::string>, Clock::time_point> missing_ GUARDED_BY(mu_);
+  Ino next_ GUARDED_BY(mu_) = kRootIno + 1;
 };
 
 }  // namespace ferry::mount

@@ -4,7 +4,7 @@ namespace ferry::mount {
 
 OpenCaching KernelCache::OnReadOpen(uint64_t ino, const std::string& etag, uint64_t size,
                                     CacheTicket* ticket) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   State& s = states_[ino];
   OpenCaching c;
   // 3. The kernel's size must be this version's (a version without an ETag: always ask again).
@@ -38,7 +38,7 @@ OpenCaching KernelCache::OnReadOpen(uint64_t ino, const std::string& etag, uint6
 
 bool KernelCache::OnRead(uint64_t ino, CacheTicket& ticket) {
   if (!ticket.cached) return true;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = states_.find(ino);
   if (it == states_.end()) return true;
   State& s = it->second;
@@ -52,7 +52,7 @@ bool KernelCache::OnRead(uint64_t ino, CacheTicket& ticket) {
 
 bool KernelCache::OnRelease(uint64_t ino, const CacheTicket& ticket) {
   if (!ticket.cached) return false;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = states_.find(ino);
   if (it == states_.end()) return false;
   State& s = it->second;
@@ -66,7 +66,7 @@ bool KernelCache::OnRelease(uint64_t ino, const CacheTicket& ticket) {
 }
 
 void KernelCache::OnAttrReply(uint64_t ino, const std::string& etag, uint64_t& size) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   State& s = states_[ino];
   s.attr_etag = etag;
   s.attr_inflated = false;
@@ -80,7 +80,7 @@ void KernelCache::OnAttrReply(uint64_t ino, const std::string& etag, uint64_t& s
 }
 
 void KernelCache::OnWriteOpen(uint64_t ino) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   State& s = states_[ino];
   s.owner.reset();
   ++s.owner_gen;
@@ -91,7 +91,7 @@ void KernelCache::OnWriteOpen(uint64_t ino) {
 }
 
 void KernelCache::Forget(uint64_t ino) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   states_.erase(ino);
 }
 

@@ -29,10 +29,11 @@
 // Thread-safe (one mutex); every call is short and never waits on the kernel.
 
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
+
+#include "base/mutex.h"
 
 namespace ferry::mount {
 
@@ -80,8 +81,8 @@ class KernelCache final {
     std::optional<std::string> attr_etag;  // version of the kernel's attributes (none: invalid)
     bool attr_inflated = false;            // the kernel's size was raised to the owner's
   };
-  std::mutex mu_;
-  std::unordered_map<uint64_t, State> states_;
+  Mutex mu_;
+  std::unordered_map<uint64_t, State> states_ GUARDED_BY(mu_);
 };
 
 }  // namespace ferry::mount

@@ -5,7 +5,7 @@
 namespace ferry::mount {
 
 SmallFiles::~SmallFiles() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   while (!entries_.empty()) Evict(entries_.begin());
 }
 
@@ -16,7 +16,7 @@ void SmallFiles::Evict(std::map<std::string, Entry>::iterator it) {
 }
 
 void SmallFiles::Prefetch(const std::string& key, const std::string& etag, uint64_t size) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (entries_.contains(key) || etag.empty()) return;
   MemoryBudget::Lease lease = budget_.TryTake(size);
   if (!lease) return;
@@ -39,7 +39,7 @@ void SmallFiles::Prefetch(const std::string& key, const std::string& etag, uint6
 }
 
 std::optional<WholeObject> SmallFiles::Take(const std::string& key, const std::string& etag) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = entries_.find(key);
   if (it == entries_.end()) return std::nullopt;
   std::optional<WholeObject> out;

@@ -11,10 +11,10 @@
 #include <future>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "base/mutex.h"
 #include "base/status.h"
 #include "base/thread_pool.h"
 #include "mount/memory_budget.h"
@@ -50,16 +50,16 @@ class SmallFiles final {
     uint64_t id = 0;  // which Prefetch made it: order_ may still name an earlier entry's key
     WholeObject whole;
   };
-  void Evict(std::map<std::string, Entry>::iterator it);
+  void Evict(std::map<std::string, Entry>::iterator it) REQUIRES(mu_);
 
   std::shared_ptr<storage::Store> store_;
   MemoryBudget& budget_;
   ThreadPool& pool_;
   const size_t capacity_;
-  std::mutex mu_;                                       // guards the members below
-  std::map<std::string, Entry> entries_;                // by key
-  std::deque<std::pair<std::string, uint64_t>> order_;  // (key, id), oldest first
-  uint64_t next_id_ = 0;
+  Mutex mu_;
+  std::map<std::string, Entry> entries_ GUARDED_BY(mu_);                // by key
+  std::deque<std::pair<std::string, uint64_t>> order_ GUARDED_BY(mu_);  // (key, id), oldest first
+  uint64_t next_id_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace ferry::mount
