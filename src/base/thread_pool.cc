@@ -66,14 +66,9 @@ void ByteSemaphore::Release(uint64_t n) {
   cv_.notify_all();
 }
 
-ByteSemaphore::Lease ByteSemaphore::AcquireLease(uint64_t n) {
-  Acquire(n);
-  return Lease(this, n);
-}
-
-ByteSemaphore::Lease ByteSemaphore::TryAcquireLease(uint64_t n) {
+std::optional<ByteSemaphore::Lease> ByteSemaphore::TryAcquire(uint64_t n) {
   std::lock_guard lock(mu_);
-  if (n > capacity_ || used_ > capacity_ - n) return Lease();
+  if (n > capacity_ || used_ > capacity_ - n) return std::nullopt;
   used_ += n;
   peak_ = std::max(peak_, used_);
   return Lease(this, n);
@@ -84,20 +79,17 @@ uint64_t ByteSemaphore::used() const {
   return used_;
 }
 
-ByteSemaphore::Lease::Lease(Lease&& other) noexcept
-    : owner_(std::exchange(other.owner_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
-
 ByteSemaphore::Lease& ByteSemaphore::Lease::operator=(Lease&& other) noexcept {
   if (this != &other) {
-    Reset();
+    Release();
     owner_ = std::exchange(other.owner_, nullptr);
     bytes_ = std::exchange(other.bytes_, 0);
   }
   return *this;
 }
 
-void ByteSemaphore::Lease::Reset() {
-  if (owner_) owner_->Release(bytes_);
+void ByteSemaphore::Lease::Release() {
+  if (owner_ != nullptr) owner_->Release(bytes_);
   owner_ = nullptr;
   bytes_ = 0;
 }

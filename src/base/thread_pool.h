@@ -1,13 +1,15 @@
 #pragma once
 // A fixed pool of worker threads running submitted tasks in FIFO order, and a counting
-// semaphore over bytes (the copy engine's and the mount's memory budgets).
+// semaphore over bytes (the copy engine's memory budget).
 
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace ferry {
@@ -34,37 +36,18 @@ class ThreadPool final {
 };
 
 // Acquire(n) blocks until n units are free (a request larger than the capacity is granted when
-// nothing else is held, so it cannot deadlock). Thread-safe.
+// nothing else is held, so it cannot deadlock). Thread-safe; the semaphore must outlive its
+// leases.
 class ByteSemaphore final {
  public:
-  // Bytes held from a ByteSemaphore, given back when the lease ends (destroyed, assigned to or
-  // Reset()). Movable, not copyable; the semaphore must outlive it. An empty lease (default,
-  // moved from, or refused by TryAcquireLease) holds nothing and converts to false.
-  class Lease final {
-   public:
-    Lease() = default;
-    Lease(Lease&& other) noexcept;
-    Lease& operator=(Lease&& other) noexcept;
-    ~Lease() { Reset(); }
-    explicit operator bool() const { return owner_ != nullptr; }
-    uint64_t bytes() const { return bytes_; }
-    void Reset();  // gives the bytes back now
-
-   private:
-    friend class ByteSemaphore;
-    Lease(ByteSemaphore* owner, uint64_t bytes) : owner_(owner), bytes_(bytes) {}
-    ByteSemaphore* owner_ = nullptr;
-    uint64_t bytes_ = 0;
-  };
+  class Lease;
 
   explicit ByteSemaphore(uint64_t capacity) : capacity_(capacity) {}
   void Acquire(uint64_t n);
   void Release(uint64_t n);
-  // Acquire(n) as a lease.
-  [[nodiscard]] Lease AcquireLease(uint64_t n);
-  // n units when they fit now, never beyond the capacity (even when nothing is held); an empty
-  // lease otherwise. Never blocks.
-  [[nodiscard]] Lease TryAcquireLease(uint64_t n);
+  // n units as a Lease if they fit now, never beyond the capacity (even when nothing is held);
+  // nullopt otherwise. Never blocks (the mount's read-ahead must not wait for other files).
+  [[nodiscard]] std::optional<Lease> TryAcquire(uint64_t n);
   uint64_t used() const;
   uint64_t peak() const { return peak_; }
 
@@ -72,6 +55,28 @@ class ByteSemaphore final {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   uint64_t capacity_, used_ = 0, peak_ = 0;
+};
+
+// Units held from a ByteSemaphore until destroyed or Release()d. Movable, not copyable; a
+// moved-from or released lease holds nothing.
+class ByteSemaphore::Lease final {
+ public:
+  Lease() = default;
+  Lease(Lease&& other) noexcept { *this = std::move(other); }
+  Lease& operator=(Lease&& other) noexcept;
+  Lease(const Lease&) = delete;
+  Lease& operator=(const Lease&) = delete;
+  ~Lease() { Release(); }
+
+  // Gives the units back now (idempotent).
+  void Release();
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  friend class ByteSemaphore;
+  Lease(ByteSemaphore* owner, uint64_t bytes) : owner_(owner), bytes_(bytes) {}
+  ByteSemaphore* owner_ = nullptr;
+  uint64_t bytes_ = 0;
 };
 
 }  // namespace ferry

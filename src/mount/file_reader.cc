@@ -50,11 +50,11 @@ Result<std::string> FileReader::ReadRandom(uint64_t offset, uint64_t end) {
       fill_ = std::make_unique<BlockCacheFill>(object_, pool_);
     }
   } else if (random_reads >= 2 && !fetched_whole_ && size <= kWholeObjectLimit) {
-    if (MemoryBudget::Lease lease = budget_.TryTake(size)) {
+    if (auto lease = budget_.TryTake(size)) {
       fetched_whole_ = true;
       std::promise<Result<std::string>> fetched;
       fetched.set_value(object_->Read(0, size));
-      whole_ = {.data = fetched.get_future().share(), .lease = std::move(lease)};
+      whole_ = {.data = fetched.get_future().share(), .lease = std::move(*lease)};
       const Result<std::string>& all = whole_.data.get();
       if (all.ok()) return all->substr(offset, end - offset);
       whole_ = {};

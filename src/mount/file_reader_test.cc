@@ -102,7 +102,7 @@ TEST_F(FileReaderTest, AWholeObjectHandedOverServesEveryRead) {
   FileReader reader(object, options_, budget_, pool_);
   std::promise<Result<std::string>> fetched;
   fetched.set_value(data_);
-  reader.UseWhole({.data = fetched.get_future().share(), .lease = budget_.TryTake(1000)});
+  reader.UseWhole({.data = fetched.get_future().share(), .lease = *budget_.TryTake(1000)});
   ASSERT_TRUE(memory_->Delete("obj").ok());
   EXPECT_EQ(*reader.Read(900, 500), data_.substr(900));
   EXPECT_EQ(*reader.Read(10, 10), data_.substr(10, 10));
@@ -114,7 +114,7 @@ TEST_F(FileReaderTest, AFailedWholeObjectFallsBackToRangesAndReturnsItsMemory) {
   FileReader reader(object, options_, budget_, pool_);
   std::promise<Result<std::string>> failed;
   failed.set_value(Status(StatusCode::kUnavailable, "injected"));
-  reader.UseWhole({.data = failed.get_future().share(), .lease = budget_.TryTake(1000)});
+  reader.UseWhole({.data = failed.get_future().share(), .lease = *budget_.TryTake(1000)});
   EXPECT_EQ(*reader.Read(500, 10), data_.substr(500, 10));  // random: no read-ahead either
   EXPECT_EQ(budget_.used(), 0u);
 }

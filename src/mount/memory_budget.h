@@ -5,6 +5,7 @@
 // lease it fetches what it needs, without read-ahead.
 
 #include <cstdint>
+#include <optional>
 
 #include "base/thread_pool.h"
 
@@ -16,8 +17,8 @@ class MemoryBudget final {
   using Lease = ByteSemaphore::Lease;
 
   explicit MemoryBudget(uint64_t capacity) : bytes_(capacity) {}
-  // `n` bytes if they fit within the capacity now, else an empty lease (never blocks).
-  [[nodiscard]] Lease TryTake(uint64_t n) { return bytes_.TryAcquireLease(n); }
+  // `n` bytes if they fit within the capacity now, else nullopt (never blocks).
+  [[nodiscard]] std::optional<Lease> TryTake(uint64_t n) { return bytes_.TryAcquire(n); }
   uint64_t used() const { return bytes_.used(); }
 
  private:

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
 #include <vector>
 
 namespace ferry::mount {
@@ -11,11 +12,12 @@ TEST(MemoryBudgetTest, GrantsWhatFitsAndRefusesTheRestWithoutWaiting) {
   MemoryBudget budget(10);
   std::vector<MemoryBudget::Lease> held;
   for (int i = 0; i < 3; ++i) {
-    held.push_back(budget.TryTake(3));
-    EXPECT_TRUE(held.back());
+    auto lease = budget.TryTake(3);
+    ASSERT_TRUE(lease.has_value());
+    held.push_back(std::move(*lease));
   }
-  EXPECT_FALSE(budget.TryTake(2));  // 9 + 2 > 10: refused, the caller reads on demand
-  EXPECT_TRUE(budget.TryTake(1));
+  EXPECT_FALSE(budget.TryTake(2).has_value());  // 9 + 2 > 10: refused, the caller reads on demand
+  EXPECT_TRUE(budget.TryTake(1).has_value());
   EXPECT_EQ(budget.used(), 9u);
   held.clear();
   EXPECT_EQ(budget.used(), 0u);
@@ -23,9 +25,9 @@ TEST(MemoryBudgetTest, GrantsWhatFitsAndRefusesTheRestWithoutWaiting) {
 
 TEST(MemoryBudgetTest, NeverGrantsMoreThanTheCapacity) {
   MemoryBudget budget(10);
-  EXPECT_FALSE(budget.TryTake(11));  // even with nothing held
-  MemoryBudget none(0);              // --max-memory 0: no read-ahead at all
-  EXPECT_FALSE(none.TryTake(1));
+  EXPECT_FALSE(budget.TryTake(11).has_value());  // even with nothing held
+  MemoryBudget none(0);                          // --max-memory 0: no read-ahead at all
+  EXPECT_FALSE(none.TryTake(1).has_value());
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "mount/read_window.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace ferry::mount {
 
@@ -36,7 +37,7 @@ void ReadWindow::Fill(uint64_t from) {
   next_fetch_ = std::max(next_fetch_, from);
   while (next_fetch_ < size && next_fetch_ < from + target_) {
     const uint64_t length = std::min(options_.part_size, size - next_fetch_);
-    MemoryBudget::Lease lease = budget_.TryTake(length);
+    std::optional<MemoryBudget::Lease> lease = budget_.TryTake(length);
     if (!lease) break;  // over --max-memory: the reader fetches on demand
     auto promise = std::make_shared<std::promise<Result<std::string>>>();
     pool_.Submit([object = object_, promise, offset = next_fetch_, length] {
@@ -45,7 +46,7 @@ void ReadWindow::Fill(uint64_t from) {
     parts_.push_back({.offset = next_fetch_,
                       .length = length,
                       .data = promise->get_future().share(),
-                      .lease = std::move(lease)});
+                      .lease = std::move(*lease)});
     next_fetch_ += length;
   }
 }

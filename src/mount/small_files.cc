@@ -18,14 +18,14 @@ void SmallFiles::Evict(std::map<std::string, Entry>::iterator it) {
 void SmallFiles::Prefetch(const std::string& key, const std::string& etag, uint64_t size) {
   MutexLock lock(mu_);
   if (entries_.contains(key) || etag.empty()) return;
-  MemoryBudget::Lease lease = budget_.TryTake(size);
+  std::optional<MemoryBudget::Lease> lease = budget_.TryTake(size);
   if (!lease) return;
   auto promise = std::make_shared<std::promise<Result<std::string>>>();
   const uint64_t id = next_id_++;
   entries_[key] =
       Entry{.etag = etag,
             .id = id,
-            .whole = {.data = promise->get_future().share(), .lease = std::move(lease)}};
+            .whole = {.data = promise->get_future().share(), .lease = std::move(*lease)}};
   order_.emplace_back(key, id);
   pool_.Submit([object = PinnedObject(store_, key, etag, size), promise] {
     promise->set_value(object.Get(0, object.size()));
