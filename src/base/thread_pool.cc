@@ -1,6 +1,7 @@
 #include "base/thread_pool.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace ferry {
 
@@ -50,11 +51,17 @@ void ThreadPool::Work() {
   }
 }
 
-void ByteSemaphore::Acquire(uint64_t n) {
+ByteSemaphore::Lease ByteSemaphore::Acquire(uint64_t n) {
   std::unique_lock lock(mu_);
   cv_.wait(lock, [&] { return used_ + n <= capacity_ || used_ == 0; });
   used_ += n;
   peak_ = std::max(peak_, used_);
+  return Lease(this, n);
+}
+
+uint64_t ByteSemaphore::peak() const {
+  std::lock_guard lock(mu_);
+  return peak_;
 }
 
 void ByteSemaphore::Release(uint64_t n) {
@@ -63,6 +70,21 @@ void ByteSemaphore::Release(uint64_t n) {
     used_ -= std::min(used_, n);
   }
   cv_.notify_all();
+}
+
+ByteSemaphore::Lease& ByteSemaphore::Lease::operator=(Lease&& other) noexcept {
+  if (this != &other) {
+    Release();
+    owner_ = std::exchange(other.owner_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+void ByteSemaphore::Lease::Release() {
+  if (owner_ != nullptr) owner_->Release(bytes_);
+  owner_ = nullptr;
+  bytes_ = 0;
 }
 
 }  // namespace ferry

@@ -1,6 +1,6 @@
 #pragma once
 // A fixed pool of worker threads running submitted tasks in FIFO order, and a counting
-// semaphore over bytes (the copy engine's memory budget).
+// semaphore over bytes (the copy engine's memory budget) whose units are held by RAII leases.
 
 #include <condition_variable>
 #include <cstdint>
@@ -33,19 +33,48 @@ class ThreadPool final {
   std::vector<std::thread> threads_;
 };
 
-// Acquire(n) blocks until n units are free (a request larger than the capacity is granted when
-// nothing else is held, so it cannot deadlock).
+// A counting semaphore over bytes (the copy engine's memory budget). Acquire(n) blocks until n
+// units are free and returns a Lease that gives them back when it ends, so no path can forget
+// to. A request larger than the capacity is granted when nothing else is held, so it cannot
+// deadlock. Thread-safe; the semaphore must outlive its leases.
 class ByteSemaphore final {
  public:
+  class Lease;
+
   explicit ByteSemaphore(uint64_t capacity) : capacity_(capacity) {}
-  void Acquire(uint64_t n);
-  void Release(uint64_t n);
-  uint64_t peak() const { return peak_; }
+  ByteSemaphore(const ByteSemaphore&) = delete;
+  ByteSemaphore& operator=(const ByteSemaphore&) = delete;
+
+  [[nodiscard]] Lease Acquire(uint64_t n);
+  uint64_t peak() const;
 
  private:
-  std::mutex mu_;
+  void Release(uint64_t n);
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   uint64_t capacity_, used_ = 0, peak_ = 0;
+};
+
+// Units held from a ByteSemaphore until destroyed or Release()d. Movable, not copyable; a
+// moved-from or released lease holds nothing.
+class ByteSemaphore::Lease final {
+ public:
+  Lease() = default;
+  Lease(Lease&& other) noexcept { *this = std::move(other); }
+  Lease& operator=(Lease&& other) noexcept;
+  Lease(const Lease&) = delete;
+  Lease& operator=(const Lease&) = delete;
+  ~Lease() { Release(); }
+
+  // Gives the units back now (idempotent).
+  void Release();
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  friend class ByteSemaphore;
+  Lease(ByteSemaphore* owner, uint64_t bytes) : owner_(owner), bytes_(bytes) {}
+  ByteSemaphore* owner_ = nullptr;
+  uint64_t bytes_ = 0;
 };
 
 }  // namespace ferry

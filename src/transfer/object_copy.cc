@@ -175,49 +175,32 @@ Status ReadRange(RunContext& ctx, const Item& item, uint64_t offset, uint64_t le
 
 Result<Outcome> CopyWhole(RunContext& ctx, const Item& item) {
   uint64_t size = item.src.size;
-  ctx.memory.Acquire(size);
+  ByteSemaphore::Lease lease = ctx.memory.Acquire(size);
   std::string data;
   ObjectInfo info;
-  Status s = ReadRange(ctx, item, 0, size, data, &info);
-  if (!s.ok()) {
-    ctx.memory.Release(size);
-    return s;
-  }
-  s = SourceStillAsListed(ctx, item);
-  if (!s.ok()) {
+  FERRY_RETURN_IF_ERROR(ReadRange(ctx, item, 0, size, data, &info));
+  // From here on the bytes read count as progress only once they are written.
+  auto unread = [&](Status s) {
     ctx.counters.bytes_done -= std::min<uint64_t>(ctx.counters.bytes_done, size);
-    ctx.memory.Release(size);
     return s;
-  }
+  };
+  if (Status s = SourceStillAsListed(ctx, item); !s.ok()) return unread(s);
   uint32_t crc = Crc32cOf(data);
   auto src_crc = CrcFromMetadata(info);
-  if (src_crc && *src_crc != crc) {
-    ctx.counters.bytes_done -= size;
-    ctx.memory.Release(size);
-    return Mismatch(ctx, item, *src_crc, crc);
-  }
+  if (src_crc && *src_crc != crc) return unread(Mismatch(ctx, item, *src_crc, crc));
   if (!src_crc && IsMd5Etag(info.etag) && !ctx.src_local) {
     // Uploaded by another tool in one PUT: its ETag is the MD5.
     if (HexEncode(Md5(data)) != info.etag) {
-      ctx.counters.bytes_done -= size;
-      ctx.memory.Release(size);
-      return Status(StatusCode::kDataLoss,
-                    "MD5 of '" + ctx.src_store->UrlFor(item.src_key) + "' does not match its ETag");
+      return unread(Status(StatusCode::kDataLoss, "MD5 of '" + ctx.src_store->UrlFor(item.src_key) +
+                                                      "' does not match its ETag"));
     }
     src_crc = crc;
   }
-  if (ctx.cancelled()) {
-    ctx.counters.bytes_done -= size;
-    ctx.memory.Release(size);
-    return Status(StatusCode::kCancelled, "copy interrupted");
-  }
+  if (ctx.cancelled()) return unread(Status(StatusCode::kCancelled, "copy interrupted"));
   storage::WriteOptions wo{.metadata = {{kCrcMetadataKey, Crc32cHex(crc)}}};
   auto written = ctx.dst_store->WriteAll(item.dst_key, data, wo);
-  ctx.memory.Release(size);
-  if (!written.ok()) {
-    ctx.counters.bytes_done -= size;
-    return written.status();
-  }
+  lease.Release();
+  if (!written.ok()) return unread(written.status());
   if (ctx.src_local || src_crc)
     ++ctx.verified;
   else
@@ -342,18 +325,22 @@ Result<Outcome> CopyInParts(RunContext& ctx, const Item& item) {
       if (ctx.cancelled()) return latch.Done(Status(StatusCode::kCancelled, "copy interrupted"));
       uint64_t offset = part_size * static_cast<uint64_t>(n - 1);
       uint64_t len = std::min(part_size, size - offset);
-      ctx.memory.Acquire(len);
-      // Reused per thread: a fresh 8 MiB buffer per part costs thousands of page faults.
-      thread_local std::string buf;
-      Status s = ReadRange(ctx, item, offset, len, buf, nullptr);
-      if (s.ok()) {
-        crcs[static_cast<size_t>(n - 1)] = Crc32cOf(buf);
-        s = writer->WritePart(n, buf);
-        if (!s.ok()) ctx.counters.bytes_done -= len;
+      Status s;
+      {
+        ByteSemaphore::Lease lease = ctx.memory.Acquire(len);
+        // Reused per thread: a fresh 8 MiB buffer per part costs thousands of page faults.
+        thread_local std::string buf;
+        s = ReadRange(ctx, item, offset, len, buf, nullptr);
+        if (s.ok()) {
+          crcs[static_cast<size_t>(n - 1)] = Crc32cOf(buf);
+          s = writer->WritePart(n, buf);
+          if (!s.ok()) ctx.counters.bytes_done -= len;
+        }
+        if (s.ok() && journal) {
+          journal->PartDone(n, crcs[static_cast<size_t>(n - 1)]).IgnoreError();
+        }
+        if (buf.capacity() > 2 * part_size) std::string().swap(buf);  // keep at most ~2 parts
       }
-      if (s.ok() && journal) journal->PartDone(n, crcs[static_cast<size_t>(n - 1)]).IgnoreError();
-      if (buf.capacity() > 2 * part_size) std::string().swap(buf);  // keep at most ~2 parts
-      ctx.memory.Release(len);
       latch.Done(std::move(s));
     });
   }
