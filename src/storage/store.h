@@ -146,6 +146,20 @@ struct ListPage {
   std::string next;                   // "" when this is the last page
 };
 
+// Where the copy engine gets an object's checksum when it compares or verifies without
+// copying.
+enum class ChecksumSource {
+  // None to be had (http(s): ETags are opaque, no checksum metadata).
+  kNone,
+  // The ferry-crc32c metadata stored with the object, and the ETag where it is 32 hex digits
+  // (the MD5 of a single-part upload): objects are immutable, so both describe the bytes (S3,
+  // memory).
+  kStoredMetadata,
+  // Computed by reading the data: reads are cheap, and stored metadata (xattrs) can outlive an
+  // in-place rewrite by another program, so it is not trusted (local disks, NFS).
+  kReadData,
+};
+
 struct Capabilities {
   bool writable = true;
   bool listable = true;
@@ -155,6 +169,15 @@ struct Capabilities {
   bool arbitrary_keys = true;  // keys with "//", "." segments, trailing '/' are objects
   bool user_metadata = true;   // WriteOptions::metadata is kept and returned by Stat()
   bool part_writes = false;    // NewPartWriter() is implemented
+  // Objects are files of a filesystem mounted on this machine (local disk, NFS): each key has a
+  // path (LocalPathFor), directories exist in their own right (IsDirectory), and there is no
+  // request round trip per operation.
+  bool local_files = false;
+  ChecksumSource checksums = ChecksumSource::kNone;
+  // An object can change in place while it is read (another program writing a file): a read
+  // pinned with ReadOptions::if_match when it starts may still see a later version, so a copy
+  // checks the object again after reading it. False for stores of immutable objects (S3).
+  bool in_place_updates = false;
 };
 
 class Store {
@@ -194,6 +217,13 @@ class Store {
 
   // Transient failures this store retried so far (for transfer reports).
   virtual uint64_t retry_count() const { return 0; }
+
+  // Whether `key` names a directory. Only stores with Capabilities::local_files have
+  // directories in their own right; elsewhere (the default) a prefix is not one: false.
+  virtual bool IsDirectory(std::string_view key);
+  // The filesystem path of `key` for stores with Capabilities::local_files ("" = the root);
+  // nullopt elsewhere (the default) and for keys that are not valid paths.
+  virtual std::optional<std::string> LocalPathFor(std::string_view key) const;
 
   // Helpers built on the interface.
   Result<std::string> ReadAll(std::string_view key, const ReadOptions& options = {});

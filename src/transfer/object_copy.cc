@@ -49,6 +49,18 @@ bool IsMd5Etag(const std::string& etag) {
   return true;
 }
 
+// The MD5 an ETag stands for: a store's 32-hex-digit ETag where its stored metadata describes
+// the bytes (single-part S3 uploads); "" otherwise (opaque http(s) ETags, local file versions).
+std::string Md5OfEtag(const storage::Capabilities& caps, const std::string& etag) {
+  if (caps.checksums != storage::ChecksumSource::kStoredMetadata || !IsMd5Etag(etag)) return "";
+  return etag;
+}
+
+// Checksums of this store's objects are computed by reading them (local files).
+bool ReadsChecksums(const storage::Capabilities& caps) {
+  return caps.checksums == storage::ChecksumSource::kReadData;
+}
+
 // Reads a whole object computing its CRC32C (and MD5 when asked), e.g. a local file.
 Status Digest(RunContext& ctx, storage::Store& store, const std::string& key, uint32_t* crc,
               std::string* md5_hex) {
@@ -70,26 +82,29 @@ Status Digest(RunContext& ctx, storage::Store& store, const std::string& key, ui
 Result<bool> SameContent(RunContext& ctx, const Item& item) {
   storage::Store& src = *ctx.src_store;
   storage::Store& dst = *ctx.dst_store;
+  const bool read_src = ReadsChecksums(ctx.src_caps), read_dst = ReadsChecksums(ctx.dst_caps);
   std::optional<uint32_t> src_crc, dst_crc;
   std::string src_etag = item.src.etag, dst_etag = item.dst->etag;
-  // A remote destination's stored checksum. A local file's checksum xattr is not trusted: it
-  // survives a rewrite in place by another program, so local files are always read.
-  if (!ctx.dst_local) {
+  // A stored checksum where the store's metadata can be trusted. A local file's checksum xattr
+  // is not: it survives a rewrite in place by another program, so local files are always read.
+  if (!read_dst) {
     FERRY_ASSIGN_OR_RETURN(ObjectInfo d, dst.Stat(item.dst_key));
     if (d.size != item.src.size) return false;
     dst_crc = CrcFromMetadata(d);
     dst_etag = d.etag;
   }
-  if (!ctx.src_local) {
+  if (!read_src) {
     FERRY_ASSIGN_OR_RETURN(ObjectInfo s, src.Stat(item.src_key));
     src_crc = CrcFromMetadata(s);
     src_etag = s.etag;
   }
   if (src_crc && dst_crc) return *src_crc == *dst_crc;
-  if (IsMd5Etag(src_etag) && src_etag == dst_etag) return true;  // single-part uploads' MD5s
-  // Compute what is missing from local data (local files are cheap to read): CRC32Cs when
-  // both sides can have one, else the MD5 of the local side against the other's MD5 ETag.
-  if ((src_crc || ctx.src_local) && (dst_crc || ctx.dst_local)) {
+  const std::string src_md5 = Md5OfEtag(ctx.src_caps, src_etag);
+  const std::string dst_md5 = Md5OfEtag(ctx.dst_caps, dst_etag);
+  if (!src_md5.empty() && src_md5 == dst_md5) return true;  // single-part uploads' MD5s
+  // Compute what is missing from data that is cheap to read (local files): CRC32Cs when both
+  // sides can have one, else the MD5 of the readable side against the other's MD5 ETag.
+  if ((src_crc || read_src) && (dst_crc || read_dst)) {
     if (!src_crc) {
       uint32_t c = 0;
       FERRY_RETURN_IF_ERROR(Digest(ctx, src, item.src_key, &c, nullptr));
@@ -104,13 +119,13 @@ Result<bool> SameContent(RunContext& ctx, const Item& item) {
   }
   std::string md5;
   uint32_t ignored = 0;
-  if (ctx.src_local && IsMd5Etag(dst_etag)) {
+  if (read_src && !dst_md5.empty()) {
     FERRY_RETURN_IF_ERROR(Digest(ctx, src, item.src_key, &ignored, &md5));
-    return md5 == dst_etag;
+    return md5 == dst_md5;
   }
-  if (ctx.dst_local && IsMd5Etag(src_etag)) {
+  if (read_dst && !src_md5.empty()) {
     FERRY_RETURN_IF_ERROR(Digest(ctx, dst, item.dst_key, &ignored, &md5));
-    return md5 == src_etag;
+    return md5 == src_md5;
   }
   return false;  // nothing to compare: copy again
 }
@@ -134,10 +149,11 @@ Status VerifyWritten(RunContext& ctx, const Item& item, uint32_t want) {
   return Status();
 }
 
-// After a local source was read: is it still the file that was listed? (A change that the
-// open-time If-Match could not see, e.g. an in-place rewrite or an append during the read.)
+// After a source that can change in place (a local file) was read: is it still the object that
+// was listed? (A change that the open-time If-Match could not see, e.g. an in-place rewrite or
+// an append during the read.)
 Status SourceStillAsListed(RunContext& ctx, const Item& item) {
-  if (!ctx.src_local || item.src.etag.empty()) return Status();
+  if (!ctx.src_caps.in_place_updates || item.src.etag.empty()) return Status();
   FERRY_ASSIGN_OR_RETURN(ObjectInfo now, ctx.src_store->Stat(item.src_key));
   if (now.etag == item.src.etag) return Status();
   return Status(StatusCode::kFailedPrecondition,
@@ -188,9 +204,9 @@ Result<Outcome> CopyWhole(RunContext& ctx, const Item& item) {
   uint32_t crc = Crc32cOf(data);
   auto src_crc = CrcFromMetadata(info);
   if (src_crc && *src_crc != crc) return unread(Mismatch(ctx, item, *src_crc, crc));
-  if (!src_crc && IsMd5Etag(info.etag) && !ctx.src_local) {
+  if (std::string md5 = Md5OfEtag(ctx.src_caps, info.etag); !src_crc && !md5.empty()) {
     // Uploaded by another tool in one PUT: its ETag is the MD5.
-    if (HexEncode(Md5(data)) != info.etag) {
+    if (HexEncode(Md5(data)) != md5) {
       return unread(Status(StatusCode::kDataLoss, "MD5 of '" + ctx.src_store->UrlFor(item.src_key) +
                                                       "' does not match its ETag"));
     }
@@ -201,7 +217,7 @@ Result<Outcome> CopyWhole(RunContext& ctx, const Item& item) {
   auto written = ctx.dst_store->WriteAll(item.dst_key, data, wo);
   lease.Release();
   if (!written.ok()) return unread(written.status());
-  if (ctx.src_local || src_crc)
+  if (ReadsChecksums(ctx.src_caps) || src_crc)
     ++ctx.verified;
   else
     ++ctx.unverified;
@@ -237,7 +253,8 @@ Result<Outcome> CopyInParts(RunContext& ctx, const Item& item) {
   // The full-object checksum is stored when the write starts (S3 metadata is fixed at
   // CreateMultipartUpload): read it from the source's metadata, or compute it from local data.
   std::optional<uint32_t> expected;
-  if (ctx.src_local) {
+  const bool read_src = ReadsChecksums(ctx.src_caps);
+  if (read_src) {
     uint32_t c = 0;
     FERRY_RETURN_IF_ERROR(Digest(ctx, *ctx.src_store, item.src_key, &c, nullptr));
     expected = c;
@@ -249,7 +266,9 @@ Result<Outcome> CopyInParts(RunContext& ctx, const Item& item) {
   JournalHeader header{.src_url = src_url,
                        .dst_url = dst_url,
                        .size = size,
-                       .src_etag = ctx.src_local ? "" : item.src.etag,
+                       // A checksum computed from the source now checks every resumed
+                       // part (the combined CRC must equal it): no version tag needed.
+                       .src_etag = read_src ? "" : item.src.etag,
                        .part_size = part_size};
   std::string journal_path = Journal::PathFor(ctx.state_dir, src_url, dst_url);
   auto loaded = Journal::Load(journal_path, header);
@@ -344,14 +363,21 @@ Result<Outcome> CopyInParts(RunContext& ctx, const Item& item) {
       latch.Done(std::move(s));
     });
   }
+  // The parts cannot be used by a later run: discard them and the journal.
+  auto abandon = [&] {
+    writer->Abort();
+    if (journal) journal->Remove();
+  };
+  auto unread = [&](Status s) {
+    abandon();
+    ctx.counters.bytes_done -= std::min<uint64_t>(ctx.counters.bytes_done, size);
+    return s;
+  };
   Status s = latch.Wait();
   if (s.ok() && ctx.cancelled()) s = Status(StatusCode::kCancelled, "copy interrupted");
   if (!s.ok()) {
     // Interruptions keep the parts and journal for the next run; real failures clean up.
-    if (!(IsRetryable(s) || s.code() == StatusCode::kCancelled)) {
-      writer->Abort();
-      if (journal) journal->Remove();
-    }
+    if (!(IsRetryable(s) || s.code() == StatusCode::kCancelled)) abandon();
     return s;
   }
   uint32_t full = crcs[0];
@@ -359,24 +385,11 @@ Result<Outcome> CopyInParts(RunContext& ctx, const Item& item) {
     uint64_t len = n == count ? size - part_size * (count - 1) : part_size;
     full = Crc32cCombine(full, crcs[static_cast<size_t>(n - 1)], len);
   }
-  if (Status still = SourceStillAsListed(ctx, item); !still.ok()) {
-    writer->Abort();
-    if (journal) journal->Remove();
-    ctx.counters.bytes_done -= std::min<uint64_t>(ctx.counters.bytes_done, size);
-    return still;
-  }
-  if (expected && *expected != full) {
-    writer->Abort();
-    if (journal) journal->Remove();
-    ctx.counters.bytes_done -= std::min<uint64_t>(ctx.counters.bytes_done, size);
-    return Mismatch(ctx, item, *expected, full);
-  }
+  if (Status still = SourceStillAsListed(ctx, item); !still.ok()) return unread(still);
+  if (expected && *expected != full) return unread(Mismatch(ctx, item, *expected, full));
   auto committed = writer->Commit();
   if (!committed.ok()) {
-    if (!IsRetryable(committed.status())) {
-      writer->Abort();
-      if (journal) journal->Remove();
-    }
+    if (!IsRetryable(committed.status())) abandon();
     return committed.status();
   }
   if (journal) journal->Remove();
@@ -416,7 +429,7 @@ Result<Outcome> CopyOrSkip(RunContext& ctx, const Item& item) {
     FERRY_ASSIGN_OR_RETURN(bool same, SameContent(ctx, item));
     if (same) return Outcome::kSkipped;
   }
-  if (ctx.src_store->capabilities().server_side_copy && !ctx.src_local) {
+  if (ctx.src_caps.server_side_copy) {
     Status s = ctx.dst_store->CopyFrom(*ctx.src_store, item.src_key, item.dst_key);
     if (s.ok()) {
       ++ctx.server_side;

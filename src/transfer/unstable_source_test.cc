@@ -17,11 +17,9 @@ namespace ferry::transfer {
 namespace {
 
 using storage::OpenedUrl;
-using storage::Scheme;
 
-OpenedUrl At(std::shared_ptr<storage::Store> store, std::string key, Scheme scheme) {
-  storage::ParsedUrl u{
-      .scheme = scheme, .key = key, .trailing_slash = !key.empty() && key.back() == '/'};
+OpenedUrl At(std::shared_ptr<storage::Store> store, std::string key) {
+  storage::ParsedUrl u{.key = key, .trailing_slash = !key.empty() && key.back() == '/'};
   return OpenedUrl{.store = std::move(store), .key = std::move(key), .url = u};
 }
 
@@ -94,8 +92,7 @@ class UnstableSourceTest : public ::testing::Test {
     auto src = std::make_shared<MutatingStore>(storage::MakeLocalStore(root_), "out/" + key, nth,
                                                std::move(mutate));
     ProgressCounters counters;
-    return RunCopy(At(src, "out/", Scheme::kLocal), At(dst ? dst : dst_, "run/", Scheme::kS3),
-                   options_, counters);
+    return RunCopy(At(src, "out/"), At(dst ? dst : dst_, "run/"), options_, counters);
   }
 
   std::string root_;

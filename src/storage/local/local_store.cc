@@ -85,7 +85,23 @@ class LocalStore final : public Store {
             .conditional_write = true,
             .arbitrary_keys = false,
             .user_metadata = false,
-            .part_writes = true};
+            .part_writes = true,
+            .local_files = true,
+            .checksums = ChecksumSource::kReadData,
+            .in_place_updates = true};
+  }
+
+  bool IsDirectory(std::string_view key) override {
+    auto path = LocalPathFor(key);
+    struct stat st;
+    return path && ::stat(path->c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  }
+
+  std::optional<std::string> LocalPathFor(std::string_view key) const override {
+    if (key.empty()) return root_;
+    auto path = LocalPath(root_, key);
+    if (!path.ok()) return std::nullopt;
+    return *path;
   }
 
   Result<ObjectInfo> Stat(std::string_view key) override {

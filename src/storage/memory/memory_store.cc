@@ -28,7 +28,8 @@ class MemoryStore final : public Store, public std::enable_shared_from_this<Memo
     return {.server_side_copy = true,
             .conditional_write = true,
             .batch_delete = false,
-            .part_writes = true};
+            .part_writes = true,
+            .checksums = ChecksumSource::kStoredMetadata};
   }
 
   Result<ObjectInfo> Stat(std::string_view key) override {

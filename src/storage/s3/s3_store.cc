@@ -46,7 +46,8 @@ class S3Store final : public Store {
     return {.server_side_copy = true,
             .conditional_write = false,
             .batch_delete = true,
-            .part_writes = true};
+            .part_writes = true,
+            .checksums = ChecksumSource::kStoredMetadata};
   }
 
   Result<ObjectInfo> Stat(std::string_view key) override {
