@@ -27,6 +27,7 @@
 #include "transfer/copy_engine.h"
 #include "transfer/copy_internal.h"
 #include "transfer/journal.h"
+#include "transfer/resume_plan.h"
 
 namespace ferry::transfer::internal {
 
@@ -263,75 +264,29 @@ Result<Outcome> CopyInParts(RunContext& ctx, const Item& item) {
     expected = CrcFromMetadata(info);
   }
 
-  JournalHeader header{.src_url = src_url,
-                       .dst_url = dst_url,
-                       .size = size,
-                       // A checksum computed from the source now checks every resumed
-                       // part (the combined CRC must equal it): no version tag needed.
-                       .src_etag = read_src ? "" : item.src.etag,
-                       .part_size = part_size};
-  std::string journal_path = Journal::PathFor(ctx.state_dir, src_url, dst_url);
-  auto loaded = Journal::Load(journal_path, header);
-  // Parts of an unfinished copy that cannot be resumed are removed (S3: the multipart upload is
-  // aborted; local: the temporary file is deleted), so nothing is left behind for good.
-  auto discard = [&](const std::string& token, std::string_view why) {
-    if (token.empty()) return;
-    Status d = ctx.dst_store->AbortPartWrite(item.dst_key, token);
-    Log(d.ok() ? LogLevel::kInfo : LogLevel::kWarn, "discarding the unfinished copy to '{}' ({}){}",
-        dst_url, why, d.ok() ? "" : ": " + d.message());
-  };
-  if (loaded && !loaded->matches) {
-    discard(loaded->token, "the source changed since");
-    loaded.reset();
-  }
   storage::PartWriteOptions pwo{.size = size, .part_size = part_size};
   if (expected) pwo.write.metadata[kCrcMetadataKey] = Crc32cHex(*expected);
-  std::map<int, uint32_t> done;
-  std::unique_ptr<storage::PartWriter> writer;
-  std::unique_ptr<Journal> journal;
-  if (loaded && !loaded->token.empty()) {
-    pwo.resume_token = loaded->token;
-    auto w = ctx.dst_store->NewPartWriter(item.dst_key, pwo);
-    if (w.ok()) {
-      writer = std::move(*w);
-      done = loaded->parts;
-      auto stored = writer->StoredParts();
-      if (stored.ok() && !stored->empty()) {
-        std::erase_if(done, [&](const auto& p) { return !stored->contains(p.first); });
-      }
-      // Where the destination can read unfinished parts back, trust data, not the journal.
-      std::erase_if(done, [&](const auto& p) {
-        uint64_t offset = part_size * static_cast<uint64_t>(p.first - 1);
-        auto crc = writer->StoredCrc32c(offset, std::min(part_size, size - offset));
-        return crc.ok() ? *crc != p.second : crc.status().code() != StatusCode::kUnimplemented;
-      });
-      auto j = Journal::Append(journal_path);
-      if (j.ok()) journal = std::move(*j);
-    } else {
-      Log(LogLevel::kInfo, "cannot resume '{}' ({}); starting over", dst_url, w.status().message());
-      discard(loaded->token, "it cannot be resumed");
-    }
-  }
-  if (!writer) {
-    done.clear();
-    pwo.resume_token.clear();
-    FERRY_ASSIGN_OR_RETURN(writer, ctx.dst_store->NewPartWriter(item.dst_key, pwo));
-    header.token = writer->resume_token();
-    auto j = Journal::Create(journal_path, header);
-    if (!j.ok())
-      Log(LogLevel::kWarn, "no resume journal for '{}': {}", dst_url, j.status().message());
-    else
-      journal = std::move(*j);
-  }
-  uint64_t resumed = 0;
-  for (const auto& [n, crc] : done) {
-    resumed += n == count ? size - part_size * (count - 1) : part_size;
-  }
-  if (resumed) {
-    ctx.bytes_resumed += resumed;
-    ctx.counters.bytes_done += resumed;
-    Log(LogLevel::kInfo, "resuming '{}': {} of {} already there", dst_url, HumanBytes(resumed),
-        HumanBytes(size));
+  FERRY_ASSIGN_OR_RETURN(
+      ResumePlan plan,
+      PlanResume({.dst = ctx.dst_store.get(),
+                  .dst_key = item.dst_key,
+                  .header = {.src_url = src_url,
+                             .dst_url = dst_url,
+                             .size = size,
+                             // A checksum computed from the source now checks every resumed
+                             // part (the combined CRC must equal it): no version tag needed.
+                             .src_etag = read_src ? "" : item.src.etag,
+                             .part_size = part_size},
+                  .journal_path = Journal::PathFor(ctx.state_dir, src_url, dst_url),
+                  .write = pwo}));
+  std::unique_ptr<storage::PartWriter> writer = std::move(plan.writer);
+  std::unique_ptr<Journal> journal = std::move(plan.journal);
+  const std::map<int, uint32_t>& done = plan.done;
+  if (plan.resumed_bytes) {
+    ctx.bytes_resumed += plan.resumed_bytes;
+    ctx.counters.bytes_done += plan.resumed_bytes;
+    Log(LogLevel::kInfo, "resuming '{}': {} of {} already there", dst_url,
+        HumanBytes(plan.resumed_bytes), HumanBytes(size));
   }
 
   std::vector<uint32_t> crcs(static_cast<size_t>(count));
