@@ -27,8 +27,11 @@ ServerResponse Serve(const ServerRequest& r, bool honour_range) {
     size_t to =
         dash + 1 < it->second.size() ? std::stoul(it->second.substr(dash + 1)) : kBody.size() - 1;
     if (from >= kBody.size()) return ServerResponse{416, {}, ""};
+    to = std::min(to, kBody.size() - 1);
     resp.status = 206;
-    resp.body = kBody.substr(from, std::min(to, kBody.size() - 1) - from + 1);
+    resp.headers["Content-Range"] = "bytes " + std::to_string(from) + "-" + std::to_string(to) +
+                                    "/" + std::to_string(kBody.size());
+    resp.body = kBody.substr(from, to - from + 1);
   }
   return resp;
 }
@@ -52,6 +55,20 @@ TEST(HttpStoreTest, ServerIgnoringRangeStillGivesTheRightBytes) {
   LocalHttpServer server([](const ServerRequest& r) { return Serve(r, false); });
   auto store = Make(server);
   EXPECT_EQ(*store->ReadAll("files/data.bin?v=1", {.range = ByteRange{5, 3}}), "567");
+}
+
+TEST(HttpStoreTest, EtagsAreUnquotedLikeS3s) {
+  LocalHttpServer server([](const ServerRequest& r) { return Serve(r, true); });
+  auto store = Make(server);
+  EXPECT_EQ(store->Stat("files/data.bin?v=1")->etag, "v1");
+  ObjectInfo info;
+  ASSERT_TRUE(store->ReadAll("files/data.bin?v=1", {.range = ByteRange{1, 2}, .info = &info}).ok());
+  EXPECT_EQ(info.etag, "v1");
+  EXPECT_EQ(info.size, kBody.size());
+  EXPECT_TRUE(info.modified.has_value());
+  // The etag a Stat gave pins a read (sent quoted, as HTTP wants it).
+  EXPECT_EQ(*store->ReadAll("files/data.bin?v=1", {.if_match = info.etag}), kBody);
+  EXPECT_EQ(server.requests().back().headers["if-match"], "\"v1\"");
 }
 
 TEST(HttpStoreTest, IsReadOnly) {
