@@ -2,7 +2,6 @@
 
 #include <cerrno>
 #include <csignal>
-#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "base/errno_status.h"
@@ -31,9 +30,7 @@ Status Print(Context& ctx, std::string_view text) {
 }
 
 bool LocalDirExists(const storage::OpenedUrl& opened) {
-  if (opened.url.scheme != storage::Scheme::kLocal) return false;
-  std::error_code ec;
-  return std::filesystem::is_directory("/" + opened.key, ec);
+  return opened.store->IsDirectory(opened.key);
 }
 
 std::string JsonString(std::string_view s) {

@@ -10,9 +10,9 @@
 #include <memory>
 #include <string>
 
+#include "backends/backends.h"
 #include "base/environment.h"
 #include "base/status.h"
-#include "storage/backends.h"
 #include "storage/registry.h"
 
 namespace ferry::cli {
@@ -24,7 +24,7 @@ inline constexpr int kExitUsage = 2;
 
 struct Context {
   std::shared_ptr<const Environment> env;
-  storage::BackendOptions backend_options;
+  backends::BackendOptions backend_options;
   storage::StoreRegistry* registry = nullptr;
   std::FILE* out = stdout;
   // Set by Usage(): the failing status came from checking the command line (exit 2), not from
@@ -71,7 +71,7 @@ Result<storage::OpenedUrl> OpenUrl(Context& ctx, std::string_view url);
 // Writes to ctx.out; a closed pipe (ferry ls | head) ends the command quietly with kCancelled.
 Status Print(Context& ctx, std::string_view text);
 
-// True when `opened` is a local path naming an existing directory.
+// True when `opened` names an existing directory (only stores of local files have directories).
 bool LocalDirExists(const storage::OpenedUrl& opened);
 
 // Parses a size flag ("16M", "1G", "100M/s"); "" leaves *out unchanged. Usage error if bad.

@@ -8,10 +8,9 @@
 #include <fstream>
 #include <set>
 
-#include "base/environment.h"
 #include "shard/pack.h"
 #include "shard/scan.h"
-#include "storage/backends.h"
+#include "storage/local/local_store.h"
 
 namespace ferry::shard {
 namespace {
@@ -31,7 +30,9 @@ class ShardReaderTest : public ::testing::Test {
       std::ofstream(root_ / "src" / (key + ".jpg")) << std::string(100 + i * 7, char('a' + i % 26));
       std::ofstream(root_ / "src" / (key + ".cls")) << i;
     }
-    storage::RegisterDefaultBackends(registry_, {.env = std::make_shared<MapEnvironment>()});
+    registry_.Register(storage::Scheme::kLocal, [](const storage::ParsedUrl&) {
+      return Result<std::shared_ptr<storage::Store>>(storage::MakeLocalStore("/"));
+    });
   }
   void TearDown() override { fs::remove_all(root_); }
 

@@ -180,6 +180,29 @@ struct Capabilities {
   bool in_place_updates = false;
 };
 
+// What a store tells about itself (ferry auth, ferry doctor, ferry run's preflight). Never holds
+// a secret: access key ids are masked, secrets and session tokens are left out.
+struct StoreDescription {
+  std::string kind;        // "s3", "local", "http", "https", "memory"
+  std::string endpoint;    // where requests go ("http://127.0.0.1:7480"); local: the root
+  std::string region;      // s3 only
+  std::string addressing;  // s3 only: "path" or "virtual-hosted"
+  // True for stores that sign their requests (s3). Then exactly one of `credentials` (what is
+  // used) and `credentials_error` (why nothing could be resolved) is set.
+  bool signs_requests = false;
+  struct Credentials {
+    std::string source;      // "environment variables", "profile default", "web identity", ...
+    std::string access_key;  // masked ("AKIA…MPLE"); "" when anonymous
+    std::string identity;    // role ARN or profile name when known
+    bool anonymous = false;
+    bool temporary = false;  // a session token that expires
+    std::optional<SystemTime> expires;
+    std::string summary;  // all of the above in one line, as `ferry auth` prints it
+  };
+  std::optional<Credentials> credentials;
+  Status credentials_error;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -217,6 +240,11 @@ class Store {
 
   // Transient failures this store retried so far (for transfer reports).
   virtual uint64_t retry_count() const { return 0; }
+
+  // Where the store points and which credentials it uses, for people (ferry auth, doctor, run's
+  // preflight). May resolve credentials (an STS or instance metadata request) but sends nothing
+  // to the store's endpoint. Default: the kind left empty and the endpoint UrlFor("").
+  virtual StoreDescription Describe();
 
   // Whether `key` names a directory. Only stores with Capabilities::local_files have
   // directories in their own right; elsewhere (the default) a prefix is not one: false.

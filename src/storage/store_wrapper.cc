@@ -44,6 +44,8 @@ Status StoreWrapper::AbortPartWrite(std::string_view key, std::string_view resum
 
 uint64_t StoreWrapper::retry_count() const { return inner_->retry_count(); }
 
+StoreDescription StoreWrapper::Describe() { return inner_->Describe(); }
+
 bool StoreWrapper::IsDirectory(std::string_view key) { return inner_->IsDirectory(key); }
 
 std::optional<std::string> StoreWrapper::LocalPathFor(std::string_view key) const {

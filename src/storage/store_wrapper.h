@@ -36,6 +36,7 @@ class StoreWrapper : public Store {
                                                     const PartWriteOptions& options) override;
   Status AbortPartWrite(std::string_view key, std::string_view resume_token) override;
   uint64_t retry_count() const override;
+  StoreDescription Describe() override;
   bool IsDirectory(std::string_view key) override;
   std::optional<std::string> LocalPathFor(std::string_view key) const override;
   Result<ObjectInfo> WriteAll(std::string_view key, std::string_view data,

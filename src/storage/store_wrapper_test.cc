@@ -48,6 +48,7 @@ class RecordingStore final : public Store {
     return Note("AbortPartWrite", Status());
   }
   uint64_t retry_count() const override { return 7; }
+  StoreDescription Describe() override { return Note("Describe", StoreDescription{.kind = "rec"}); }
   bool IsDirectory(std::string_view) override { return Note("IsDirectory", true); }
   std::optional<std::string> LocalPathFor(std::string_view key) const override {
     return "/root/" + std::string(key);
@@ -81,13 +82,14 @@ TEST(StoreWrapperTest, ForwardsEveryVirtualToTheWrappedStore) {
   EXPECT_FALSE(w.NewPartWriter("k", {}).ok());
   EXPECT_TRUE(w.AbortPartWrite("k", "t").ok());
   EXPECT_EQ(w.retry_count(), 7u);
+  EXPECT_EQ(w.Describe().kind, "rec");
   EXPECT_TRUE(w.IsDirectory("d"));
   EXPECT_EQ(w.LocalPathFor("k"), "/root/k");
   EXPECT_TRUE(w.WriteAll("k", "data").ok());
   EXPECT_THAT(inner->calls, ::testing::UnorderedElementsAre(
                                 "capabilities", "Stat", "Read", "NewWriter", "List", "Delete",
                                 "DeleteMany", "Copy", "CopyFrom", "NewPartWriter", "AbortPartWrite",
-                                "IsDirectory", "WriteAll"));
+                                "Describe", "IsDirectory", "WriteAll"));
 }
 
 TEST(StoreWrapperTest, CopyFromItselfIsACopyInsideTheWrappedStore) {

@@ -91,17 +91,21 @@ class LocalStore final : public Store {
             .in_place_updates = true};
   }
 
+  StoreDescription Describe() override { return {.kind = "local", .endpoint = root_}; }
+
   bool IsDirectory(std::string_view key) override {
     auto path = LocalPathFor(key);
     struct stat st;
     return path && ::stat(path->c_str(), &st) == 0 && S_ISDIR(st.st_mode);
   }
 
+  // A trailing '/' (a directory, as URLs write it) is kept.
   std::optional<std::string> LocalPathFor(std::string_view key) const override {
     if (key.empty()) return root_;
-    auto path = LocalPath(root_, key);
+    const bool dir = key.back() == '/';
+    auto path = LocalPath(root_, dir ? key.substr(0, key.size() - 1) : key);
     if (!path.ok()) return std::nullopt;
-    return *path;
+    return dir ? *path + "/" : *path;
   }
 
   Result<ObjectInfo> Stat(std::string_view key) override {

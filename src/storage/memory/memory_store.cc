@@ -32,6 +32,8 @@ class MemoryStore final : public Store, public std::enable_shared_from_this<Memo
             .checksums = ChecksumSource::kStoredMetadata};
   }
 
+  StoreDescription Describe() override { return {.kind = "memory", .endpoint = UrlFor("")}; }
+
   Result<ObjectInfo> Stat(std::string_view key) override {
     std::lock_guard lock(mu_);
     auto it = objects_.find(key);

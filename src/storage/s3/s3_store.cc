@@ -46,6 +46,8 @@ class S3Store final : public Store {
             .checksums = ChecksumSource::kStoredMetadata};
   }
 
+  StoreDescription Describe() override;
+
   Result<ObjectInfo> Stat(std::string_view key) override {
     if (key.empty()) return InvalidArgument("HeadObject '" + UrlFor(key) + "': empty key");
     FERRY_ASSIGN_OR_RETURN(
@@ -113,6 +115,29 @@ class S3Store final : public Store {
  private:
   std::shared_ptr<S3Client> client_;
 };
+
+StoreDescription S3Store::Describe() {
+  const S3StoreOptions& o = client_->options();
+  StoreDescription d{.kind = "s3",
+                     .endpoint = o.endpoint.scheme + "://" + o.endpoint.authority,
+                     .region = o.endpoint.region,
+                     .addressing = o.endpoint.path_style ? "path" : "virtual-hosted",
+                     .signs_requests = true};
+  auto creds = o.credentials->GetCredentials();
+  if (!creds.ok()) {
+    d.credentials_error = creds.status();
+    return d;
+  }
+  d.credentials = StoreDescription::Credentials{
+      .source = creds->source,
+      .access_key = creds->anonymous ? "" : aws::MaskAccessKey(creds->access_key_id),
+      .identity = creds->identity,
+      .anonymous = creds->anonymous,
+      .temporary = !creds->session_token.empty(),
+      .expires = creds->expiration,
+      .summary = aws::DescribeCredentials(*creds)};
+  return d;
+}
 
 // GET with resume (storage/remote/ranged_get.h): a transfer that breaks is retried from the first
 // byte not yet delivered, pinned with If-Match to the first answer's ETag.

@@ -33,6 +33,10 @@ class HttpStore final : public Store {
     return http::DisplayUrl(opt_.origin + "/" + std::string(key));
   }
   Capabilities capabilities() const override { return {.writable = false, .listable = false}; }
+  StoreDescription Describe() override {
+    return {.kind = opt_.origin.substr(0, opt_.origin.find(':')),
+            .endpoint = http::DisplayUrl(opt_.origin)};
+  }
 
   Result<ObjectInfo> Stat(std::string_view key) override {
     Result<http::Response> resp = Internal("not sent");
