@@ -79,7 +79,7 @@ int RunFerry(int argc, char** argv) {
 
   Status s = action ? action(ctx) : Internal("no command");
   std::fflush(stdout);
-  if (s.code() == StatusCode::kCancelled && s.message() == "output closed") return kExitOk;
+  if (s.code() == StatusCode::kCancelled && ctx.output_closed) return kExitOk;
   if (s.code() == StatusCode::kCancelled) {
     std::fprintf(stderr, "ferry: %s\n", Redact(s.message()).c_str());
     return 130;  // like a shell after SIGINT

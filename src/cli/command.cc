@@ -23,7 +23,10 @@ const std::atomic<bool>& InterruptFlag() { return g_interrupted; }
 
 Status Print(Context& ctx, std::string_view text) {
   if (std::fwrite(text.data(), 1, text.size(), ctx.out) != text.size()) {
-    if (errno == EPIPE) return Status(StatusCode::kCancelled, "output closed");
+    if (errno == EPIPE) {
+      ctx.output_closed = true;
+      return Status(StatusCode::kCancelled, "output closed");
+    }
     return ErrnoToStatus(errno, "write to standard output");
   }
   return Status();

@@ -30,6 +30,9 @@ struct Context {
   // Set by Usage(): the failing status came from checking the command line (exit 2), not from
   // doing the work (exit 1).
   bool usage_error = false;
+  // Set by Print() when standard output was closed by its reader (ferry ls | head): the
+  // command's kCancelled status then ends ferry quietly with exit 0.
+  bool output_closed = false;
   // Set on SIGINT/SIGTERM once a command called StopOnSignals(); the stores' retries and
   // transfers watch it too (BackendOptions::retry.cancel).
   const std::atomic<bool>* interrupted = nullptr;
@@ -68,7 +71,8 @@ Result<storage::ParsedUrl> ParseUrlArg(Context& ctx, std::string_view url);
 // runtime errors: credentials, endpoints).
 Result<storage::OpenedUrl> OpenUrl(Context& ctx, std::string_view url);
 
-// Writes to ctx.out; a closed pipe (ferry ls | head) ends the command quietly with kCancelled.
+// Writes to ctx.out; a closed pipe (ferry ls | head) sets ctx.output_closed and returns
+// kCancelled, which ends the command quietly.
 Status Print(Context& ctx, std::string_view text);
 
 // True when `opened` names an existing directory (only stores of local files have directories).

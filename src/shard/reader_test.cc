@@ -154,6 +154,36 @@ TEST_F(ShardReaderTest, CorruptShardFailsWithItsNameOrIsSkipped) {
   EXPECT_TRUE(err.ok()) << err.message();
 }
 
+// "shard 'URL'" once: errors of the fetch name the shard themselves, the reader names the shard
+// in the parser's errors (no message is searched for it).
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST_F(ShardReaderTest, ErrorsNameTheShardOnce) {
+  Pack();
+  // A whole-shard read: the fetch's CRC check fails.
+  {
+    std::fstream f(root_ / "out" / "train-000002.tar",
+                   std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(3000);
+    f.write("garbage-garbage-garbage", 23);
+  }
+  Status err;
+  ReadKeys({.plan = {.shuffle = false}}, UINT64_MAX, &err);
+  ASSERT_FALSE(err.ok());
+  EXPECT_EQ(Count(err.message(), "shard '"), 1u) << err.message();
+  // A missing shard: the store's error, named by the fetch.
+  fs::remove(root_ / "out" / "train-000002.tar");
+  err = Status();
+  ReadKeys({.plan = {.shuffle = false}}, UINT64_MAX, &err);
+  ASSERT_FALSE(err.ok());
+  EXPECT_EQ(Count(err.message(), "shard '"), 1u) << err.message();
+  EXPECT_NE(err.message().find("train-000002.tar"), std::string::npos) << err.message();
+}
+
 TEST_F(ShardReaderTest, CacheKeepsVerifiedShardsWithinItsCap) {
   Pack();
   std::string cache = (root_ / "cache").string();
