@@ -36,6 +36,12 @@ class ShardReaderTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(root_); }
 
+  // Overwrites 23 bytes in the middle of a packed shard.
+  void Corrupt(const std::string& shard) {
+    std::fstream f(root_ / "out" / shard, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(3000);
+    f.write("garbage-garbage-garbage", 23);
+  }
   PackReport Pack(PackOptions o = {.samples_per_shard = 23}) {
     auto r = PackShards(registry_, (root_ / "src").string(), (root_ / "out" / "train").string(), o);
     EXPECT_TRUE(r.ok()) << r.status().message();
@@ -134,12 +140,7 @@ TEST_F(ShardReaderTest, ResumeYieldsExactlyTheRest) {
 
 TEST_F(ShardReaderTest, CorruptShardFailsWithItsNameOrIsSkipped) {
   Pack();
-  {
-    std::fstream f(root_ / "out" / "train-000002.tar",
-                   std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(3000);
-    f.write("garbage-garbage-garbage", 23);
-  }
+  Corrupt("train-000002.tar");
   Status err;
   auto keys = ReadKeys({.plan = {.shuffle = false}}, UINT64_MAX, &err);
   ASSERT_FALSE(err.ok());
@@ -164,13 +165,7 @@ size_t Count(const std::string& text, const std::string& what) {
 
 TEST_F(ShardReaderTest, ErrorsNameTheShardOnce) {
   Pack();
-  // A whole-shard read: the fetch's CRC check fails.
-  {
-    std::fstream f(root_ / "out" / "train-000002.tar",
-                   std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(3000);
-    f.write("garbage-garbage-garbage", 23);
-  }
+  Corrupt("train-000002.tar");
   Status err;
   ReadKeys({.plan = {.shuffle = false}}, UINT64_MAX, &err);
   ASSERT_FALSE(err.ok());

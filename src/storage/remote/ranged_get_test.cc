@@ -24,6 +24,12 @@ struct Answer {
 Answer Ok(std::string etag, std::string body = kBody) {
   return {.status = 200, .headers = {{"etag", etag}}, .body = std::move(body)};
 }
+// A 200 answer whose connection breaks after `after` bytes.
+Answer BrokenOk(std::string etag, size_t after) {
+  Answer a = Ok(std::move(etag));
+  a.break_after = after;
+  return a;
+}
 Answer Partial(std::string etag, uint64_t from, uint64_t to_excl, uint64_t total = kBody.size()) {
   return {
       .status = 206,
@@ -73,12 +79,16 @@ struct Script {
         .retry = RetryPolicy{.base_delay = std::chrono::milliseconds(0),
                              .max_delay = std::chrono::milliseconds(0)}};
   }
-  Result<std::string> Read(const ReadOptions& options = {}) {
+  // Reads through `get` (default: Get()); `delivered` receives what reached the sink even when
+  // the read failed.
+  Result<std::string> Read(const ReadOptions& options = {}, std::optional<RangedGet> get = {},
+                           std::string* delivered = nullptr) {
     std::string out;
-    Status s = ReadRanged(Get(), options, [&](std::string_view c) {
+    Status s = ReadRanged(get ? *get : Get(), options, [&](std::string_view c) {
       out.append(c);
       return Status();
     });
+    if (delivered) *delivered = out;
     if (!s.ok()) return s;
     return out;
   }
@@ -86,8 +96,7 @@ struct Script {
 
 TEST(RangedGetTest, BrokenTransferResumesFromTheFirstUndeliveredBytePinnedToTheFirstEtag) {
   Script s;
-  Answer first = Ok("\"e1\"");
-  first.break_after = 5;
+  Answer first = BrokenOk("\"e1\"", 5);
   s.answers = {first, Partial("\"e1\"", 5, 20)};
   EXPECT_EQ(*s.Read(), kBody);
   ASSERT_EQ(s.requests.size(), 2u);
@@ -100,8 +109,7 @@ TEST(RangedGetTest, BrokenTransferResumesFromTheFirstUndeliveredBytePinnedToTheF
 
 TEST(RangedGetTest, ObjectReplacedDuringAResumeIsNeverSpliced) {
   Script s;
-  Answer first = Ok("\"e1\"");
-  first.break_after = 5;
+  Answer first = BrokenOk("\"e1\"", 5);
   s.answers = {first, Error(StatusCode::kFailedPrecondition, 412)};
   auto got = s.Read();
   EXPECT_EQ(got.status().code(), StatusCode::kFailedPrecondition);
@@ -110,15 +118,10 @@ TEST(RangedGetTest, ObjectReplacedDuringAResumeIsNeverSpliced) {
 
 TEST(RangedGetTest, ServerIgnoringIfMatchCannotSpliceAnotherVersion) {
   Script s;
-  Answer first = Ok("\"e1\"");
-  first.break_after = 5;
+  Answer first = BrokenOk("\"e1\"", 5);
   s.answers = {first, Partial("\"e2\"", 5, 20)};
   std::string out;
-  Status st = ReadRanged(s.Get(), {}, [&](std::string_view c) {
-    out.append(c);
-    return Status();
-  });
-  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(s.Read({}, std::nullopt, &out).status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(out, "01234");  // nothing of the other version was delivered
 }
 
@@ -168,20 +171,17 @@ TEST(RangedGetTest, CallersIfMatchIsSentQuotedAndItsFailureKeptAsMapped) {
 TEST(RangedGetTest, OtherPreconditionFailuresAreNotCalledReplacements) {
   // S3 answers 301 (another region) as kFailedPrecondition: not an object replaced.
   Script s;
-  Answer first = Ok("\"e1\"");
-  first.break_after = 5;
+  Answer first = BrokenOk("\"e1\"", 5);
   s.answers = {first, Error(StatusCode::kFailedPrecondition, 301)};
   EXPECT_EQ(s.Read().status().message(), "HTTP 301");
 }
 
 TEST(RangedGetTest, WeakEtagsAreComparedButNeverSentAsIfMatch) {
   Script s;
-  Answer first = Ok("W/\"w1\"");
-  first.break_after = 5;
+  Answer first = BrokenOk("W/\"w1\"", 5);
   s.answers = {first, Partial("W/\"w1\"", 5, 20)};
   EXPECT_EQ(*s.Read(), kBody);
   EXPECT_FALSE(s.requests[1].contains("If-Match"));
-  first.break_after = 5;
   s.answers = {first, Partial("W/\"w2\"", 5, 20)};
   EXPECT_EQ(s.Read().status().code(), StatusCode::kFailedPrecondition);
 }
@@ -197,12 +197,7 @@ TEST(RangedGetTest, InfoComesFromTheFirstAnswer) {
     info.metadata["crc"] = std::string(*r.Header("x-amz-meta-ferry-crc32c"));
   };
   ObjectInfo info;
-  std::string out;
-  ASSERT_TRUE(ReadRanged(get, {.range = ByteRange{4, 4}, .info = &info}, [&](std::string_view c) {
-                out.append(c);
-                return Status();
-              }).ok());
-  EXPECT_EQ(out, "4567");
+  EXPECT_EQ(*s.Read({.range = ByteRange{4, 4}, .info = &info}, get), "4567");
   EXPECT_EQ(info.key, "k");
   EXPECT_EQ(info.size, 20u);  // the total after Content-Range's '/', not the range's length
   EXPECT_EQ(info.etag, "e1");

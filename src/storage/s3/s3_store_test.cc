@@ -21,20 +21,8 @@ const std::string kBody = "0123456789abcdefghij";
 
 ServerResponse Object(const ServerRequest& r, bool honour_range) {
   if (r.target != "/bucket/data.bin") return ServerResponse{404, {}, ""};
-  ServerResponse resp{
-      200, {{"ETag", "\"0123abcd\""}, {"x-amz-meta-ferry-crc32c", "00c0ffee"}}, kBody};
-  auto it = r.headers.find("range");
-  if (honour_range && it != r.headers.end()) {
-    size_t from = std::stoul(it->second.substr(6));
-    size_t dash = it->second.find('-');
-    size_t to =
-        dash + 1 < it->second.size() ? std::stoul(it->second.substr(dash + 1)) : kBody.size() - 1;
-    resp.status = 206;
-    resp.headers["Content-Range"] = "bytes " + std::to_string(from) + "-" + std::to_string(to) +
-                                    "/" + std::to_string(kBody.size());
-    resp.body = kBody.substr(from, to - from + 1);
-  }
-  return resp;
+  return http::testing::ServeBody(
+      r, kBody, {{"ETag", "\"0123abcd\""}, {"x-amz-meta-ferry-crc32c", "00c0ffee"}}, honour_range);
 }
 
 std::shared_ptr<Store> Make(const LocalHttpServer& server,

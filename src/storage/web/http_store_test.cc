@@ -18,22 +18,9 @@ const std::string kBody = "0123456789abcdefghij";
 
 ServerResponse Serve(const ServerRequest& r, bool honour_range) {
   if (r.target != "/files/data.bin?v=1") return ServerResponse{404, {}, ""};
-  ServerResponse resp{
-      200, {{"ETag", "\"v1\""}, {"Last-Modified", "Fri, 24 May 2013 00:00:00 GMT"}}, kBody};
-  auto it = r.headers.find("range");
-  if (honour_range && it != r.headers.end()) {
-    size_t from = std::stoul(it->second.substr(6));
-    size_t dash = it->second.find('-');
-    size_t to =
-        dash + 1 < it->second.size() ? std::stoul(it->second.substr(dash + 1)) : kBody.size() - 1;
-    if (from >= kBody.size()) return ServerResponse{416, {}, ""};
-    to = std::min(to, kBody.size() - 1);
-    resp.status = 206;
-    resp.headers["Content-Range"] = "bytes " + std::to_string(from) + "-" + std::to_string(to) +
-                                    "/" + std::to_string(kBody.size());
-    resp.body = kBody.substr(from, to - from + 1);
-  }
-  return resp;
+  return http::testing::ServeBody(
+      r, kBody, {{"ETag", "\"v1\""}, {"Last-Modified", "Fri, 24 May 2013 00:00:00 GMT"}},
+      honour_range);
 }
 
 std::shared_ptr<Store> Make(const LocalHttpServer& server) {
