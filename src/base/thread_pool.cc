@@ -51,23 +51,16 @@ void ThreadPool::Work() {
   }
 }
 
-void ByteSemaphore::Acquire(uint64_t n) {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return used_ + n <= capacity_ || used_ == 0; });
+ByteSemaphore::Lease ByteSemaphore::Acquire(uint64_t n) {
+  MutexLock lock(mu_);
+  cv_.Wait(lock, [&]() REQUIRES(mu_) { return used_ + n <= capacity_ || used_ == 0; });
   used_ += n;
   peak_ = std::max(peak_, used_);
-}
-
-void ByteSemaphore::Release(uint64_t n) {
-  {
-    std::lock_guard lock(mu_);
-    used_ -= std::min(used_, n);
-  }
-  cv_.notify_all();
+  return Lease(this, n);
 }
 
 std::optional<ByteSemaphore::Lease> ByteSemaphore::TryAcquire(uint64_t n) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (n > capacity_ || used_ > capacity_ - n) return std::nullopt;
   used_ += n;
   peak_ = std::max(peak_, used_);
@@ -75,8 +68,21 @@ std::optional<ByteSemaphore::Lease> ByteSemaphore::TryAcquire(uint64_t n) {
 }
 
 uint64_t ByteSemaphore::used() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return used_;
+}
+
+uint64_t ByteSemaphore::peak() const {
+  MutexLock lock(mu_);
+  return peak_;
+}
+
+void ByteSemaphore::Release(uint64_t n) {
+  {
+    MutexLock lock(mu_);
+    used_ -= std::min(used_, n);
+  }
+  cv_.NotifyAll();
 }
 
 ByteSemaphore::Lease& ByteSemaphore::Lease::operator=(Lease&& other) noexcept {

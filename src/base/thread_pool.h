@@ -1,6 +1,6 @@
 #pragma once
 // A fixed pool of worker threads running submitted tasks in FIFO order, and a counting
-// semaphore over bytes (the copy engine's memory budget).
+// semaphore over bytes (the copy engine's memory budget) whose units are held by RAII leases.
 
 #include <condition_variable>
 #include <cstdint>
@@ -9,8 +9,9 @@
 #include <mutex>
 #include <optional>
 #include <thread>
-#include <utility>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace ferry {
 
@@ -35,26 +36,32 @@ class ThreadPool final {
   std::vector<std::thread> threads_;
 };
 
-// Acquire(n) blocks until n units are free (a request larger than the capacity is granted when
-// nothing else is held, so it cannot deadlock). Thread-safe; the semaphore must outlive its
-// leases.
+// A counting semaphore over bytes (the copy engine's and the mount's memory budgets). Acquire(n)
+// blocks until n units are free and returns a Lease that gives them back when it ends, so no
+// path can forget to. A request larger than the capacity is granted when nothing else is held,
+// so it cannot deadlock. Thread-safe; the semaphore must outlive its leases.
 class ByteSemaphore final {
  public:
   class Lease;
 
   explicit ByteSemaphore(uint64_t capacity) : capacity_(capacity) {}
-  void Acquire(uint64_t n);
-  void Release(uint64_t n);
+  ByteSemaphore(const ByteSemaphore&) = delete;
+  ByteSemaphore& operator=(const ByteSemaphore&) = delete;
+
+  [[nodiscard]] Lease Acquire(uint64_t n) EXCLUDES(mu_);
   // n units as a Lease if they fit now, never beyond the capacity (even when nothing is held);
   // nullopt otherwise. Never blocks (the mount's read-ahead must not wait for other files).
-  [[nodiscard]] std::optional<Lease> TryAcquire(uint64_t n);
-  uint64_t used() const;
-  uint64_t peak() const { return peak_; }
+  [[nodiscard]] std::optional<Lease> TryAcquire(uint64_t n) EXCLUDES(mu_);
+  uint64_t used() const EXCLUDES(mu_);
+  uint64_t peak() const EXCLUDES(mu_);
 
  private:
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  uint64_t capacity_, used_ = 0, peak_ = 0;
+  void Release(uint64_t n) EXCLUDES(mu_);
+  mutable Mutex mu_;
+  CondVar cv_;
+  const uint64_t capacity_;
+  uint64_t used_ GUARDED_BY(mu_) = 0;
+  uint64_t peak_ GUARDED_BY(mu_) = 0;
 };
 
 // Units held from a ByteSemaphore until destroyed or Release()d. Movable, not copyable; a

@@ -6,7 +6,6 @@
 #include "base/log.h"
 #include "base/redact.h"
 #include "cli/command.h"
-#include "storage/backends.h"
 
 #ifndef FERRY_VERSION
 #define FERRY_VERSION "dev"
@@ -70,9 +69,9 @@ int RunFerry(int argc, char** argv) {
       std::min(static_cast<int>(LogLevel::kWarn) + verbosity, static_cast<int>(LogLevel::kTrace))));
   auto env = std::make_shared<ProcessEnvironment>();
   storage::StoreRegistry registry;
-  storage::BackendOptions backend_options{.env = env, .trace_http = trace_http};
+  backends::BackendOptions backend_options{.env = env, .trace_http = trace_http};
   backend_options.retry.cancel = &InterruptFlag();
-  storage::RegisterDefaultBackends(registry, backend_options);
+  backends::RegisterDefaultBackends(registry, backend_options);
   Context ctx{.env = env,
               .backend_options = backend_options,
               .registry = &registry,
@@ -80,7 +79,7 @@ int RunFerry(int argc, char** argv) {
 
   Status s = action ? action(ctx) : Internal("no command");
   std::fflush(stdout);
-  if (s.code() == StatusCode::kCancelled && s.message() == "output closed") return kExitOk;
+  if (s.code() == StatusCode::kCancelled && ctx.output_closed) return kExitOk;
   if (s.code() == StatusCode::kCancelled) {
     std::fprintf(stderr, "ferry: %s\n", Redact(s.message()).c_str());
     return 130;  // like a shell after SIGINT

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include "cli/command.h"
-#include "storage/backends.h"
 #include "storage/url.h"
 
 namespace ferry::cli {
@@ -23,17 +22,14 @@ Status RunAuth(Context& ctx, const AuthOptions& o) {
     return Print(ctx,
                  "'" + storage::RedactUrl(o.url) + "' needs no credentials (not an s3:// URL)\n");
   }
-  FERRY_ASSIGN_OR_RETURN(auto opts, storage::ResolveS3Options(parsed, ctx.backend_options));
-  const aws::S3Endpoint& ep = opts.endpoint;
-  FERRY_ASSIGN_OR_RETURN(auto creds, opts.credentials->GetCredentials());
-  FERRY_RETURN_IF_ERROR(Print(
-      ctx,
-      fmt::format("endpoint:    {}://{}\nregion:      {}\naddressing:  {}\n"
-                  "credentials: {}\n",
-                  ep.scheme, ep.authority, ep.region, ep.path_style ? "path" : "virtual-hosted",
-                  aws::DescribeCredentials(creds))));
-  if (o.no_check) return Status();
   FERRY_ASSIGN_OR_RETURN(auto opened, OpenUrl(ctx, o.url));
+  storage::StoreDescription d = opened.store->Describe();
+  if (!d.credentials) return d.credentials_error;
+  FERRY_RETURN_IF_ERROR(
+      Print(ctx, fmt::format("endpoint:    {}\nregion:      {}\naddressing:  {}\n"
+                             "credentials: {}\n",
+                             d.endpoint, d.region, d.addressing, d.credentials->summary)));
+  if (o.no_check) return Status();
   auto page = opened.store->List({.prefix = parsed.key, .recursive = false, .max_keys = 1});
   if (!page.ok()) return page.status().WithContext("access check failed");
   return Print(

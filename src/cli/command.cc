@@ -2,7 +2,6 @@
 
 #include <cerrno>
 #include <csignal>
-#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "base/errno_status.h"
@@ -24,16 +23,17 @@ const std::atomic<bool>& InterruptFlag() { return g_interrupted; }
 
 Status Print(Context& ctx, std::string_view text) {
   if (std::fwrite(text.data(), 1, text.size(), ctx.out) != text.size()) {
-    if (errno == EPIPE) return Status(StatusCode::kCancelled, "output closed");
+    if (errno == EPIPE) {
+      ctx.output_closed = true;
+      return Status(StatusCode::kCancelled, "output closed");
+    }
     return ErrnoToStatus(errno, "write to standard output");
   }
   return Status();
 }
 
 bool LocalDirExists(const storage::OpenedUrl& opened) {
-  if (opened.url.scheme != storage::Scheme::kLocal) return false;
-  std::error_code ec;
-  return std::filesystem::is_directory("/" + opened.key, ec);
+  return opened.store->IsDirectory(opened.key);
 }
 
 std::string JsonString(std::string_view s) {

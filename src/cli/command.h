@@ -10,9 +10,9 @@
 #include <memory>
 #include <string>
 
+#include "backends/backends.h"
 #include "base/environment.h"
 #include "base/status.h"
-#include "storage/backends.h"
 #include "storage/registry.h"
 
 namespace ferry::cli {
@@ -24,12 +24,15 @@ inline constexpr int kExitUsage = 2;
 
 struct Context {
   std::shared_ptr<const Environment> env;
-  storage::BackendOptions backend_options;
+  backends::BackendOptions backend_options;
   storage::StoreRegistry* registry = nullptr;
   std::FILE* out = stdout;
   // Set by Usage(): the failing status came from checking the command line (exit 2), not from
   // doing the work (exit 1).
   bool usage_error = false;
+  // Set by Print() when standard output was closed by its reader (ferry ls | head): the
+  // command's kCancelled status then ends ferry quietly with exit 0.
+  bool output_closed = false;
   // Set on SIGINT/SIGTERM once a command called StopOnSignals(); the stores' retries and
   // transfers watch it too (BackendOptions::retry.cancel).
   const std::atomic<bool>* interrupted = nullptr;
@@ -68,10 +71,11 @@ Result<storage::ParsedUrl> ParseUrlArg(Context& ctx, std::string_view url);
 // runtime errors: credentials, endpoints).
 Result<storage::OpenedUrl> OpenUrl(Context& ctx, std::string_view url);
 
-// Writes to ctx.out; a closed pipe (ferry ls | head) ends the command quietly with kCancelled.
+// Writes to ctx.out; a closed pipe (ferry ls | head) sets ctx.output_closed and returns
+// kCancelled, which ends the command quietly.
 Status Print(Context& ctx, std::string_view text);
 
-// True when `opened` is a local path naming an existing directory.
+// True when `opened` names an existing directory (only stores of local files have directories).
 bool LocalDirExists(const storage::OpenedUrl& opened);
 
 // Parses a size flag ("16M", "1G", "100M/s"); "" leaves *out unchanged. Usage error if bad.

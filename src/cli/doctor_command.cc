@@ -101,8 +101,7 @@ Status RunDoctor(Context& ctx, const DoctorCliOptions& o) {
   bool failed = false;
   for (const auto& p : o.paths) {
     if (p.find("://") != std::string::npos && p.rfind("file://", 0) != 0) {
-      FERRY_ASSIGN_OR_RETURN(auto d,
-                             job::DiagnoseUrl(p, *ctx.registry, ctx.backend_options, !o.no_bench));
+      FERRY_ASSIGN_OR_RETURN(auto d, job::DiagnoseUrl(p, *ctx.registry, !o.no_bench));
       std::string text =
           o.json ? JsonUrl(d).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
                  : HumanUrl(d);

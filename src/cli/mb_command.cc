@@ -1,7 +1,7 @@
 // ferry mb s3://bucket: creates a bucket (an existing bucket of yours is not an error).
 
+#include "backends/backends.h"
 #include "cli/command.h"
-#include "storage/backends.h"
 #include "storage/url.h"
 
 namespace ferry::cli {
@@ -17,8 +17,7 @@ Status RunMb(Context& ctx, const std::string& url) {
     return Usage(ctx, InvalidArgument("mb: '" + storage::RedactUrl(url) +
                                       "' names a key; give only s3://bucket"));
   }
-  FERRY_ASSIGN_OR_RETURN(auto opts, storage::ResolveS3Options(parsed, ctx.backend_options));
-  FERRY_RETURN_IF_ERROR(storage::CreateS3Bucket(opts));
+  FERRY_RETURN_IF_ERROR(backends::CreateBucket(parsed, ctx.backend_options));
   return Print(ctx, "bucket " + parsed.bucket + " ready\n");
 }
 

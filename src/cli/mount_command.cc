@@ -55,7 +55,7 @@ Status RunMount(Context& ctx, const MountCliOptions& o, int* exit_code) {
       mount::ServeFuse(fo, [backend, url, prefix, mo]() -> std::unique_ptr<mount::MountFs> {
         // Built in the daemon (after fork): its own registry, HTTP handles and threads.
         static storage::StoreRegistry registry;
-        storage::RegisterDefaultBackends(registry, backend);
+        backends::RegisterDefaultBackends(registry, backend);
         auto opened = registry.Open(url);
         if (!opened.ok()) {
           Log(LogLevel::kError, "{}", opened.status().message());

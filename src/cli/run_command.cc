@@ -89,7 +89,7 @@ Status RunRun(Context& ctx, const RunCliOptions& o, int* exit_code) {
   auto combined = Combine(o);
   if (!combined.ok()) return Usage(ctx, combined.status());
   job::RunOptions& ro = *combined;
-  *exit_code = job::RunJob(ro, *ctx.registry, *ctx.env, &ctx.backend_options);
+  *exit_code = job::RunJob(ro, *ctx.registry, *ctx.env);
   return Status();
 }
 

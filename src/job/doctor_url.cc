@@ -4,8 +4,6 @@
 #include <chrono>
 #include <random>
 
-#include "aws/credentials.h"
-
 namespace ferry::job {
 
 namespace {
@@ -16,25 +14,23 @@ double Ms(Clock::time_point since) {
 }  // namespace
 
 Result<UrlDiagnosis> DiagnoseUrl(const std::string& url, storage::StoreRegistry& registry,
-                                 const storage::BackendOptions& backend, bool measure) {
+                                 bool measure) {
   FERRY_ASSIGN_OR_RETURN(auto parsed, storage::ParseUrl(url));
   if (parsed.scheme != storage::Scheme::kS3) {
     return Unimplemented("doctor '" + url + "': only local paths and s3:// URLs are diagnosed");
   }
   UrlDiagnosis d{.url = url};
-  FERRY_ASSIGN_OR_RETURN(auto opts, storage::ResolveS3Options(parsed, backend));
-  d.endpoint = opts.endpoint.scheme + "://" + opts.endpoint.authority;
-  d.region = opts.endpoint.region;
-  d.addressing = opts.endpoint.path_style ? "path" : "virtual-hosted";
-  auto creds = opts.credentials->GetCredentials();
-  if (creds.ok()) {
-    d.credentials = aws::DescribeCredentials(*creds);
-  } else {
+  FERRY_ASSIGN_OR_RETURN(auto opened, registry.Open(url));
+  storage::StoreDescription desc = opened.store->Describe();
+  d.endpoint = desc.endpoint;
+  d.region = desc.region;
+  d.addressing = desc.addressing;
+  if (!desc.credentials) {
     d.credentials = "none";
-    d.errors.push_back("credentials: " + creds.status().message());
+    d.errors.push_back("credentials: " + desc.credentials_error.message());
     return d;
   }
-  FERRY_ASSIGN_OR_RETURN(auto opened, registry.Open(url));
+  d.credentials = desc.credentials->summary;
   std::string prefix = storage::DirectoryPrefix(opened.key);
   std::vector<double> lat;
   for (int i = 0; i < 5; ++i) {

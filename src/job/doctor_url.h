@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "base/status.h"
-#include "storage/backends.h"
 #include "storage/registry.h"
 
 namespace ferry::job {
@@ -20,7 +19,8 @@ struct UrlDiagnosis {
   std::vector<std::string> errors;
 };
 
+// Endpoint, region, addressing and credentials come from the store (Store::Describe()).
 Result<UrlDiagnosis> DiagnoseUrl(const std::string& url, storage::StoreRegistry& registry,
-                                 const storage::BackendOptions& backend, bool measure);
+                                 bool measure);
 
 }  // namespace ferry::job

@@ -6,8 +6,6 @@
 #include <random>
 #include <set>
 
-#include "aws/credentials.h"
-
 #include "base/strings.h"
 #include "job/doctor.h"
 
@@ -45,7 +43,7 @@ Status ProbeOutput(storage::OpenedUrl& out) {
 }
 
 // One line per bucket: where its credentials come from and whose they are (never the secret).
-void CheckCredentials(const std::vector<std::string>& urls, const storage::BackendOptions& backend,
+void CheckCredentials(storage::StoreRegistry& registry, const std::vector<std::string>& urls,
                       PreflightReport& r) {
   std::set<std::string> seen;
   for (const auto& url : urls) {
@@ -53,18 +51,17 @@ void CheckCredentials(const std::vector<std::string>& urls, const storage::Backe
     if (!parsed.ok() || parsed->scheme != storage::Scheme::kS3) continue;
     if (!seen.insert(parsed->bucket).second) continue;
     std::string name = "credentials for s3://" + parsed->bucket;
-    auto opts = storage::ResolveS3Options(*parsed, backend);
-    if (!opts.ok()) {
-      r.errors.push_back(name + ": " + opts.status().message());
+    auto opened = registry.Open(url);
+    if (!opened.ok()) {
+      r.errors.push_back(name + ": " + opened.status().message());
       continue;
     }
-    auto creds = opts->credentials->GetCredentials();
-    if (!creds.ok()) {
-      r.errors.push_back(name + ": " + creds.status().message());
+    storage::StoreDescription d = opened->store->Describe();
+    if (!d.credentials) {
+      r.errors.push_back(name + ": " + d.credentials_error.message());
       continue;
     }
-    r.lines.push_back(name + " (" + opts->endpoint.scheme + "://" + opts->endpoint.authority +
-                      "): " + aws::DescribeCredentials(*creds));
+    r.lines.push_back(name + " (" + d.endpoint + "): " + d.credentials->summary);
   }
 }
 
@@ -72,15 +69,12 @@ void CheckCredentials(const std::vector<std::string>& urls, const storage::Backe
 
 PreflightReport RunPreflight(storage::StoreRegistry& registry,
                              const std::vector<std::pair<std::string, std::string>>& inputs,
-                             const std::vector<std::pair<std::string, std::string>>& outputs,
-                             const storage::BackendOptions* backend) {
+                             const std::vector<std::pair<std::string, std::string>>& outputs) {
   PreflightReport r;
-  if (backend) {
-    std::vector<std::string> urls;
-    for (const auto& in : inputs) urls.push_back(in.first);
-    for (const auto& out : outputs) urls.push_back(out.second);
-    CheckCredentials(urls, *backend, r);
-  }
+  std::vector<std::string> urls;
+  for (const auto& in : inputs) urls.push_back(in.first);
+  for (const auto& out : outputs) urls.push_back(out.second);
+  CheckCredentials(registry, urls, r);
   for (const auto& [src, dir] : inputs) {
     auto in = registry.Open(src);
     if (!in.ok()) {
@@ -122,9 +116,9 @@ PreflightReport RunPreflight(storage::StoreRegistry& registry,
     if (d.ok()) {
       r.lines.push_back("output dir " + dir + ": " + d->verdict.kind + " (" +
                         std::string(PersistenceName(d->verdict.persistence)) + ")");
-      if (out.ok() && out->url.scheme == storage::Scheme::kLocal) {
-        auto dd = DiagnosePath(std::filesystem::path("/" + out->key).parent_path().string(),
-                               {.measure = false});
+      if (auto path = out.ok() ? out->store->LocalPathFor(out->key) : std::nullopt) {
+        auto dd =
+            DiagnosePath(std::filesystem::path(*path).parent_path().string(), {.measure = false});
         if (dd.ok() && (dd->verdict.persistence == Persistence::kContainer ||
                         dd->verdict.persistence == Persistence::kRam)) {
           r.warnings.push_back("output destination " + dst + " is on " + dd->verdict.kind + ": " +

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "base/status.h"
-#include "storage/backends.h"
 #include "storage/registry.h"
 
 namespace ferry::job {
@@ -23,9 +22,9 @@ struct PreflightReport {
   bool ok(bool strict) const { return errors.empty() && (!strict || warnings.empty()); }
 };
 
+// The credentials of stores that sign requests are named from Store::Describe().
 PreflightReport RunPreflight(storage::StoreRegistry& registry,
                              const std::vector<std::pair<std::string, std::string>>& inputs,
-                             const std::vector<std::pair<std::string, std::string>>& outputs,
-                             const storage::BackendOptions* backend = nullptr);
+                             const std::vector<std::pair<std::string, std::string>>& outputs);
 
 }  // namespace ferry::job

@@ -261,8 +261,8 @@ Result<std::string> ExpandTemplate(const std::string& tmpl, const RunIdentity& i
   return out;
 }
 
-int RunJob(const RunOptions& run_options, storage::StoreRegistry& registry, const Environment& env,
-           const storage::BackendOptions* backend) {
+int RunJob(const RunOptions& run_options, storage::StoreRegistry& registry,
+           const Environment& env) {
   // Signals are held from the start: a SIGTERM during preflight or stage-in stays pending and is
   // forwarded to the command as soon as it exists (then the final sync runs as usual).
   sigset_t mask, old_mask;
@@ -292,7 +292,7 @@ int RunJob(const RunOptions& run_options, storage::StoreRegistry& registry, cons
   if (!options.skip_preflight) {
     std::vector<std::pair<std::string, std::string>> outs;
     for (const auto& o : outputs) outs.emplace_back(o.dir, o.url);
-    PreflightReport pre = RunPreflight(registry, options.inputs, outs, backend);
+    PreflightReport pre = RunPreflight(registry, options.inputs, outs);
     std::string block = "ferry: preflight:\n";
     for (const auto& l : pre.lines) block += "  ok:      " + l + "\n";
     for (const auto& w : pre.warnings) block += "  warning: " + w + "\n";

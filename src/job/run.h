@@ -26,7 +26,6 @@
 #include <vector>
 
 #include "base/environment.h"
-#include "storage/backends.h"
 #include "storage/registry.h"
 
 namespace ferry::job {
@@ -57,9 +56,8 @@ struct RunIdentity {
 RunIdentity DetectIdentity(const Environment& env);
 Result<std::string> ExpandTemplate(const std::string& tmpl, const RunIdentity& id);
 
-// Runs the job; returns the exit code ferry should exit with.
-// `backend` describes credentials in the preflight block (may be null: not shown).
-int RunJob(const RunOptions& options, storage::StoreRegistry& registry, const Environment& env,
-           const storage::BackendOptions* backend = nullptr);
+// Runs the job; returns the exit code ferry should exit with. The preflight block names the
+// credentials of each s3:// URL (Store::Describe()).
+int RunJob(const RunOptions& options, storage::StoreRegistry& registry, const Environment& env);
 
 }  // namespace ferry::job

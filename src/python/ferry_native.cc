@@ -6,11 +6,11 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "backends/backends.h"
 #include "base/environment.h"
 #include "base/log.h"
 #include "shard/plan.h"
 #include "shard/reader.h"
-#include "storage/backends.h"
 
 namespace py = pybind11;
 
@@ -29,7 +29,7 @@ void Raise(const Status& s) {
 
 std::unique_ptr<storage::StoreRegistry> MakeRegistry() {
   auto registry = std::make_unique<storage::StoreRegistry>();
-  storage::RegisterDefaultBackends(*registry, {.env = std::make_shared<ProcessEnvironment>()});
+  backends::RegisterDefaultBackends(*registry, {.env = std::make_shared<ProcessEnvironment>()});
   return registry;
 }
 

@@ -65,7 +65,7 @@ void ShardFetch::Run() {
   if (spec_.cache && spec_.cache->enabled()) {
     if (auto path = spec_.cache->Lookup(spec_.url, spec_.size, spec_.crc32c)) {
       s = ReadLocal(*path);
-      queue_.Close(s);
+      queue_.Close(s.ok() ? s : s.WithContext(Where()));
       return;
     }
   }
@@ -143,14 +143,14 @@ Status ShardFetch::FetchRemote() {
     return Status();
   });
   if (s.ok()) s = flush();
+  if (!s.ok()) s = s.WithContext(Where());
   if (s.ok() && whole && !spec_.crc32c.empty()) {
     if (got != spec_.size) {
-      s = Status(StatusCode::kDataLoss, "shard '" + spec_.url + "' has " + std::to_string(got) +
+      s = Status(StatusCode::kDataLoss, Where() + " has " + std::to_string(got) +
                                             " bytes, the index says " + std::to_string(spec_.size));
     } else if (Crc32cHex(crc.value()) != spec_.crc32c) {
-      s = Status(StatusCode::kDataLoss, "shard '" + spec_.url + "': CRC32C " +
-                                            Crc32cHex(crc.value()) + " does not match the index (" +
-                                            spec_.crc32c + ")");
+      s = Status(StatusCode::kDataLoss, Where() + ": CRC32C " + Crc32cHex(crc.value()) +
+                                            " does not match the index (" + spec_.crc32c + ")");
     }
   }
   if (tee >= 0) {

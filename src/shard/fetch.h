@@ -45,7 +45,8 @@ struct FetchSpec {
   uint64_t read_ahead = 64ull << 20;
 };
 
-// Starts fetching at construction; the destructor cancels and joins.
+// Starts fetching at construction; the destructor cancels and joins. Its errors (the queue's
+// closing status) name the shard: "shard 'URL': ...".
 class ShardFetch final {
  public:
   explicit ShardFetch(FetchSpec spec);
@@ -56,6 +57,7 @@ class ShardFetch final {
  private:
   void Run();
   Status FetchRemote();
+  std::string Where() const { return "shard '" + spec_.url + "'"; }
   Status ReadLocal(const std::string& path);
   FetchSpec spec_;
   ChunkQueue queue_;

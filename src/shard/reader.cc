@@ -129,8 +129,10 @@ class Reader final : public ShardReader {
     Status s;
     if (fetch->queue().Pop(&block, &status)) {
       s = parser_->Feed(block);
+    } else if (!status.ok()) {
+      s = status;  // the fetch's errors already name the shard
     } else {
-      s = status.ok() ? parser_->Finish() : status;
+      s = parser_->Finish();
       if (s.ok()) s = EndShard(todo);
       if (s.ok()) {
         parser_.reset();
@@ -139,8 +141,8 @@ class Reader final : public ShardReader {
       }
     }
     if (s.ok()) return s;
-    std::string where = "shard '" + UrlOf(todo.k) + "'";
-    if (s.message().find(where) == std::string::npos) s = s.WithContext(where);
+    // The parser's and EndShard's errors say what is wrong, not where.
+    if (status.ok()) s = s.WithContext("shard '" + UrlOf(todo.k) + "'");
     if (!options_.skip_corrupt) return s;
     Log(LogLevel::kWarn, "{}; skipping its remaining samples (--skip-corrupt)", s.message());
     for (uint64_t i = plan_.input_start[todo.k] + sample_in_shard_;

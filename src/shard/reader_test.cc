@@ -8,10 +8,9 @@
 #include <fstream>
 #include <set>
 
-#include "base/environment.h"
 #include "shard/pack.h"
 #include "shard/scan.h"
-#include "storage/backends.h"
+#include "storage/local/local_store.h"
 
 namespace ferry::shard {
 namespace {
@@ -31,10 +30,18 @@ class ShardReaderTest : public ::testing::Test {
       std::ofstream(root_ / "src" / (key + ".jpg")) << std::string(100 + i * 7, char('a' + i % 26));
       std::ofstream(root_ / "src" / (key + ".cls")) << i;
     }
-    storage::RegisterDefaultBackends(registry_, {.env = std::make_shared<MapEnvironment>()});
+    registry_.Register(storage::Scheme::kLocal, [](const storage::ParsedUrl&) {
+      return Result<std::shared_ptr<storage::Store>>(storage::MakeLocalStore("/"));
+    });
   }
   void TearDown() override { fs::remove_all(root_); }
 
+  // Overwrites 23 bytes in the middle of a packed shard.
+  void Corrupt(const std::string& shard) {
+    std::fstream f(root_ / "out" / shard, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(3000);
+    f.write("garbage-garbage-garbage", 23);
+  }
   PackReport Pack(PackOptions o = {.samples_per_shard = 23}) {
     auto r = PackShards(registry_, (root_ / "src").string(), (root_ / "out" / "train").string(), o);
     EXPECT_TRUE(r.ok()) << r.status().message();
@@ -133,12 +140,7 @@ TEST_F(ShardReaderTest, ResumeYieldsExactlyTheRest) {
 
 TEST_F(ShardReaderTest, CorruptShardFailsWithItsNameOrIsSkipped) {
   Pack();
-  {
-    std::fstream f(root_ / "out" / "train-000002.tar",
-                   std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(3000);
-    f.write("garbage-garbage-garbage", 23);
-  }
+  Corrupt("train-000002.tar");
   Status err;
   auto keys = ReadKeys({.plan = {.shuffle = false}}, UINT64_MAX, &err);
   ASSERT_FALSE(err.ok());
@@ -151,6 +153,30 @@ TEST_F(ShardReaderTest, CorruptShardFailsWithItsNameOrIsSkipped) {
   err = Status();
   ReadKeys({.plan = {.shuffle = false}, .skip_corrupt = true}, UINT64_MAX, &err);
   EXPECT_TRUE(err.ok()) << err.message();
+}
+
+// "shard 'URL'" once: errors of the fetch name the shard themselves, the reader names the shard
+// in the parser's errors (no message is searched for it).
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST_F(ShardReaderTest, ErrorsNameTheShardOnce) {
+  Pack();
+  Corrupt("train-000002.tar");
+  Status err;
+  ReadKeys({.plan = {.shuffle = false}}, UINT64_MAX, &err);
+  ASSERT_FALSE(err.ok());
+  EXPECT_EQ(Count(err.message(), "shard '"), 1u) << err.message();
+  // A missing shard: the store's error, named by the fetch.
+  fs::remove(root_ / "out" / "train-000002.tar");
+  err = Status();
+  ReadKeys({.plan = {.shuffle = false}}, UINT64_MAX, &err);
+  ASSERT_FALSE(err.ok());
+  EXPECT_EQ(Count(err.message(), "shard '"), 1u) << err.message();
+  EXPECT_NE(err.message().find("train-000002.tar"), std::string::npos) << err.message();
 }
 
 TEST_F(ShardReaderTest, CacheKeepsVerifiedShardsWithinItsCap) {

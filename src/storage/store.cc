@@ -36,6 +36,12 @@ Result<std::unique_ptr<PartWriter>> Store::NewPartWriter(std::string_view key,
 
 Status Store::AbortPartWrite(std::string_view, std::string_view) { return Status(); }
 
+StoreDescription Store::Describe() { return {.endpoint = UrlFor("")}; }
+
+bool Store::IsDirectory(std::string_view) { return false; }
+
+std::optional<std::string> Store::LocalPathFor(std::string_view) const { return std::nullopt; }
+
 std::string_view SkipKindName(SkipKind kind) {
   switch (kind) {
     case SkipKind::kLinkOutsideTree:

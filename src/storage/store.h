@@ -146,6 +146,20 @@ struct ListPage {
   std::string next;                   // "" when this is the last page
 };
 
+// Where the copy engine gets an object's checksum when it compares or verifies without
+// copying.
+enum class ChecksumSource {
+  // None to be had (http(s): ETags are opaque, no checksum metadata).
+  kNone,
+  // The ferry-crc32c metadata stored with the object, and the ETag where it is 32 hex digits
+  // (the MD5 of a single-part upload): objects are immutable, so both describe the bytes (S3,
+  // memory).
+  kStoredMetadata,
+  // Computed by reading the data: reads are cheap, and stored metadata (xattrs) can outlive an
+  // in-place rewrite by another program, so it is not trusted (local disks, NFS).
+  kReadData,
+};
+
 struct Capabilities {
   bool writable = true;
   bool listable = true;
@@ -155,6 +169,38 @@ struct Capabilities {
   bool arbitrary_keys = true;  // keys with "//", "." segments, trailing '/' are objects
   bool user_metadata = true;   // WriteOptions::metadata is kept and returned by Stat()
   bool part_writes = false;    // NewPartWriter() is implemented
+  // Objects are files of a filesystem mounted on this machine (local disk, NFS): each key has a
+  // path (LocalPathFor), directories exist in their own right (IsDirectory), and there is no
+  // request round trip per operation.
+  bool local_files = false;
+  ChecksumSource checksums = ChecksumSource::kNone;
+  // An object can change in place while it is read (another program writing a file): a read
+  // pinned with ReadOptions::if_match when it starts may still see a later version, so a copy
+  // checks the object again after reading it. False for stores of immutable objects (S3).
+  bool in_place_updates = false;
+};
+
+// What a store tells about itself (ferry auth, ferry doctor, ferry run's preflight). Never holds
+// a secret: access key ids are masked, secrets and session tokens are left out.
+struct StoreDescription {
+  std::string kind;        // "s3", "local", "http", "https", "memory"
+  std::string endpoint;    // where requests go ("http://127.0.0.1:7480"); local: the root
+  std::string region;      // s3 only
+  std::string addressing;  // s3 only: "path" or "virtual-hosted"
+  // True for stores that sign their requests (s3). Then exactly one of `credentials` (what is
+  // used) and `credentials_error` (why nothing could be resolved) is set.
+  bool signs_requests = false;
+  struct Credentials {
+    std::string source;      // "environment variables", "profile default", "web identity", ...
+    std::string access_key;  // masked ("AKIA…MPLE"); "" when anonymous
+    std::string identity;    // role ARN or profile name when known
+    bool anonymous = false;
+    bool temporary = false;  // a session token that expires
+    std::optional<SystemTime> expires;
+    std::string summary;  // all of the above in one line, as `ferry auth` prints it
+  };
+  std::optional<Credentials> credentials;
+  Status credentials_error;
 };
 
 class Store {
@@ -194,6 +240,18 @@ class Store {
 
   // Transient failures this store retried so far (for transfer reports).
   virtual uint64_t retry_count() const { return 0; }
+
+  // Where the store points and which credentials it uses, for people (ferry auth, doctor, run's
+  // preflight). May resolve credentials (an STS or instance metadata request) but sends nothing
+  // to the store's endpoint. Default: the kind left empty and the endpoint UrlFor("").
+  virtual StoreDescription Describe();
+
+  // Whether `key` names a directory. Only stores with Capabilities::local_files have
+  // directories in their own right; elsewhere (the default) a prefix is not one: false.
+  virtual bool IsDirectory(std::string_view key);
+  // The filesystem path of `key` for stores with Capabilities::local_files ("" = the root);
+  // nullopt elsewhere (the default) and for keys that are not valid paths.
+  virtual std::optional<std::string> LocalPathFor(std::string_view key) const;
 
   // Helpers built on the interface.
   Result<std::string> ReadAll(std::string_view key, const ReadOptions& options = {});

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
-#include <filesystem>
 #include <mutex>
 
 #include "base/log.h"
@@ -29,11 +28,11 @@ uint64_t ChoosePartSize(uint64_t object_size, uint64_t requested) {
 
 namespace {
 
+// A destination that receives the source's base name: a trailing '/', the store's root, or
+// a directory the store has (local files).
 bool IsDirectoryTarget(const storage::OpenedUrl& u) {
   if (u.key.empty() || u.url.trailing_slash) return true;
-  if (u.url.scheme != storage::Scheme::kLocal) return false;
-  std::error_code ec;
-  return std::filesystem::is_directory("/" + u.key, ec);
+  return u.store->IsDirectory(u.key);
 }
 
 // What the destination holds, for keys asked in increasing order, read one listing page at a
@@ -175,7 +174,7 @@ Status PlanTree(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
       if (rel.empty() || !filter.Accepts(rel)) continue;
       if (options.min_age.count() > 0 && o.modified && *o.modified > newest_allowed) continue;
       // Zero-byte "directory markers" some tools create cannot become local files.
-      if (rel.back() == '/' && dst.url.scheme == storage::Scheme::kLocal) continue;
+      if (rel.back() == '/' && !ctx.dst_caps.arbitrary_keys) continue;
       Item item{.src_key = o.key, .dst_key = dst_prefix + rel, .src = o};
       if (options.skip_unchanged) {
         FERRY_ASSIGN_OR_RETURN(item.dst, existing.Find(item.dst_key));
@@ -226,13 +225,14 @@ CopyResult RunCopy(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
                    const CopyOptions& options, ProgressCounters& counters) {
   auto start = std::chrono::steady_clock::now();
   CopyResult result;
-  if (!dst.store->capabilities().writable) {
+  storage::Capabilities dst_caps = dst.store->capabilities();
+  if (!dst_caps.writable) {
     result.status = Unimplemented("cp: cannot write to '" + dst.store->UrlFor(dst.key) +
                                   "': http(s) URLs are read-only");
     return result;
   }
-  bool dst_local = dst.url.scheme == storage::Scheme::kLocal;
-  int part_threads = options.part_concurrency > 0 ? options.part_concurrency : (dst_local ? 8 : 16);
+  int part_threads =
+      options.part_concurrency > 0 ? options.part_concurrency : (dst_caps.local_files ? 8 : 16);
   ThreadPool part_pool(part_threads);
   ByteSemaphore memory(options.max_memory);
   RateLimiter limiter(options.bwlimit);
@@ -244,8 +244,8 @@ CopyResult RunCopy(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
                  .memory = memory,
                  .limiter = limiter,
                  .state_dir = Journal::StateDir(options.state_dir),
-                 .src_local = src.url.scheme == storage::Scheme::kLocal,
-                 .dst_local = dst_local};
+                 .src_caps = src.store->capabilities(),
+                 .dst_caps = dst_caps};
   Status first_error;
   Status planned;
   {

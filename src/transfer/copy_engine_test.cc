@@ -17,7 +17,6 @@ namespace ferry::transfer {
 namespace {
 
 using storage::OpenedUrl;
-using storage::Scheme;
 
 std::string Bytes(size_t n, uint32_t seed) {
   std::string s(n, '\0');
@@ -26,9 +25,9 @@ std::string Bytes(size_t n, uint32_t seed) {
   return s;
 }
 
-OpenedUrl At(std::shared_ptr<storage::Store> store, std::string key, Scheme scheme = Scheme::kS3) {
-  storage::ParsedUrl u{
-      .scheme = scheme, .key = key, .trailing_slash = !key.empty() && key.back() == '/'};
+// The engine works from the store's capabilities; the URL only says whether a '/' ended it.
+OpenedUrl At(std::shared_ptr<storage::Store> store, std::string key) {
+  storage::ParsedUrl u{.key = key, .trailing_slash = !key.empty() && key.back() == '/'};
   return OpenedUrl{.store = std::move(store), .key = std::move(key), .url = u};
 }
 
@@ -103,6 +102,39 @@ TEST_F(CopyEngineTest, SingleObjectIntoDirectoryTarget) {
   EXPECT_NE(dir.status.message().find("use -r"), std::string::npos);
 }
 
+TEST_F(CopyEngineTest, SingleObjectIntoAnExistingLocalDirectoryWithoutATrailingSlash) {
+  // The store, not the URL's scheme, says that "dir" is a directory.
+  std::string root = state_ + "/local";
+  std::filesystem::create_directories(root + "/dir");
+  auto local = storage::MakeLocalStore(root);
+  auto src = storage::MakeMemoryStore("src");
+  ASSERT_TRUE(src->WriteAll("models/ckpt.pt", "weights").ok());
+  auto r = Copy(At(src, "models/ckpt.pt"), At(local, "dir"));
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(*local->ReadAll("dir/ckpt.pt"), "weights");
+  // A memory store has no directories: "dir" is the destination object itself.
+  auto mem = storage::MakeMemoryStore("dst");
+  ASSERT_TRUE(mem->WriteAll("dir/other", "x").ok());
+  ASSERT_TRUE(Copy(At(src, "models/ckpt.pt"), At(mem, "dir")).status.ok());
+  EXPECT_EQ(*mem->ReadAll("dir"), "weights");
+}
+
+TEST_F(CopyEngineTest, DirectoryMarkersAreLeftOutWhereKeysMustBePaths) {
+  auto src = storage::MakeMemoryStore("src");
+  ASSERT_TRUE(src->WriteAll("d/sub/", "").ok());  // a zero-byte "directory marker"
+  ASSERT_TRUE(src->WriteAll("d/sub/a", "a").ok());
+  options_.recursive = true;
+  std::string root = state_ + "/local";
+  std::filesystem::create_directories(root);
+  auto local = storage::MakeLocalStore(root);
+  auto r = Copy(At(src, "d/"), At(local, "out/"));
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(*local->ReadAll("out/sub/a"), "a");
+  auto mem = storage::MakeMemoryStore("dst");
+  ASSERT_TRUE(Copy(At(src, "d/"), At(mem, "out/")).status.ok());
+  EXPECT_EQ(*mem->ReadAll("out/sub/"), "");  // object stores keep the marker
+}
+
 TEST_F(CopyEngineTest, InterruptedLargeCopyResumesKeepingFinishedParts) {
   auto mem = storage::MakeMemoryStore("src");
   auto faulty = std::make_shared<storage::testing::FaultInjectingStore>(mem);
@@ -113,12 +145,12 @@ TEST_F(CopyEngineTest, InterruptedLargeCopyResumesKeepingFinishedParts) {
   ASSERT_TRUE(mem->WriteAll("big.bin", data).ok());
   options_.part_concurrency = 1;  // deterministic: parts in order
   faulty->FailReadsFrom(4);       // parts 1-3 succeed, then the "network" goes away
-  auto first = Copy(At(faulty, "big.bin"), At(local, "big.bin", Scheme::kLocal));
+  auto first = Copy(At(faulty, "big.bin"), At(local, "big.bin"));
   EXPECT_EQ(first.status.code(), StatusCode::kUnavailable);
   EXPECT_FALSE(std::filesystem::exists(root + "/big.bin"));  // nothing half-written visible
 
   faulty->FailReadsFrom(0);
-  auto second = Copy(At(faulty, "big.bin"), At(local, "big.bin", Scheme::kLocal));
+  auto second = Copy(At(faulty, "big.bin"), At(local, "big.bin"));
   ASSERT_TRUE(second.status.ok()) << second.status.ToString();
   EXPECT_EQ(second.report.bytes_resumed, 15u << 20);
   EXPECT_TRUE(*local->ReadAll("big.bin") == data);
@@ -157,7 +189,7 @@ TEST_F(CopyEngineTest, ChangedSourceDiscardsTheUnfinishedCopysTempFile) {
   ASSERT_TRUE(mem->WriteAll("big.bin", Bytes(41 << 20, 5)).ok());
   options_.part_concurrency = 1;
   faulty->FailReadsFrom(3);
-  EXPECT_FALSE(Copy(At(faulty, "big.bin"), At(local, "big.bin", Scheme::kLocal)).status.ok());
+  EXPECT_FALSE(Copy(At(faulty, "big.bin"), At(local, "big.bin")).status.ok());
   auto names = [&] {
     std::vector<std::string> out;
     for (auto& e : std::filesystem::directory_iterator(root)) {
@@ -169,7 +201,7 @@ TEST_F(CopyEngineTest, ChangedSourceDiscardsTheUnfinishedCopysTempFile) {
   faulty->FailReadsFrom(0);
   std::string v2 = Bytes(45 << 20, 6);  // the source changed: the journal no longer matches
   ASSERT_TRUE(mem->WriteAll("big.bin", v2).ok());
-  auto r = Copy(At(faulty, "big.bin"), At(local, "big.bin", Scheme::kLocal));
+  auto r = Copy(At(faulty, "big.bin"), At(local, "big.bin"));
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
   EXPECT_EQ(r.report.bytes_resumed, 0u);
   EXPECT_EQ(names(), std::vector<std::string>{"big.bin"});  // the old temp file is gone
@@ -189,7 +221,7 @@ TEST_F(CopyEngineTest, LocalTreeLinksOutOfTheTreeNeverReachTheDestination) {
   auto local = storage::MakeLocalStore("/");
   auto dst = storage::MakeMemoryStore("dst");
   options_.recursive = true;
-  auto r = Copy(At(local, (root + "/out/").substr(1), Scheme::kLocal), At(dst, "up/"));
+  auto r = Copy(At(local, (root + "/out/").substr(1)), At(dst, "up/"));
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
   EXPECT_EQ(r.report.files_copied, 1u);
   EXPECT_EQ(r.report.left_out_count, 4u);
@@ -200,7 +232,7 @@ TEST_F(CopyEngineTest, LocalTreeLinksOutOfTheTreeNeverReachTheDestination) {
   EXPECT_EQ(page->objects[0].key, "up/model.pt");
   // -L follows the links out of the tree; the loops still end.
   options_.follow_symlinks = true;
-  auto f = Copy(At(local, (root + "/out/").substr(1), Scheme::kLocal), At(dst, "follow/"));
+  auto f = Copy(At(local, (root + "/out/").substr(1)), At(dst, "follow/"));
   ASSERT_TRUE(f.status.ok()) << f.status.ToString();
   EXPECT_EQ(f.report.files_copied, 3u);
   EXPECT_EQ(f.report.left_out_count, 2u);
@@ -214,8 +246,8 @@ TEST_F(CopyEngineTest, LocalToLocalRerunSkipsUnchangedFiles) {
   for (int i = 0; i < 20; ++i) std::ofstream(root + "/nas/d/f" + std::to_string(i)) << i;
   auto local = storage::MakeLocalStore("/");
   options_.recursive = true;
-  auto src = At(local, (root + "/nas/").substr(1), Scheme::kLocal);
-  auto dst = At(local, (root + "/scratch/").substr(1), Scheme::kLocal);
+  auto src = At(local, (root + "/nas/").substr(1));
+  auto dst = At(local, (root + "/scratch/").substr(1));
   auto first = Copy(src, dst);
   ASSERT_TRUE(first.status.ok()) << first.status.ToString();
   EXPECT_EQ(first.report.files_copied, 20u);

@@ -28,7 +28,7 @@ struct RunContext {
   ByteSemaphore& memory;
   RateLimiter& limiter;
   std::string state_dir;
-  bool src_local = false, dst_local = false;
+  storage::Capabilities src_caps, dst_caps;  // what the two stores report, asked once
 
   std::mutex mu;
   CopyReport report;  // guarded by mu (counts only; bytes are atomics in counters)

@@ -27,6 +27,7 @@
 #include "transfer/copy_engine.h"
 #include "transfer/copy_internal.h"
 #include "transfer/journal.h"
+#include "transfer/resume_plan.h"
 
 namespace ferry::transfer::internal {
 
@@ -47,6 +48,18 @@ bool IsMd5Etag(const std::string& etag) {
     if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
   }
   return true;
+}
+
+// The MD5 an ETag stands for: a store's 32-hex-digit ETag where its stored metadata describes
+// the bytes (single-part S3 uploads); "" otherwise (opaque http(s) ETags, local file versions).
+std::string Md5OfEtag(const storage::Capabilities& caps, const std::string& etag) {
+  if (caps.checksums != storage::ChecksumSource::kStoredMetadata || !IsMd5Etag(etag)) return "";
+  return etag;
+}
+
+// Checksums of this store's objects are computed by reading them (local files).
+bool ReadsChecksums(const storage::Capabilities& caps) {
+  return caps.checksums == storage::ChecksumSource::kReadData;
 }
 
 // Reads a whole object computing its CRC32C (and MD5 when asked), e.g. a local file.
@@ -70,26 +83,29 @@ Status Digest(RunContext& ctx, storage::Store& store, const std::string& key, ui
 Result<bool> SameContent(RunContext& ctx, const Item& item) {
   storage::Store& src = *ctx.src_store;
   storage::Store& dst = *ctx.dst_store;
+  const bool read_src = ReadsChecksums(ctx.src_caps), read_dst = ReadsChecksums(ctx.dst_caps);
   std::optional<uint32_t> src_crc, dst_crc;
   std::string src_etag = item.src.etag, dst_etag = item.dst->etag;
-  // A remote destination's stored checksum. A local file's checksum xattr is not trusted: it
-  // survives a rewrite in place by another program, so local files are always read.
-  if (!ctx.dst_local) {
+  // A stored checksum where the store's metadata can be trusted. A local file's checksum xattr
+  // is not: it survives a rewrite in place by another program, so local files are always read.
+  if (!read_dst) {
     FERRY_ASSIGN_OR_RETURN(ObjectInfo d, dst.Stat(item.dst_key));
     if (d.size != item.src.size) return false;
     dst_crc = CrcFromMetadata(d);
     dst_etag = d.etag;
   }
-  if (!ctx.src_local) {
+  if (!read_src) {
     FERRY_ASSIGN_OR_RETURN(ObjectInfo s, src.Stat(item.src_key));
     src_crc = CrcFromMetadata(s);
     src_etag = s.etag;
   }
   if (src_crc && dst_crc) return *src_crc == *dst_crc;
-  if (IsMd5Etag(src_etag) && src_etag == dst_etag) return true;  // single-part uploads' MD5s
-  // Compute what is missing from local data (local files are cheap to read): CRC32Cs when
-  // both sides can have one, else the MD5 of the local side against the other's MD5 ETag.
-  if ((src_crc || ctx.src_local) && (dst_crc || ctx.dst_local)) {
+  const std::string src_md5 = Md5OfEtag(ctx.src_caps, src_etag);
+  const std::string dst_md5 = Md5OfEtag(ctx.dst_caps, dst_etag);
+  if (!src_md5.empty() && src_md5 == dst_md5) return true;  // single-part uploads' MD5s
+  // Compute what is missing from data that is cheap to read (local files): CRC32Cs when both
+  // sides can have one, else the MD5 of the readable side against the other's MD5 ETag.
+  if ((src_crc || read_src) && (dst_crc || read_dst)) {
     if (!src_crc) {
       uint32_t c = 0;
       FERRY_RETURN_IF_ERROR(Digest(ctx, src, item.src_key, &c, nullptr));
@@ -104,13 +120,13 @@ Result<bool> SameContent(RunContext& ctx, const Item& item) {
   }
   std::string md5;
   uint32_t ignored = 0;
-  if (ctx.src_local && IsMd5Etag(dst_etag)) {
+  if (read_src && !dst_md5.empty()) {
     FERRY_RETURN_IF_ERROR(Digest(ctx, src, item.src_key, &ignored, &md5));
-    return md5 == dst_etag;
+    return md5 == dst_md5;
   }
-  if (ctx.dst_local && IsMd5Etag(src_etag)) {
+  if (read_dst && !src_md5.empty()) {
     FERRY_RETURN_IF_ERROR(Digest(ctx, dst, item.dst_key, &ignored, &md5));
-    return md5 == src_etag;
+    return md5 == src_md5;
   }
   return false;  // nothing to compare: copy again
 }
@@ -134,10 +150,11 @@ Status VerifyWritten(RunContext& ctx, const Item& item, uint32_t want) {
   return Status();
 }
 
-// After a local source was read: is it still the file that was listed? (A change that the
-// open-time If-Match could not see, e.g. an in-place rewrite or an append during the read.)
+// After a source that can change in place (a local file) was read: is it still the object that
+// was listed? (A change that the open-time If-Match could not see, e.g. an in-place rewrite or
+// an append during the read.)
 Status SourceStillAsListed(RunContext& ctx, const Item& item) {
-  if (!ctx.src_local || item.src.etag.empty()) return Status();
+  if (!ctx.src_caps.in_place_updates || item.src.etag.empty()) return Status();
   FERRY_ASSIGN_OR_RETURN(ObjectInfo now, ctx.src_store->Stat(item.src_key));
   if (now.etag == item.src.etag) return Status();
   return Status(StatusCode::kFailedPrecondition,
@@ -175,50 +192,33 @@ Status ReadRange(RunContext& ctx, const Item& item, uint64_t offset, uint64_t le
 
 Result<Outcome> CopyWhole(RunContext& ctx, const Item& item) {
   uint64_t size = item.src.size;
-  ctx.memory.Acquire(size);
+  ByteSemaphore::Lease lease = ctx.memory.Acquire(size);
   std::string data;
   ObjectInfo info;
-  Status s = ReadRange(ctx, item, 0, size, data, &info);
-  if (!s.ok()) {
-    ctx.memory.Release(size);
-    return s;
-  }
-  s = SourceStillAsListed(ctx, item);
-  if (!s.ok()) {
+  FERRY_RETURN_IF_ERROR(ReadRange(ctx, item, 0, size, data, &info));
+  // From here on the bytes read count as progress only once they are written.
+  auto unread = [&](Status s) {
     ctx.counters.bytes_done -= std::min<uint64_t>(ctx.counters.bytes_done, size);
-    ctx.memory.Release(size);
     return s;
-  }
+  };
+  if (Status s = SourceStillAsListed(ctx, item); !s.ok()) return unread(s);
   uint32_t crc = Crc32cOf(data);
   auto src_crc = CrcFromMetadata(info);
-  if (src_crc && *src_crc != crc) {
-    ctx.counters.bytes_done -= size;
-    ctx.memory.Release(size);
-    return Mismatch(ctx, item, *src_crc, crc);
-  }
-  if (!src_crc && IsMd5Etag(info.etag) && !ctx.src_local) {
+  if (src_crc && *src_crc != crc) return unread(Mismatch(ctx, item, *src_crc, crc));
+  if (std::string md5 = Md5OfEtag(ctx.src_caps, info.etag); !src_crc && !md5.empty()) {
     // Uploaded by another tool in one PUT: its ETag is the MD5.
-    if (HexEncode(Md5(data)) != info.etag) {
-      ctx.counters.bytes_done -= size;
-      ctx.memory.Release(size);
-      return Status(StatusCode::kDataLoss,
-                    "MD5 of '" + ctx.src_store->UrlFor(item.src_key) + "' does not match its ETag");
+    if (HexEncode(Md5(data)) != md5) {
+      return unread(Status(StatusCode::kDataLoss, "MD5 of '" + ctx.src_store->UrlFor(item.src_key) +
+                                                      "' does not match its ETag"));
     }
     src_crc = crc;
   }
-  if (ctx.cancelled()) {
-    ctx.counters.bytes_done -= size;
-    ctx.memory.Release(size);
-    return Status(StatusCode::kCancelled, "copy interrupted");
-  }
+  if (ctx.cancelled()) return unread(Status(StatusCode::kCancelled, "copy interrupted"));
   storage::WriteOptions wo{.metadata = {{kCrcMetadataKey, Crc32cHex(crc)}}};
   auto written = ctx.dst_store->WriteAll(item.dst_key, data, wo);
-  ctx.memory.Release(size);
-  if (!written.ok()) {
-    ctx.counters.bytes_done -= size;
-    return written.status();
-  }
-  if (ctx.src_local || src_crc)
+  lease.Release();
+  if (!written.ok()) return unread(written.status());
+  if (ReadsChecksums(ctx.src_caps) || src_crc)
     ++ctx.verified;
   else
     ++ctx.unverified;
@@ -254,7 +254,8 @@ Result<Outcome> CopyInParts(RunContext& ctx, const Item& item) {
   // The full-object checksum is stored when the write starts (S3 metadata is fixed at
   // CreateMultipartUpload): read it from the source's metadata, or compute it from local data.
   std::optional<uint32_t> expected;
-  if (ctx.src_local) {
+  const bool read_src = ReadsChecksums(ctx.src_caps);
+  if (read_src) {
     uint32_t c = 0;
     FERRY_RETURN_IF_ERROR(Digest(ctx, *ctx.src_store, item.src_key, &c, nullptr));
     expected = c;
@@ -263,73 +264,29 @@ Result<Outcome> CopyInParts(RunContext& ctx, const Item& item) {
     expected = CrcFromMetadata(info);
   }
 
-  JournalHeader header{.src_url = src_url,
-                       .dst_url = dst_url,
-                       .size = size,
-                       .src_etag = ctx.src_local ? "" : item.src.etag,
-                       .part_size = part_size};
-  std::string journal_path = Journal::PathFor(ctx.state_dir, src_url, dst_url);
-  auto loaded = Journal::Load(journal_path, header);
-  // Parts of an unfinished copy that cannot be resumed are removed (S3: the multipart upload is
-  // aborted; local: the temporary file is deleted), so nothing is left behind for good.
-  auto discard = [&](const std::string& token, std::string_view why) {
-    if (token.empty()) return;
-    Status d = ctx.dst_store->AbortPartWrite(item.dst_key, token);
-    Log(d.ok() ? LogLevel::kInfo : LogLevel::kWarn, "discarding the unfinished copy to '{}' ({}){}",
-        dst_url, why, d.ok() ? "" : ": " + d.message());
-  };
-  if (loaded && !loaded->matches) {
-    discard(loaded->token, "the source changed since");
-    loaded.reset();
-  }
   storage::PartWriteOptions pwo{.size = size, .part_size = part_size};
   if (expected) pwo.write.metadata[kCrcMetadataKey] = Crc32cHex(*expected);
-  std::map<int, uint32_t> done;
-  std::unique_ptr<storage::PartWriter> writer;
-  std::unique_ptr<Journal> journal;
-  if (loaded && !loaded->token.empty()) {
-    pwo.resume_token = loaded->token;
-    auto w = ctx.dst_store->NewPartWriter(item.dst_key, pwo);
-    if (w.ok()) {
-      writer = std::move(*w);
-      done = loaded->parts;
-      auto stored = writer->StoredParts();
-      if (stored.ok() && !stored->empty()) {
-        std::erase_if(done, [&](const auto& p) { return !stored->contains(p.first); });
-      }
-      // Where the destination can read unfinished parts back, trust data, not the journal.
-      std::erase_if(done, [&](const auto& p) {
-        uint64_t offset = part_size * static_cast<uint64_t>(p.first - 1);
-        auto crc = writer->StoredCrc32c(offset, std::min(part_size, size - offset));
-        return crc.ok() ? *crc != p.second : crc.status().code() != StatusCode::kUnimplemented;
-      });
-      auto j = Journal::Append(journal_path);
-      if (j.ok()) journal = std::move(*j);
-    } else {
-      Log(LogLevel::kInfo, "cannot resume '{}' ({}); starting over", dst_url, w.status().message());
-      discard(loaded->token, "it cannot be resumed");
-    }
-  }
-  if (!writer) {
-    done.clear();
-    pwo.resume_token.clear();
-    FERRY_ASSIGN_OR_RETURN(writer, ctx.dst_store->NewPartWriter(item.dst_key, pwo));
-    header.token = writer->resume_token();
-    auto j = Journal::Create(journal_path, header);
-    if (!j.ok())
-      Log(LogLevel::kWarn, "no resume journal for '{}': {}", dst_url, j.status().message());
-    else
-      journal = std::move(*j);
-  }
-  uint64_t resumed = 0;
-  for (const auto& [n, crc] : done) {
-    resumed += n == count ? size - part_size * (count - 1) : part_size;
-  }
-  if (resumed) {
-    ctx.bytes_resumed += resumed;
-    ctx.counters.bytes_done += resumed;
-    Log(LogLevel::kInfo, "resuming '{}': {} of {} already there", dst_url, HumanBytes(resumed),
-        HumanBytes(size));
+  FERRY_ASSIGN_OR_RETURN(
+      ResumePlan plan,
+      PlanResume({.dst = ctx.dst_store.get(),
+                  .dst_key = item.dst_key,
+                  .header = {.src_url = src_url,
+                             .dst_url = dst_url,
+                             .size = size,
+                             // A checksum computed from the source now checks every resumed
+                             // part (the combined CRC must equal it): no version tag needed.
+                             .src_etag = read_src ? "" : item.src.etag,
+                             .part_size = part_size},
+                  .journal_path = Journal::PathFor(ctx.state_dir, src_url, dst_url),
+                  .write = pwo}));
+  std::unique_ptr<storage::PartWriter> writer = std::move(plan.writer);
+  std::unique_ptr<Journal> journal = std::move(plan.journal);
+  const std::map<int, uint32_t>& done = plan.done;
+  if (plan.resumed_bytes) {
+    ctx.bytes_resumed += plan.resumed_bytes;
+    ctx.counters.bytes_done += plan.resumed_bytes;
+    Log(LogLevel::kInfo, "resuming '{}': {} of {} already there", dst_url,
+        HumanBytes(plan.resumed_bytes), HumanBytes(size));
   }
 
   std::vector<uint32_t> crcs(static_cast<size_t>(count));
@@ -342,29 +299,40 @@ Result<Outcome> CopyInParts(RunContext& ctx, const Item& item) {
       if (ctx.cancelled()) return latch.Done(Status(StatusCode::kCancelled, "copy interrupted"));
       uint64_t offset = part_size * static_cast<uint64_t>(n - 1);
       uint64_t len = std::min(part_size, size - offset);
-      ctx.memory.Acquire(len);
-      // Reused per thread: a fresh 8 MiB buffer per part costs thousands of page faults.
-      thread_local std::string buf;
-      Status s = ReadRange(ctx, item, offset, len, buf, nullptr);
-      if (s.ok()) {
-        crcs[static_cast<size_t>(n - 1)] = Crc32cOf(buf);
-        s = writer->WritePart(n, buf);
-        if (!s.ok()) ctx.counters.bytes_done -= len;
+      Status s;
+      {
+        ByteSemaphore::Lease lease = ctx.memory.Acquire(len);
+        // Reused per thread: a fresh 8 MiB buffer per part costs thousands of page faults.
+        thread_local std::string buf;
+        s = ReadRange(ctx, item, offset, len, buf, nullptr);
+        if (s.ok()) {
+          crcs[static_cast<size_t>(n - 1)] = Crc32cOf(buf);
+          s = writer->WritePart(n, buf);
+          if (!s.ok()) ctx.counters.bytes_done -= len;
+        }
+        if (s.ok() && journal) {
+          journal->PartDone(n, crcs[static_cast<size_t>(n - 1)]).IgnoreError();
+        }
+        if (buf.capacity() > 2 * part_size) std::string().swap(buf);  // keep at most ~2 parts
       }
-      if (s.ok() && journal) journal->PartDone(n, crcs[static_cast<size_t>(n - 1)]).IgnoreError();
-      if (buf.capacity() > 2 * part_size) std::string().swap(buf);  // keep at most ~2 parts
-      ctx.memory.Release(len);
       latch.Done(std::move(s));
     });
   }
+  // The parts cannot be used by a later run: discard them and the journal.
+  auto abandon = [&] {
+    writer->Abort();
+    if (journal) journal->Remove();
+  };
+  auto unread = [&](Status s) {
+    abandon();
+    ctx.counters.bytes_done -= std::min<uint64_t>(ctx.counters.bytes_done, size);
+    return s;
+  };
   Status s = latch.Wait();
   if (s.ok() && ctx.cancelled()) s = Status(StatusCode::kCancelled, "copy interrupted");
   if (!s.ok()) {
     // Interruptions keep the parts and journal for the next run; real failures clean up.
-    if (!(IsRetryable(s) || s.code() == StatusCode::kCancelled)) {
-      writer->Abort();
-      if (journal) journal->Remove();
-    }
+    if (!(IsRetryable(s) || s.code() == StatusCode::kCancelled)) abandon();
     return s;
   }
   uint32_t full = crcs[0];
@@ -372,24 +340,11 @@ Result<Outcome> CopyInParts(RunContext& ctx, const Item& item) {
     uint64_t len = n == count ? size - part_size * (count - 1) : part_size;
     full = Crc32cCombine(full, crcs[static_cast<size_t>(n - 1)], len);
   }
-  if (Status still = SourceStillAsListed(ctx, item); !still.ok()) {
-    writer->Abort();
-    if (journal) journal->Remove();
-    ctx.counters.bytes_done -= std::min<uint64_t>(ctx.counters.bytes_done, size);
-    return still;
-  }
-  if (expected && *expected != full) {
-    writer->Abort();
-    if (journal) journal->Remove();
-    ctx.counters.bytes_done -= std::min<uint64_t>(ctx.counters.bytes_done, size);
-    return Mismatch(ctx, item, *expected, full);
-  }
+  if (Status still = SourceStillAsListed(ctx, item); !still.ok()) return unread(still);
+  if (expected && *expected != full) return unread(Mismatch(ctx, item, *expected, full));
   auto committed = writer->Commit();
   if (!committed.ok()) {
-    if (!IsRetryable(committed.status())) {
-      writer->Abort();
-      if (journal) journal->Remove();
-    }
+    if (!IsRetryable(committed.status())) abandon();
     return committed.status();
   }
   if (journal) journal->Remove();
@@ -429,7 +384,7 @@ Result<Outcome> CopyOrSkip(RunContext& ctx, const Item& item) {
     FERRY_ASSIGN_OR_RETURN(bool same, SameContent(ctx, item));
     if (same) return Outcome::kSkipped;
   }
-  if (ctx.src_store->capabilities().server_side_copy && !ctx.src_local) {
+  if (ctx.src_caps.server_side_copy) {
     Status s = ctx.dst_store->CopyFrom(*ctx.src_store, item.src_key, item.dst_key);
     if (s.ok()) {
       ++ctx.server_side;

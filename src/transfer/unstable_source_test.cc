@@ -11,37 +11,36 @@
 
 #include "storage/local/local_store.h"
 #include "storage/memory/memory_store.h"
+#include "storage/store_wrapper.h"
 #include "transfer/copy_engine.h"
 
 namespace ferry::transfer {
 namespace {
 
 using storage::OpenedUrl;
-using storage::Scheme;
 
-OpenedUrl At(std::shared_ptr<storage::Store> store, std::string key, Scheme scheme) {
-  storage::ParsedUrl u{
-      .scheme = scheme, .key = key, .trailing_slash = !key.empty() && key.back() == '/'};
+OpenedUrl At(std::shared_ptr<storage::Store> store, std::string key) {
+  storage::ParsedUrl u{.key = key, .trailing_slash = !key.empty() && key.back() == '/'};
   return OpenedUrl{.store = std::move(store), .key = std::move(key), .url = u};
 }
 
 // Forwards to a store and, while the `nth` read of `key` is delivering its first chunk, runs
 // `mutate` (the job appending to or deleting the file under the reader). Writes can be refused.
-class MutatingStore final : public storage::Store {
+class MutatingStore final : public storage::StoreWrapper {
  public:
   MutatingStore(std::shared_ptr<storage::Store> inner, std::string key, int nth,
                 std::function<void()> mutate)
-      : inner_(std::move(inner)), key_(std::move(key)), nth_(nth), mutate_(std::move(mutate)) {}
+      : StoreWrapper(std::move(inner)),
+        key_(std::move(key)),
+        nth_(nth),
+        mutate_(std::move(mutate)) {}
   void RefuseWrites(std::string key) { refused_ = std::move(key); }
 
-  std::string UrlFor(std::string_view key) const override { return inner_->UrlFor(key); }
-  storage::Capabilities capabilities() const override { return inner_->capabilities(); }
-  Result<storage::ObjectInfo> Stat(std::string_view key) override { return inner_->Stat(key); }
   Status Read(std::string_view key, const storage::ReadOptions& options,
               const storage::ByteSink& sink) override {
-    if (key != key_ || ++reads_ != nth_) return inner_->Read(key, options, sink);
+    if (key != key_ || ++reads_ != nth_) return inner().Read(key, options, sink);
     bool first = true;
-    return inner_->Read(key, options, [&](std::string_view chunk) {
+    return inner().Read(key, options, [&](std::string_view chunk) {
       if (first) mutate_();
       first = false;
       return sink(chunk);
@@ -49,18 +48,19 @@ class MutatingStore final : public storage::Store {
   }
   Result<std::unique_ptr<storage::Writer>> NewWriter(std::string_view key,
                                                      const storage::WriteOptions& o) override {
-    if (key == refused_) return Status(StatusCode::kPermissionDenied, "AccessDenied (injected)");
-    return inner_->NewWriter(key, o);
+    if (key == refused_) return Refused();
+    return inner().NewWriter(key, o);
   }
-  Result<std::unique_ptr<storage::PartWriter>> NewPartWriter(
-      std::string_view key, const storage::PartWriteOptions& o) override {
-    return inner_->NewPartWriter(key, o);
+  Result<storage::ObjectInfo> WriteAll(std::string_view key, std::string_view data,
+                                       const storage::WriteOptions& o) override {
+    if (key == refused_) return Refused();
+    return inner().WriteAll(key, data, o);
   }
-  Result<storage::ListPage> List(const storage::ListOptions& o) override { return inner_->List(o); }
-  Status Delete(std::string_view key) override { return inner_->Delete(key); }
 
  private:
-  std::shared_ptr<storage::Store> inner_;
+  static Status Refused() {
+    return Status(StatusCode::kPermissionDenied, "AccessDenied (injected)");
+  }
   std::string key_, refused_;
   int nth_;
   std::atomic<int> reads_{0};
@@ -94,8 +94,7 @@ class UnstableSourceTest : public ::testing::Test {
     auto src = std::make_shared<MutatingStore>(storage::MakeLocalStore(root_), "out/" + key, nth,
                                                std::move(mutate));
     ProgressCounters counters;
-    return RunCopy(At(src, "out/", Scheme::kLocal), At(dst ? dst : dst_, "run/", Scheme::kS3),
-                   options_, counters);
+    return RunCopy(At(src, "out/"), At(dst ? dst : dst_, "run/"), options_, counters);
   }
 
   std::string root_;

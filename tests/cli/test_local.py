@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from conftest import one_line_error
+from conftest import base_env, one_line_error
 
 
 def test_cp_ls_stat_cat_rm_round_trip(ferry, tmp_path):
@@ -96,3 +96,18 @@ def test_full_disk_fails_clearly_and_leaves_no_partial_file(ferry, tmp_path, tin
     err = one_line_error(p)
     assert "No space left" in err and "big.bin" in err
     assert list(tiny_fs.iterdir()) == []
+
+
+def test_output_closed_by_its_reader_ends_quietly(ferry, tmp_path):
+    """`ferry ls | head -1`: the closed pipe ends ferry with exit 0 and nothing on stderr (the
+    CLI knows the output was closed from Print(), not from an error message's text)."""
+    stem = "n" * 120  # 2000 lines of 126 bytes: more than a pipe holds
+    for i in range(2000):
+        (tmp_path / f"{stem}{i:05d}").write_text("x")
+    p = subprocess.Popen([ferry.binary, "ls", str(tmp_path)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=base_env(ferry.rgw))
+    assert p.stdout.readline() == f"{stem}00000\n".encode()
+    p.stdout.close()
+    err = p.stderr.read()
+    assert p.wait(timeout=60) == 0
+    assert err == b""

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 #include <thread>
@@ -13,6 +14,25 @@
 #include "base/strings.h"
 
 namespace ferry::http::testing {
+
+ServerResponse ServeBody(const ServerRequest& r, const std::string& body,
+                         std::map<std::string, std::string> headers, bool honour_range) {
+  ServerResponse resp{200, std::move(headers), body};
+  auto it = r.headers.find("range");
+  if (!honour_range || it == r.headers.end() || !StartsWith(it->second, "bytes=")) return resp;
+  std::string_view spec = std::string_view(it->second).substr(6);
+  size_t dash = spec.find('-');
+  auto from = ParseUint64(spec.substr(0, dash));
+  auto last = dash == std::string_view::npos ? std::nullopt : ParseUint64(spec.substr(dash + 1));
+  if (!from) return resp;
+  if (*from >= body.size()) return ServerResponse{416, {}, ""};
+  uint64_t to = std::min<uint64_t>(last.value_or(body.size() - 1), body.size() - 1);
+  resp.status = 206;
+  resp.headers["Content-Range"] = "bytes " + std::to_string(*from) + "-" + std::to_string(to) +
+                                  "/" + std::to_string(body.size());
+  resp.body = body.substr(*from, to - *from + 1);
+  return resp;
+}
 
 LocalHttpServer::LocalHttpServer(Handler handler) : handler_(std::move(handler)) {
   listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);

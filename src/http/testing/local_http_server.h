@@ -32,6 +32,12 @@ struct ServerResponse {
   std::chrono::milliseconds trickle_interval{100};
 };
 
+// The answer of a server holding `body` to a GET or HEAD: 200 with the whole body, or with
+// `honour_range` a 206 with Content-Range for a "Range: bytes=FROM-[LAST]" header (416 from the
+// end on). `headers` are added to either.
+ServerResponse ServeBody(const ServerRequest& request, const std::string& body,
+                         std::map<std::string, std::string> headers, bool honour_range);
+
 class LocalHttpServer final {
  public:
   using Handler = std::function<ServerResponse(const ServerRequest&)>;

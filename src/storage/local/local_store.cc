@@ -85,7 +85,27 @@ class LocalStore final : public Store {
             .conditional_write = true,
             .arbitrary_keys = false,
             .user_metadata = false,
-            .part_writes = true};
+            .part_writes = true,
+            .local_files = true,
+            .checksums = ChecksumSource::kReadData,
+            .in_place_updates = true};
+  }
+
+  StoreDescription Describe() override { return {.kind = "local", .endpoint = root_}; }
+
+  bool IsDirectory(std::string_view key) override {
+    auto path = LocalPathFor(key);
+    struct stat st;
+    return path && ::stat(path->c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  }
+
+  // A trailing '/' (a directory, as URLs write it) is kept.
+  std::optional<std::string> LocalPathFor(std::string_view key) const override {
+    if (key.empty()) return root_;
+    const bool dir = key.back() == '/';
+    auto path = LocalPath(root_, dir ? key.substr(0, key.size() - 1) : key);
+    if (!path.ok()) return std::nullopt;
+    return dir ? *path + "/" : *path;
   }
 
   Result<ObjectInfo> Stat(std::string_view key) override {

@@ -28,8 +28,11 @@ class MemoryStore final : public Store, public std::enable_shared_from_this<Memo
     return {.server_side_copy = true,
             .conditional_write = true,
             .batch_delete = false,
-            .part_writes = true};
+            .part_writes = true,
+            .checksums = ChecksumSource::kStoredMetadata};
   }
+
+  StoreDescription Describe() override { return {.kind = "memory", .endpoint = UrlFor("")}; }
 
   Result<ObjectInfo> Stat(std::string_view key) override {
     std::lock_guard lock(mu_);

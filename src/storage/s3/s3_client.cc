@@ -5,6 +5,7 @@
 #include "base/hash.h"
 #include "base/log.h"
 #include "base/strings.h"
+#include "storage/remote/ranged_get.h"
 #include "storage/url.h"
 
 namespace ferry::storage::s3 {
@@ -25,20 +26,12 @@ std::string S3Client::UrlFor(std::string_view key) const { return FormatS3Url(op
 void S3Client::CountRetry(const S3Call& call, const Status& why, std::chrono::milliseconds delay,
                           std::string_view resume) {
   ++retries_;
-  Log(LogLevel::kInfo, "retrying {} in {} ms: {}", call.op, delay.count(), why.message());
-  if (why.detail().stalled) {
-    std::string how(resume);
-    if (how.empty()) how = call.send_body ? "and sending the body again" : "the request";
-    for (const auto& [name, value] : call.query) {
-      if (name == "partNumber") how = "and sending part " + value + " again";
-    }
-    Log(LogLevel::kWarn, "{}; retrying {}", why.message(), how);
-  } else if (IsThrottled(why)) {
-    if (auto line = throttle_reporter_.Note(why, opt_.retry.throttle_budget,
-                                            std::chrono::steady_clock::now())) {
-      Log(LogLevel::kWarn, "{}", *line);
-    }
+  std::string how(resume);
+  if (how.empty()) how = call.send_body ? "and sending the body again" : "the request";
+  for (const auto& [name, value] : call.query) {
+    if (name == "partNumber") how = "and sending part " + value + " again";
   }
+  remote::LogRetry(throttle_reporter_, opt_.retry.throttle_budget, call.op, why, delay, how);
 }
 
 Result<http::Response> S3Client::Once(const S3Call& call, const http::BodySink& sink,

@@ -10,7 +10,10 @@
 
 namespace ferry::storage::s3 {
 
+// Size, ETag, Last-Modified and user metadata (x-amz-meta-*) of an answer.
 ObjectInfo InfoFromHeaders(std::string key, const http::Response& r);
+// Adds an answer's x-amz-meta-* headers to info.metadata.
+void AddMetadata(const http::Response& r, ObjectInfo& info);
 
 Result<std::unique_ptr<Writer>> NewS3Writer(std::shared_ptr<S3Client> client, std::string key,
                                             WriteOptions options);

@@ -4,6 +4,7 @@
 #include "base/hash.h"
 #include "base/log.h"
 #include "base/strings.h"
+#include "storage/remote/ranged_get.h"
 #include "storage/s3/s3_client.h"
 #include "storage/s3/s3_internal.h"
 #include "storage/s3/s3_multipart.h"
@@ -13,20 +14,15 @@ namespace ferry::storage {
 namespace s3 {
 
 ObjectInfo InfoFromHeaders(std::string key, const http::Response& r) {
-  ObjectInfo info{.key = std::move(key)};
-  if (auto len = r.Header("content-length")) info.size = ParseUint64(*len).value_or(0);
-  if (auto etag = r.Header("etag")) {
-    std::string e(*etag);
-    if (e.size() >= 2 && e.front() == '"') e = e.substr(1, e.size() - 2);
-    info.etag = e;
-  }
-  if (auto lm = r.Header("last-modified")) {
-    if (auto t = ParseHttpDate(*lm)) info.modified = *t;
-  }
+  ObjectInfo info = remote::InfoFromHeaders(std::move(key), r);
+  AddMetadata(r, info);
+  return info;
+}
+
+void AddMetadata(const http::Response& r, ObjectInfo& info) {
   for (const auto& h : r.headers) {
     if (StartsWith(h.name, "x-amz-meta-")) info.metadata[h.name.substr(11)] = h.value;
   }
-  return info;
 }
 
 }  // namespace s3
@@ -46,8 +42,11 @@ class S3Store final : public Store {
     return {.server_side_copy = true,
             .conditional_write = false,
             .batch_delete = true,
-            .part_writes = true};
+            .part_writes = true,
+            .checksums = ChecksumSource::kStoredMetadata};
   }
+
+  StoreDescription Describe() override;
 
   Result<ObjectInfo> Stat(std::string_view key) override {
     if (key.empty()) return InvalidArgument("HeadObject '" + UrlFor(key) + "': empty key");
@@ -117,71 +116,56 @@ class S3Store final : public Store {
   std::shared_ptr<S3Client> client_;
 };
 
-// GET with resume: a transfer that breaks is retried from the first byte not yet delivered, with
-// If-Match on the ETag of the first answer so a replaced object is never spliced.
+StoreDescription S3Store::Describe() {
+  const S3StoreOptions& o = client_->options();
+  StoreDescription d{.kind = "s3",
+                     .endpoint = o.endpoint.scheme + "://" + o.endpoint.authority,
+                     .region = o.endpoint.region,
+                     .addressing = o.endpoint.path_style ? "path" : "virtual-hosted",
+                     .signs_requests = true};
+  auto creds = o.credentials->GetCredentials();
+  if (!creds.ok()) {
+    d.credentials_error = creds.status();
+    return d;
+  }
+  d.credentials = StoreDescription::Credentials{
+      .source = creds->source,
+      .access_key = creds->anonymous ? "" : aws::MaskAccessKey(creds->access_key_id),
+      .identity = creds->identity,
+      .anonymous = creds->anonymous,
+      .temporary = !creds->session_token.empty(),
+      .expires = creds->expiration,
+      .summary = aws::DescribeCredentials(*creds)};
+  return d;
+}
+
+// GET with resume (storage/remote/ranged_get.h): a transfer that breaks is retried from the first
+// byte not yet delivered, pinned with If-Match to the first answer's ETag.
 Status S3Store::Read(std::string_view key, const ReadOptions& options, const ByteSink& sink) {
   if (key.empty()) return InvalidArgument("GetObject '" + UrlFor(key) + "': empty key");
-  uint64_t start = options.range ? options.range->offset : 0;
-  std::optional<uint64_t> length;
-  if (options.range) length = options.range->length;
-  if (length && *length == 0) return Status();
-  uint64_t delivered = 0;
-  std::string etag = options.if_match;
-  Status result = RunWithRetry(
-      client_->options().retry,
-      [&]() -> Status {
-        S3Call call{.op = "GetObject", .key = std::string(key), .data_transfer = true};
-        uint64_t from = start + delivered;
-        if (from > 0 || length) {
-          std::optional<uint64_t> end;
-          if (length) end = start + *length;
-          call.headers.push_back({"Range", http::RangeHeaderValue(from, end)});
-        }
-        if (!etag.empty()) call.headers.push_back({"If-Match", "\"" + etag + "\""});
-        auto on_start = [&](const http::Response& r) -> Status {
-          if (options.info && delivered == 0) {
-            *options.info = s3::InfoFromHeaders(std::string(key), r);
-            // A ranged answer's Content-Length is the range; the size follows the '/'.
-            if (auto cr = r.Header("content-range");
-                cr && cr->find('/') != std::string_view::npos) {
-              options.info->size = ParseUint64(cr->substr(cr->find('/') + 1)).value_or(0);
-            }
-          }
-          return Status();
-        };
-        auto resp = client_->Once(
-            call,
-            [&](std::string_view chunk) {
-              Status s = sink(chunk);
-              if (s.ok()) delivered += chunk.size();
-              return s;
-            },
-            on_start);
-        if (!resp.ok()) {
-          if (resp.status().code() == StatusCode::kOutOfRange && delivered == 0) {
-            // 416: an offset equal to the size is an empty read; beyond it is an error.
-            auto info = Stat(key);
-            if (info.ok() && info->size == from) return Status();
-          }
-          if (resp.status().code() == StatusCode::kFailedPrecondition && options.if_match.empty()) {
-            return Status(StatusCode::kFailedPrecondition,
-                          "GetObject '" + UrlFor(key) + "': object was replaced while reading");
-          }
-          return resp.status();
-        }
-        if (etag.empty()) {
-          if (auto e = resp->Header("etag")) {
-            etag = std::string(*e);
-            if (etag.size() >= 2 && etag.front() == '"') etag = etag.substr(1, etag.size() - 2);
-          }
-        }
-        return Status();
+  const std::string k(key);
+  remote::RangedGet get{
+      .op = "GetObject",
+      .url = UrlFor(key),
+      .key = k,
+      .attempt =
+          [&](const http::Headers& headers, const http::BodySink& body,
+              const http::ResponseStart& on_start) {
+            return client_->Once(
+                {.op = "GetObject", .key = k, .headers = headers, .data_transfer = true}, body,
+                on_start);
+          },
+      .more_info = s3::AddMetadata,
+      .current_size = [&]() -> Result<uint64_t> {
+        FERRY_ASSIGN_OR_RETURN(ObjectInfo info, Stat(k));
+        return info.size;
       },
-      RetryHooks{.on_retry = [&](int, const Status& why, std::chrono::milliseconds d) {
-        client_->CountRetry({.op = "GetObject"}, why, d,
-                            "from byte " + std::to_string(start + delivered));
-      }});
-  return result;
+      .retry = client_->options().retry,
+      .on_retry =
+          [&](const Status& why, std::chrono::milliseconds d, const std::string& resume) {
+            client_->CountRetry({.op = "GetObject"}, why, d, resume);
+          }};
+  return remote::ReadRanged(get, options, sink);
 }
 
 Result<ListPage> S3Store::List(const ListOptions& options) {

@@ -337,4 +337,19 @@ TEST_P(StoreConformanceTest, AbortedPartWriteLeavesNothing) {
   EXPECT_FALSE(again.ok());
 }
 
+TEST_P(StoreConformanceTest, DescribesItself) {
+  StoreDescription d = store_->Describe();
+  EXPECT_FALSE(d.kind.empty());
+  EXPECT_FALSE(d.endpoint.empty());
+  if (d.signs_requests) {
+    // Exactly one of: the credentials used, or why none could be resolved.
+    EXPECT_NE(d.credentials.has_value(), !d.credentials_error.ok());
+    if (d.credentials) {
+      EXPECT_FALSE(d.credentials->summary.empty());
+    }
+  } else {
+    EXPECT_FALSE(d.credentials.has_value());
+  }
+}
+
 }  // namespace ferry::storage::testing

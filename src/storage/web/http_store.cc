@@ -1,8 +1,7 @@
 #include "storage/web/http_store.h"
 
-#include "base/log.h"
-#include "base/strings.h"
 #include "http/http_client.h"
+#include "storage/remote/ranged_get.h"
 
 namespace ferry::storage {
 
@@ -34,6 +33,10 @@ class HttpStore final : public Store {
     return http::DisplayUrl(opt_.origin + "/" + std::string(key));
   }
   Capabilities capabilities() const override { return {.writable = false, .listable = false}; }
+  StoreDescription Describe() override {
+    return {.kind = opt_.origin.substr(0, opt_.origin.find(':')),
+            .endpoint = http::DisplayUrl(opt_.origin)};
+  }
 
   Result<ObjectInfo> Stat(std::string_view key) override {
     Result<http::Response> resp = Internal("not sent");
@@ -45,82 +48,36 @@ class HttpStore final : public Store {
           if (!resp->ok()) return HttpStatusToStatus("HEAD", UrlFor(key), *resp);
           return Status();
         },
-        Hooks(nullptr));
+        RetryHooks{.on_retry = [&](int, const Status& why, std::chrono::milliseconds d) {
+          OnRetry(why, d, "the request");
+        }});
     if (!s.ok()) return s;
-    ObjectInfo info{.key = std::string(key)};
-    if (auto len = resp->Header("content-length")) info.size = ParseUint64(*len).value_or(0);
-    if (auto e = resp->Header("etag")) info.etag = std::string(*e);
-    if (auto lm = resp->Header("last-modified")) {
-      if (auto t = ParseHttpDate(*lm)) info.modified = *t;
-    }
-    return info;
+    return remote::InfoFromHeaders(std::string(key), *resp);
   }
 
-  // Resumes broken transfers with a Range from the first undelivered byte. A server that ignores
-  // Range (answers 200 to a ranged request) has the bytes before the wanted offset skipped.
+  // The shared resumable GET (storage/remote/ranged_get.h).
   Status Read(std::string_view key, const ReadOptions& options, const ByteSink& sink) override {
-    uint64_t start = options.range ? options.range->offset : 0;
-    std::optional<uint64_t> length;
-    if (options.range) length = options.range->length;
-    if (length && *length == 0) return Status();
-    uint64_t delivered = 0;
-    std::string etag = options.if_match;
-    RetryHooks hooks = Hooks([&] { return "from byte " + std::to_string(start + delivered); });
-    return RunWithRetry(
-        opt_.retry,
-        [&]() -> Status {
-          uint64_t from = start + delivered;
-          http::Request req{.method = "GET", .url = Url(key), .data_transfer = true};
-          std::optional<uint64_t> want_end;
-          if (length) want_end = start + *length;
-          if (from > 0 || length)
-            req.headers.push_back({"Range", http::RangeHeaderValue(from, want_end)});
-          if (!etag.empty()) req.headers.push_back({"If-Match", etag});
-          uint64_t skip = 0;
-          auto on_start = [&](const http::Response& r) -> Status {
-            if (r.status == 200 && from > 0) skip = from;  // Range ignored: skip what we have
-            if (options.info && delivered == 0) {
-              options.info->key = std::string(key);
-              if (auto e = r.Header("etag")) options.info->etag = std::string(*e);
-              if (auto cr = r.Header("content-range");
-                  cr && cr->find('/') != std::string_view::npos) {
-                options.info->size = ParseUint64(cr->substr(cr->find('/') + 1)).value_or(0);
-              } else if (auto len = r.Header("content-length")) {
-                options.info->size = ParseUint64(*len).value_or(0);
-              }
-            }
-            return Status();
-          };
-          auto resp = opt_.http->Send(
-              req,
-              [&](std::string_view chunk) -> Status {
-                if (skip > 0) {
-                  size_t n = static_cast<size_t>(std::min<uint64_t>(skip, chunk.size()));
-                  chunk.remove_prefix(n);
-                  skip -= n;
-                }
-                uint64_t pos = start + delivered;
-                if (want_end && pos + chunk.size() > *want_end) {
-                  chunk = chunk.substr(0, static_cast<size_t>(*want_end - pos));
-                }
-                if (chunk.empty()) return Status();
-                FERRY_RETURN_IF_ERROR(sink(chunk));
-                delivered += chunk.size();
-                return Status();
-              },
-              on_start);
+    remote::RangedGet get{
+        .op = "GET",
+        .url = UrlFor(key),
+        .key = std::string(key),
+        .attempt = [&](const http::Headers& headers, const http::BodySink& body,
+                       const http::ResponseStart& on_start) -> Result<http::Response> {
+          http::Request req{
+              .method = "GET", .url = Url(key), .headers = headers, .data_transfer = true};
+          auto resp = opt_.http->Send(req, body, on_start);
           if (!resp.ok()) return resp.status().WithContext("GET '" + UrlFor(key) + "'");
-          if (resp->status == 416 && delivered == 0) {
-            auto info = Stat(key);
-            if (info.ok() && info->size == from) return Status();
-          }
           if (!resp->ok()) return HttpStatusToStatus("GET", UrlFor(key), *resp);
-          if (etag.empty()) {
-            if (auto e = resp->Header("etag")) etag = std::string(*e);
-          }
-          return Status();
+          return resp;
         },
-        hooks);
+        .current_size = [&]() -> Result<uint64_t> {
+          FERRY_ASSIGN_OR_RETURN(ObjectInfo info, Stat(key));
+          return info.size;
+        },
+        .retry = opt_.retry,
+        .on_retry = [&](const Status& why, std::chrono::milliseconds d,
+                        const std::string& resume) { OnRetry(why, d, resume); }};
+    return remote::ReadRanged(get, options, sink);
   }
 
   Result<std::unique_ptr<Writer>> NewWriter(std::string_view key, const WriteOptions&) override {
@@ -134,22 +91,9 @@ class HttpStore final : public Store {
     std::string u = opt_.origin + "/" + std::string(key);
     return opt_.query.empty() ? u : u + "?" + opt_.query;
   }
-  // Logs retries like the S3 store: info for each, a warning for each stall (saying where the
-  // retry resumes: `resume()`, or "the request"), a few warnings for throttling.
-  RetryHooks Hooks(std::function<std::string()> resume) {
-    return RetryHooks{.on_retry = [this, resume = std::move(resume)](int, const Status& why,
-                                                                     std::chrono::milliseconds d) {
-      Log(LogLevel::kInfo, "retrying in {} ms: {}", d.count(), why.message());
-      if (why.detail().stalled) {
-        Log(LogLevel::kWarn, "{}; retrying {}", why.message(),
-            resume ? resume() : std::string("the request"));
-      } else if (IsThrottled(why)) {
-        if (auto line = throttle_reporter_.Note(why, opt_.retry.throttle_budget,
-                                                std::chrono::steady_clock::now())) {
-          Log(LogLevel::kWarn, "{}", *line);
-        }
-      }
-    }};
+  // Logs retries like the S3 store (remote::LogRetry).
+  void OnRetry(const Status& why, std::chrono::milliseconds delay, std::string_view resume) {
+    remote::LogRetry(throttle_reporter_, opt_.retry.throttle_budget, "", why, delay, resume);
   }
   Status ReadOnly(std::string_view op, std::string_view key) const {
     return Unimplemented("cannot " + std::string(op) + " '" + UrlFor(key) +

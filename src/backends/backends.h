@@ -1,6 +1,10 @@
 #pragma once
-// Registers Ferry's backends (local, s3, http, https) with their shared dependencies: one HTTP
-// client (connection reuse across stores) and one credential chain per profile.
+// The composition root: the one module that knows the concrete backends (local, s3, http,
+// https) and registers them with their shared dependencies: one HTTP client (connection reuse
+// across stores) and one credential chain per profile. Only the binaries' wiring links it
+// (apps via cli, the Python module); everything else sees stores through storage/store.h and
+// storage/registry.h. This header names no backend type and no AWS type (the layering check in
+// cmake/layering.cmake keeps it so).
 
 #include <chrono>
 #include <cstdint>
@@ -9,9 +13,9 @@
 #include "base/environment.h"
 #include "base/retry.h"
 #include "storage/registry.h"
-#include "storage/s3/s3_store.h"
+#include "storage/url.h"
 
-namespace ferry::storage {
+namespace ferry::backends {
 
 struct BackendOptions {
   std::shared_ptr<const Environment> env;  // required
@@ -34,12 +38,10 @@ Status ApplyEnvironmentOverrides(BackendOptions& options);
 
 // Registers the backends. If ApplyEnvironmentOverrides fails, opening an s3/http(s) URL fails
 // with its error (local paths still work).
-void RegisterDefaultBackends(StoreRegistry& registry, BackendOptions options);
+void RegisterDefaultBackends(storage::StoreRegistry& registry, BackendOptions options);
 
-// The S3 settings an s3:// URL resolves to: endpoint, region and addressing (URL parameters,
-// environment, profile) and the credential chain. `http` may be null (a client is made). The
-// FERRY_* overrides of the environment apply.
-Result<S3StoreOptions> ResolveS3Options(const ParsedUrl& url, const BackendOptions& options,
-                                        std::shared_ptr<http::Client> http = nullptr);
+// Creates the bucket an s3:// URL names (`ferry mb`); an existing bucket owned by the caller is
+// not an error. Other URLs: kInvalidArgument.
+Status CreateBucket(const storage::ParsedUrl& url, const BackendOptions& options);
 
-}  // namespace ferry::storage
+}  // namespace ferry::backends

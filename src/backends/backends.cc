@@ -1,13 +1,18 @@
-#include "storage/backends.h"
+#include "backends/backends.h"
 
 #include "aws/credential_chain.h"
 #include "aws/endpoint.h"
 #include "base/strings.h"
 #include "http/http_client.h"
 #include "storage/local/local_store.h"
+#include "storage/s3/s3_store.h"
 #include "storage/web/http_store.h"
 
-namespace ferry::storage {
+namespace ferry::backends {
+
+using storage::ParsedUrl;
+using storage::Scheme;
+using storage::Store;
 
 namespace {
 
@@ -43,6 +48,35 @@ Status ReadSeconds(const Environment& env, const char* name, uint64_t min, uint6
   return Status();
 }
 
+// The S3 settings an s3:// URL resolves to: endpoint, region and addressing (URL parameters,
+// environment, profile) and the credential chain. `http` may be null (a client is made). The
+// FERRY_* overrides of the environment apply.
+Result<storage::S3StoreOptions> ResolveS3Options(const ParsedUrl& url, const BackendOptions& given,
+                                                 std::shared_ptr<http::Client> http = nullptr) {
+  BackendOptions options = given;
+  FERRY_RETURN_IF_ERROR(ApplyEnvironmentOverrides(options));
+  auto get = [&](const char* name) {
+    auto it = url.params.find(name);
+    return it == url.params.end() ? std::string() : it->second;
+  };
+  aws::S3EndpointInput in{.bucket = url.bucket,
+                          .endpoint = get("endpoint"),
+                          .region = get("region"),
+                          .addressing = get("addressing"),
+                          .profile = get("profile")};
+  FERRY_ASSIGN_OR_RETURN(aws::S3Endpoint ep, aws::ResolveS3Endpoint(*options.env, in));
+  if (!http) http = std::make_shared<http::Client>(S3HttpOptions(options));
+  return storage::S3StoreOptions{
+      .bucket = url.bucket,
+      .endpoint = std::move(ep),
+      .credentials = aws::MakeDefaultCredentialsChain(
+          {.env = options.env, .profile = in.profile, .anonymous = get("anonymous") == "true"}),
+      .http = std::move(http),
+      .retry = options.retry,
+      .part_size = options.part_size,
+      .upload_concurrency = options.upload_concurrency};
+}
+
 }  // namespace
 
 Status ApplyEnvironmentOverrides(BackendOptions& options) {
@@ -61,58 +95,38 @@ Status ApplyEnvironmentOverrides(BackendOptions& options) {
   return Status();
 }
 
-Result<S3StoreOptions> ResolveS3Options(const ParsedUrl& url, const BackendOptions& given,
-                                        std::shared_ptr<http::Client> http) {
-  BackendOptions options = given;
-  FERRY_RETURN_IF_ERROR(ApplyEnvironmentOverrides(options));
-  auto get = [&](const char* name) {
-    auto it = url.params.find(name);
-    return it == url.params.end() ? std::string() : it->second;
-  };
-  aws::S3EndpointInput in{.bucket = url.bucket,
-                          .endpoint = get("endpoint"),
-                          .region = get("region"),
-                          .addressing = get("addressing"),
-                          .profile = get("profile")};
-  FERRY_ASSIGN_OR_RETURN(aws::S3Endpoint ep, aws::ResolveS3Endpoint(*options.env, in));
-  if (!http) http = std::make_shared<http::Client>(S3HttpOptions(options));
-  return S3StoreOptions{
-      .bucket = url.bucket,
-      .endpoint = std::move(ep),
-      .credentials = aws::MakeDefaultCredentialsChain(
-          {.env = options.env, .profile = in.profile, .anonymous = get("anonymous") == "true"}),
-      .http = std::move(http),
-      .retry = options.retry,
-      .part_size = options.part_size,
-      .upload_concurrency = options.upload_concurrency};
-}
-
-void RegisterDefaultBackends(StoreRegistry& registry, BackendOptions options) {
+void RegisterDefaultBackends(storage::StoreRegistry& registry, BackendOptions options) {
   Status env_status = ApplyEnvironmentOverrides(options);
   auto opts = std::make_shared<BackendOptions>(std::move(options));
   auto s3_http = std::make_shared<http::Client>(S3HttpOptions(*opts));
   auto web_http = std::make_shared<http::Client>(WebHttpOptions(*opts));
 
   registry.Register(Scheme::kLocal, [](const ParsedUrl&) -> Result<std::shared_ptr<Store>> {
-    return MakeLocalStore("/");
+    return storage::MakeLocalStore("/");
   });
   registry.Register(
       Scheme::kS3,
       [opts, s3_http, env_status](const ParsedUrl& url) -> Result<std::shared_ptr<Store>> {
         FERRY_RETURN_IF_ERROR(env_status);
-        FERRY_ASSIGN_OR_RETURN(S3StoreOptions s3, ResolveS3Options(url, *opts, s3_http));
-        return MakeS3Store(std::move(s3));
+        FERRY_ASSIGN_OR_RETURN(storage::S3StoreOptions s3, ResolveS3Options(url, *opts, s3_http));
+        return storage::MakeS3Store(std::move(s3));
       });
   auto web = [opts, web_http, env_status](const ParsedUrl& url) -> Result<std::shared_ptr<Store>> {
     FERRY_RETURN_IF_ERROR(env_status);
     std::string scheme = url.scheme == Scheme::kHttp ? "http" : "https";
-    return MakeHttpStore({.origin = scheme + "://" + url.bucket,
-                          .query = url.query,
-                          .http = web_http,
-                          .retry = opts->retry});
+    return storage::MakeHttpStore({.origin = scheme + "://" + url.bucket,
+                                   .query = url.query,
+                                   .http = web_http,
+                                   .retry = opts->retry});
   };
   registry.Register(Scheme::kHttp, web);
   registry.Register(Scheme::kHttps, web);
 }
 
-}  // namespace ferry::storage
+Status CreateBucket(const ParsedUrl& url, const BackendOptions& options) {
+  if (url.scheme != Scheme::kS3) return InvalidArgument("only s3:// URLs name buckets");
+  FERRY_ASSIGN_OR_RETURN(auto s3, ResolveS3Options(url, options));
+  return storage::CreateS3Bucket(s3);
+}
+
+}  // namespace ferry::backends

@@ -1,0 +1,89 @@
+#include "transfer/resume_plan.h"
+
+#include <algorithm>
+
+#include "base/log.h"
+
+namespace ferry::transfer {
+
+namespace {
+
+// Bytes of the parts in `done` for an object of `size` in parts of `part_size`.
+uint64_t PartBytes(const std::map<int, uint32_t>& done, uint64_t size, uint64_t part_size) {
+  uint64_t bytes = 0;
+  for (const auto& [n, crc] : done) {
+    uint64_t offset = part_size * static_cast<uint64_t>(n - 1);
+    bytes += offset < size ? std::min(part_size, size - offset) : 0;
+  }
+  return bytes;
+}
+
+// Keeps the parts of `done` that the destination still holds intact.
+void KeepStoredParts(storage::PartWriter& writer, uint64_t size, uint64_t part_size,
+                     std::map<int, uint32_t>& done) {
+  auto stored = writer.StoredParts();
+  if (stored.ok() && !stored->empty()) {
+    std::erase_if(done, [&](const auto& p) { return !stored->contains(p.first); });
+  }
+  // Where the destination can read unfinished parts back, trust data, not the journal.
+  std::erase_if(done, [&](const auto& p) {
+    uint64_t offset = part_size * static_cast<uint64_t>(p.first - 1);
+    if (offset >= size) return true;
+    auto crc = writer.StoredCrc32c(offset, std::min(part_size, size - offset));
+    return crc.ok() ? *crc != p.second : crc.status().code() != StatusCode::kUnimplemented;
+  });
+}
+
+}  // namespace
+
+Result<ResumePlan> PlanResume(const ResumeRequest& request) {
+  storage::Store& dst = *request.dst;
+  const std::string dst_url = dst.UrlFor(request.dst_key);
+  // Parts of an unfinished copy that cannot be resumed are removed (S3: the multipart upload is
+  // aborted; local: the temporary file is deleted), so nothing is left behind for good.
+  auto discard = [&](const std::string& token, std::string_view why) {
+    if (token.empty()) return;
+    Status d = dst.AbortPartWrite(request.dst_key, token);
+    Log(d.ok() ? LogLevel::kInfo : LogLevel::kWarn, "discarding the unfinished copy to '{}' ({}){}",
+        dst_url, why, d.ok() ? "" : ": " + d.message());
+  };
+
+  ResumePlan plan;
+  storage::PartWriteOptions write = request.write;
+  auto loaded = Journal::Load(request.journal_path, request.header);
+  if (loaded && !loaded->matches) {
+    discard(loaded->token, "the source changed since");
+    loaded.reset();
+  }
+  if (loaded && !loaded->token.empty()) {
+    write.resume_token = loaded->token;
+    auto w = dst.NewPartWriter(request.dst_key, write);
+    if (w.ok()) {
+      plan.writer = std::move(*w);
+      plan.done = std::move(loaded->parts);
+      KeepStoredParts(*plan.writer, write.size, write.part_size, plan.done);
+      auto j = Journal::Append(request.journal_path);
+      if (j.ok()) plan.journal = std::move(*j);
+    } else {
+      Log(LogLevel::kInfo, "cannot resume '{}' ({}); starting over", dst_url, w.status().message());
+      discard(loaded->token, "it cannot be resumed");
+    }
+  }
+  if (!plan.writer) {
+    plan.done.clear();
+    write.resume_token.clear();
+    FERRY_ASSIGN_OR_RETURN(plan.writer, dst.NewPartWriter(request.dst_key, write));
+    JournalHeader header = request.header;
+    header.token = plan.writer->resume_token();
+    auto j = Journal::Create(request.journal_path, header);
+    if (!j.ok()) {
+      Log(LogLevel::kWarn, "no resume journal for '{}': {}", dst_url, j.status().message());
+    } else {
+      plan.journal = std::move(*j);
+    }
+  }
+  plan.resumed_bytes = PartBytes(plan.done, write.size, write.part_size);
+  return plan;
+}
+
+}  // namespace ferry::transfer

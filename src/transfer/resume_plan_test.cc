@@ -1,0 +1,160 @@
+// Resume planning of large object copies: which unfinished part write continues, which parts it
+// keeps, and what is discarded.
+#include "transfer/resume_plan.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <vector>
+
+#include "base/crc32c.h"
+#include "storage/local/local_store.h"
+#include "storage/memory/memory_store.h"
+
+namespace ferry::transfer {
+namespace {
+
+constexpr uint64_t kPart = 10;
+constexpr uint64_t kSize = 25;  // parts of 10, 10 and 5 bytes
+const std::string kData = "0123456789abcdefghijKLMNO";
+
+std::string PartData(int n) {
+  return kData.substr(static_cast<size_t>((n - 1) * kPart), static_cast<size_t>(kPart));
+}
+
+class ResumePlanTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("ferry-resume-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_ + "/dst");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  ResumeRequest Request(storage::Store& dst, std::string src_etag = "v1") {
+    return {.dst = &dst,
+            .dst_key = "obj",
+            .header = {.src_url = "mem://src/obj",
+                       .dst_url = dst.UrlFor("obj"),
+                       .size = kSize,
+                       .src_etag = std::move(src_etag),
+                       .part_size = kPart},
+            .journal_path = dir_ + "/state/obj.journal",
+            .write = {.size = kSize, .part_size = kPart}};
+  }
+  // Writes parts `written` through a fresh plan's writer and journals `journaled` with their
+  // real CRCs (or `bad_crc` for part `bad`), then drops the writer as an interrupted copy does.
+  std::string Interrupted(storage::Store& dst, std::vector<int> written, std::vector<int> journaled,
+                          int bad = 0) {
+    auto plan = PlanResume(Request(dst));
+    EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+    for (int n : written) EXPECT_TRUE(plan->writer->WritePart(n, PartData(n)).ok());
+    for (int n : journaled) {
+      uint32_t crc = n == bad ? 0x12345678u : Crc32cOf(PartData(n));
+      EXPECT_TRUE(plan->journal->PartDone(n, crc).ok());
+    }
+    return plan->writer->resume_token();
+  }
+  std::vector<std::string> DstFiles() const {
+    std::vector<std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator(dir_ + "/dst")) {
+      out.push_back(e.path().filename().string());
+    }
+    return out;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(ResumePlanTest, NoJournalStartsFreshAndJournalsTheNewWrite) {
+  auto dst = storage::MakeMemoryStore("dst");
+  auto plan = PlanResume(Request(*dst));
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_TRUE(plan->done.empty());
+  EXPECT_EQ(plan->resumed_bytes, 0u);
+  ASSERT_NE(plan->journal, nullptr);
+  auto loaded = Journal::Load(dir_ + "/state/obj.journal", Request(*dst).header);
+  ASSERT_TRUE(loaded.has_value());
+  EXPECT_EQ(loaded->token, plan->writer->resume_token());
+}
+
+TEST_F(ResumePlanTest, MatchingJournalResumesOnlyThePartsTheDestinationHas) {
+  auto dst = storage::MakeMemoryStore("dst");
+  // Parts 1 and 3 reached the destination; the journal also claims part 2 (e.g. a multipart
+  // upload whose part expired).
+  std::string token = Interrupted(*dst, {1, 3}, {1, 2, 3});
+  auto plan = PlanResume(Request(*dst));
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->writer->resume_token(), token);
+  EXPECT_EQ(plan->done.size(), 2u);
+  EXPECT_TRUE(plan->done.contains(1) && plan->done.contains(3));
+  EXPECT_EQ(plan->resumed_bytes, kPart + (kSize - 2 * kPart));
+  // Finishing the resumed write gives the whole object.
+  ASSERT_TRUE(plan->writer->WritePart(2, PartData(2)).ok());
+  ASSERT_TRUE(plan->writer->Commit().ok());
+  EXPECT_EQ(*dst->ReadAll("obj"), kData);
+}
+
+TEST_F(ResumePlanTest, ChangedSourceDiscardsTheUnfinishedWriteAndStartsFresh) {
+  auto dst = storage::MakeLocalStore(dir_ + "/dst");
+  std::string old_token = Interrupted(*dst, {1}, {1});
+  ASSERT_EQ(DstFiles().size(), 1u);  // the unfinished write's temporary file
+  auto plan = PlanResume(Request(*dst, "v2"));
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_NE(plan->writer->resume_token(), old_token);
+  EXPECT_TRUE(plan->done.empty());
+  // Only the new write's temporary file is left; the old one was discarded.
+  EXPECT_EQ(DstFiles(), std::vector<std::string>{plan->writer->resume_token()});
+  auto loaded = Journal::Load(dir_ + "/state/obj.journal", Request(*dst, "v2").header);
+  ASSERT_TRUE(loaded.has_value() && loaded->matches);
+  EXPECT_EQ(loaded->token, plan->writer->resume_token());
+}
+
+TEST_F(ResumePlanTest, WriteTheDestinationNoLongerKnowsStartsOver) {
+  auto dst = storage::MakeMemoryStore("dst");
+  {
+    auto first = PlanResume(Request(*dst));
+    ASSERT_TRUE(first.ok());
+    ASSERT_TRUE(first->writer->WritePart(1, PartData(1)).ok());
+    ASSERT_TRUE(first->journal->PartDone(1, Crc32cOf(PartData(1))).ok());
+    first->writer->Abort();  // the upload is gone (expired, aborted by a lifecycle rule)
+  }
+  auto plan = PlanResume(Request(*dst));
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_TRUE(plan->done.empty());
+  EXPECT_EQ(plan->resumed_bytes, 0u);
+  auto loaded = Journal::Load(dir_ + "/state/obj.journal", Request(*dst).header);
+  ASSERT_TRUE(loaded.has_value());
+  EXPECT_EQ(loaded->token, plan->writer->resume_token());
+  EXPECT_TRUE(loaded->parts.empty());
+}
+
+TEST_F(ResumePlanTest, LocalPartsWhoseBytesDoNotMatchTheJournalAreCopiedAgain) {
+  auto dst = storage::MakeLocalStore(dir_ + "/dst");
+  Interrupted(*dst, {1, 2}, {1, 2}, /*bad=*/2);
+  auto plan = PlanResume(Request(*dst));
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->done.size(), 1u);
+  EXPECT_TRUE(plan->done.contains(1));
+  EXPECT_EQ(plan->resumed_bytes, kPart);
+}
+
+TEST_F(ResumePlanTest, JournalLinesForPartsPastTheEndAreIgnored) {
+  auto dst = storage::MakeLocalStore(dir_ + "/dst");
+  Interrupted(*dst, {1}, {1});
+  {
+    auto j = Journal::Append(dir_ + "/state/obj.journal");
+    ASSERT_TRUE(j.ok());
+    ASSERT_TRUE((*j)->PartDone(9, 1).ok());  // a hand-edited or corrupt journal
+  }
+  auto plan = PlanResume(Request(*dst));
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->done.size(), 1u);
+  EXPECT_EQ(plan->resumed_bytes, kPart);
+}
+
+}  // namespace
+}  // namespace ferry::transfer
