@@ -17,7 +17,7 @@ foreach(f IN LISTS files)
     continue()
   endif()
   set(is_test FALSE)
-  if(f MATCHES "_test\\.cc$")
+  if(f MATCHES "_test\\.cc$" OR f MATCHES "_test_util\\.(h|cc)$")
     set(is_test TRUE)
   endif()
   # One list element per line: characters CMake lists treat specially are replaced first.
