@@ -339,6 +339,7 @@ int ServeFuse(const FuseOptions& options, const std::function<std::unique_ptr<Mo
   fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
   State state{.fs = nullptr, .options = options};
   fuse_session* se = fuse_session_new(&args, &ops, sizeof ops, &state);
+  fuse_opt_free_args(&args);  // libfuse may have grown them; the session keeps what it needs
   if (!se) {
     Log(LogLevel::kError, "cannot start a FUSE session (is /dev/fuse there?)");
     return 1;
