@@ -13,7 +13,8 @@ using std::chrono::milliseconds;
 
 // The trigger file is polled twice a second (run.md).
 constexpr milliseconds kTriggerPoll(500);
-// How soon a stage-in's or the final stage-out's end is noticed. Signals wake the wait at once.
+// How soon a background task's end is noticed: short enough that a trigger request is answered
+// promptly, long enough not to spin while a long upload runs. Signals wake the wait at once.
 constexpr milliseconds kTaskPoll(100);
 // After SIGKILL there is nothing left to escalate to: the loop only waits for the exit.
 constexpr std::chrono::hours kNothingLeftToSend(24);
@@ -127,7 +128,8 @@ void RunLifecycle::Supervise() {
   };
   while (true) {
     const SteadyTime now = clock.Now();
-    SteadyTime wake = std::min(next_sync, now + kTriggerPoll);
+    SteadyTime wake = now + (sync ? kTaskPoll : kTriggerPoll);
+    if (!sync && !kill_at) wake = std::min(wake, next_sync);
     if (kill_at) wake = std::min(wake, *kill_at);
     int sig = system_.signals.Wait(
         std::max(milliseconds(1), std::chrono::ceil<milliseconds>(wake - now)));

@@ -16,7 +16,7 @@
 //
 // Supervise is one loop around SignalSource::Wait. It wakes for a signal at once, and at the
 // latest when the next periodic sync is due, when the grace period ends, or to poll the trigger
-// file (500 ms). Syncs run on a BackgroundTask, never on this
+// file (500 ms) or the sync in flight (100 ms). Syncs run on a BackgroundTask, never on this
 // thread, so a stop signal reaches the command at once even during a long upload; the sync in
 // flight is then cancelled (the final stage-out takes everything). The next periodic sync is due
 // `interval` after the previous sync ended. SIGUSR1 that comes while a sync runs is kept for the
