@@ -136,6 +136,7 @@ void RunLifecycle::Supervise() {
     // Reaps the command and any orphan re-parented to ferry (the subreaper) that has ended.
     if (auto exit = system_.processes.ReapExited(child_.pid)) {
       RecordExit(*exit);
+      if (IsStopSignal(sig)) NoteStop(sig);  // it came with the command's end: still the first
       break;
     }
     if (IsStopSignal(sig)) {
@@ -204,7 +205,15 @@ Status RunLifecycle::FinalStageOut() {
       [this, child](const std::atomic<bool>& cancel) {
         final_round_ = work_.Sync(SyncKind::kFinal, child, cancel);
       },
-      [](int) { return true; });
+      [this](int sig) {
+        if (stops_ > 0) return true;
+        NoteStop(sig);
+        Log(LogLevel::kWarn,
+            "received signal {} after the command ended; the final stage-out goes on (a second "
+            "signal stops it)",
+            sig);
+        return false;
+      });
   if (second != 0) {
     Log(LogLevel::kError,
         "received signal {} during the final stage-out; stopped it: the outputs' newest "

@@ -11,7 +11,7 @@
 //   Supervise      until the command ends: periodic syncs, on-demand syncs (SIGUSR1, the trigger
 //                  file), stop signals forwarded at once, SIGKILL after the grace period
 //   StopLeftovers  what the command left running is stopped before anything is staged out
-//   FinalStageOut  the final sync; a stop signal cancels it (128+signal)
+//   FinalStageOut  the final sync; a second stop signal cancels it (128+signal)
 //   Outcome        the exit-status rule (DecideExit)
 //
 // Supervise is one loop around SignalSource::Wait. It wakes for a signal at once, and at the
@@ -22,10 +22,10 @@
 // `interval` after the previous sync ended. SIGUSR1 that comes while a sync runs is kept for the
 // next one.
 //
-// Stop signals (SIGTERM, SIGINT): one while the command runs begins the shutdown: the command
-// gets SIGTERM, and the final stage-out runs. One during the final stage-out (also one that came
-// while leftovers were being stopped) cancels it. Before the command starts, any stop signal
-// ends the run.
+// Stop signals (SIGTERM, SIGINT): the first one once the command has started begins the
+// shutdown; the command gets SIGTERM if it still runs, and the final stage-out runs whatever
+// happened. Every later one (also one that comes while leftovers are being stopped) cancels the
+// final stage-out. Before the command starts, any stop signal ends the run.
 //
 // Not thread-safe: one thread drives the phases; only RunWork's calls run on task threads.
 

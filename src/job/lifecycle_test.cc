@@ -236,12 +236,35 @@ TEST_F(LifecycleTest, SecondStopSignalStopsTheFinalStageOut) {
   EXPECT_EQ(tasks_.records[0]->ended, seconds(5));
 }
 
-TEST_F(LifecycleTest, StopSignalWhileLeftoversAreStoppedStopsTheFinalStageOut) {
+TEST_F(LifecycleTest, FirstStopSignalAfterTheCommandEndedLetsTheFinalStageOutFinish) {
+  processes_.exits_at = seconds(2);
+  tasks_.durations = {seconds(10)};
+  signals_.SendAt(seconds(5), SIGTERM);
+  RunOutcome out = Run();
+  EXPECT_EQ(out.exit_code, 0);
+  ASSERT_EQ(work_.syncs.size(), 1u);
+  EXPECT_FALSE(work_.syncs[0].cancelled);
+  EXPECT_EQ(tasks_.records[0]->ended, seconds(12));
+  EXPECT_TRUE(processes_.sent.empty());  // nobody left to forward it to
+}
+
+TEST_F(LifecycleTest, StopSignalThatCameWithTheCommandsEndIsTheFirst) {
+  processes_.exits_at = seconds(2);
+  signals_.SendAt(seconds(2), SIGTERM);  // seen in the same wake-up as the command's end
+  tasks_.durations = {seconds(10)};
+  signals_.SendAt(seconds(5), SIGTERM);
+  RunOutcome out = Run();
+  EXPECT_EQ(out.exit_code, 143);
+  EXPECT_TRUE(work_.syncs[0].cancelled);
+  EXPECT_EQ(tasks_.records[0]->ended, seconds(5));
+}
+
+TEST_F(LifecycleTest, StopSignalWhileLeftoversAreStoppedIsTheSecondOne) {
   signals_.SendAt(seconds(1), SIGTERM);  // the command ends on it, its leftovers do not
   processes_.leftovers_need_the_grace_period = true;
   processes_.leftovers = {.found = {77}, .killed = 1};
   tasks_.durations = {seconds(10)};
-  signals_.SendAt(seconds(10), SIGTERM);  // a second one while they are being stopped
+  signals_.SendAt(seconds(10), SIGTERM);  // while they are being stopped
   RunOutcome out = Run();
   EXPECT_EQ(processes_.leftover_calls[0].kill_at, seconds(31));
   EXPECT_EQ(out.exit_code, 143);
