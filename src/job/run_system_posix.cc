@@ -61,7 +61,11 @@ PosixSignalSource::PosixSignalSource() {
   ::sigprocmask(SIG_BLOCK, &held_, &original_);
 }
 
-PosixSignalSource::~PosixSignalSource() { ::sigprocmask(SIG_SETMASK, &original_, nullptr); }
+PosixSignalSource::~PosixSignalSource() {
+  while (TakeIfPending({SIGUSR1, SIGCHLD}) != 0) {
+  }
+  ::sigprocmask(SIG_SETMASK, &original_, nullptr);
+}
 
 int PosixSignalSource::Wait(std::chrono::milliseconds timeout) {
   timespec ts = ToTimespec(timeout);

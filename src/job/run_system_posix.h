@@ -17,8 +17,9 @@ class SteadyClock final : public Clock {
 };
 
 // Blocks SIGTERM, SIGINT, SIGUSR1 and SIGCHLD in the constructing thread (threads it starts
-// later inherit the mask, so the signals stay pending for Wait()). The destructor restores the
-// mask.
+// later inherit the mask, so the signals stay pending for Wait()). The destructor discards a
+// SIGUSR1 or SIGCHLD still pending (a sync request or a child that outlived the run: delivered
+// after the mask is restored, SIGUSR1's default action would kill ferry) and restores the mask.
 class PosixSignalSource final : public SignalSource {
  public:
   PosixSignalSource();
