@@ -206,10 +206,14 @@ TEST_F(LifecycleTest, StaleTriggerFromAnEarlierRunIsNotARequest) {
 
 TEST_F(LifecycleTest, RequestPendingAtTheEndIsAnsweredByTheFinalStageOut) {
   processes_.exits_at = milliseconds(1'200);
-  signals_.DoAt(milliseconds(1'100), [&] { Touch(trigger()); });
+  signals_.DoAt(milliseconds(1'100), [&] {
+    Touch(failed());  // the answer to an earlier request
+    Touch(trigger());
+  });
   Run();
   EXPECT_EQ(Kinds(work_), std::vector<SyncKind>{SyncKind::kFinal});
   EXPECT_FALSE(fs::exists(trigger()));
+  EXPECT_FALSE(fs::exists(failed()));  // the final stage-out succeeded: no stale failure
 }
 
 TEST_F(LifecycleTest, PeriodicSyncInFlightWhenTheCommandEndsIsCancelled) {

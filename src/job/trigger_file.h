@@ -25,9 +25,9 @@ class TriggerFile final {
   bool Requested() const;
   // A request is being served: the answer to the previous one (`.failed`) no longer applies.
   void ClearFailed() const;
-  // Answers the request with the sync that served it: when it failed, `.failed` holds its error;
-  // then the request itself is removed (last: a waiter sees it vanish only once `.failed` says
-  // how it went).
+  // Answers the request with the sync that served it: `.failed` holds its error, or is gone
+  // when it succeeded; then the request itself is removed (last: a waiter sees it vanish only
+  // once `.failed` says how it went).
   void Answer(const Status& synced) const;
 
  private:
