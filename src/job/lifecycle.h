@@ -6,8 +6,8 @@
 //                  too) ends the run with exit 1
 //   StageIn        each input copied on a background task while this thread waits for signals;
 //                  a stop signal cancels it and ends the run (128+signal): nothing was produced
-//   StartCommand   ferry tracks the command's descendants (when the system lets it) and starts
-//                  the command
+//   StartCommand   a stop signal still pending ends the run the same way; else ferry tracks the
+//                  command's descendants (when the system lets it) and starts the command
 //   Supervise      until the command ends: periodic syncs, on-demand syncs (SIGUSR1, the trigger
 //                  file), stop signals forwarded at once, SIGKILL after the grace period
 //   StopLeftovers  what the command left running is stopped before anything is staged out

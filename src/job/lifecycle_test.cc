@@ -359,6 +359,16 @@ TEST_F(LifecycleTest, StopSignalDuringStageInCancelsItAndTheCommandNeverStarts) 
   EXPECT_TRUE(work_.syncs.empty());
 }
 
+TEST_F(LifecycleTest, StopSignalAtTheEndOfTheStageInStillKeepsTheCommandFromStarting) {
+  plan_.options.inputs = {{"s3://b/data/", (dir_ / "in").string()}};
+  tasks_.durations = {seconds(2)};
+  // Pending only once the stage-in's wait has seen it end.
+  work_.during_stage_in = [&] { signals_.SendAt(clock_.Elapsed(), SIGTERM); };
+  RunOutcome out = Run();
+  EXPECT_EQ(out.exit_code, 143);
+  EXPECT_FALSE(processes_.started);
+}
+
 TEST_F(LifecycleTest, FailedStageInEndsTheRunBeforeTheCommand) {
   plan_.options.inputs = {{"s3://b/data/", (dir_ / "in").string()}};
   work_.stage_in = NotFound("stage-in 's3://b/data/' to 'in' failed: no such bucket");

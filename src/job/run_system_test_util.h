@@ -277,7 +277,8 @@ class FakeRunWork final : public RunWork {
   };
 
   PreflightReport preflight;
-  Status stage_in;           // every stage-in's result unless cancelled
+  Status stage_in;                        // every stage-in's result unless cancelled
+  std::function<void()> during_stage_in;  // runs inside each stage-in
   SyncRound periodic_round;  // what periodic and on-demand syncs return, one after the other,
   std::vector<SyncRound> on_demand_rounds;  // ... on-demand ones from here while it lasts
   SyncRound final_round;
@@ -294,6 +295,7 @@ class FakeRunWork final : public RunWork {
   Status StageIn(const std::string& src_url, const std::string&,
                  const std::atomic<bool>& cancel) override {
     staged_in.push_back(src_url);
+    if (during_stage_in) during_stage_in();
     if (cancel) return Status(StatusCode::kCancelled, "copy cancelled");
     return stage_in;
   }
