@@ -4,9 +4,11 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
+#include <set>
 #include <thread>
+
+extern char** environ;
 
 namespace ferry::job {
 
@@ -90,6 +92,28 @@ Result<pid_t> PosixProcessLauncher::Start(
     const std::vector<std::string>& argv,
     const std::vector<std::pair<std::string, std::string>>& env) {
   if (argv.empty()) return InvalidArgument("no command to run");
+  // Everything the child needs is built here: between fork and exec only async-signal-safe
+  // calls are made (other threads may hold the allocator's locks at the fork).
+  std::vector<std::string> env_entries;
+  std::set<std::string> replaced;
+  for (const auto& [name, value] : env) {
+    env_entries.push_back(name + "=" + value);
+    replaced.insert(name);
+  }
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view entry(*e);
+    if (!replaced.contains(std::string(entry.substr(0, entry.find('='))))) {
+      env_entries.emplace_back(entry);
+    }
+  }
+  std::vector<char*> envp, args;
+  for (auto& e : env_entries) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_copy = argv;
+  for (auto& a : argv_copy) args.push_back(a.data());
+  args.push_back(nullptr);
+  std::string cannot_run = "ferry: error: cannot run '" + argv[0] + "': ";
+
   pid_t pid = ::fork();
   if (pid < 0) {
     return Status(StatusCode::kUnavailable,
@@ -98,12 +122,12 @@ Result<pid_t> PosixProcessLauncher::Start(
   if (pid == 0) {
     ::setpgid(0, 0);  // its own process group: signals reach the whole training process tree
     ::sigprocmask(SIG_SETMASK, &child_mask_, nullptr);
-    for (const auto& [name, value] : env) ::setenv(name.c_str(), value.c_str(), 1);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execvp(args[0], args.data());
-    std::fprintf(stderr, "ferry: error: cannot run '%s': %s\n", args[0], std::strerror(errno));
+    ::execvpe(args[0], args.data(), envp.data());
+    const char* why = std::strerror(errno);
+    ssize_t ignored = ::write(STDERR_FILENO, cannot_run.data(), cannot_run.size());
+    ignored = ::write(STDERR_FILENO, why, std::strlen(why));
+    ignored = ::write(STDERR_FILENO, "\n", 1);
+    (void)ignored;
     ::_exit(127);
   }
   ::setpgid(pid, pid);  // also here, so no signal to the group can come before the child's call
