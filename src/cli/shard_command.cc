@@ -3,10 +3,9 @@
 
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
-
 #include "base/strings.h"
 #include "cli/command.h"
+#include "cli/render.h"
 #include "shard/dataset_ops.h"
 #include "shard/pack.h"
 #include "shard/reader.h"
@@ -36,12 +35,7 @@ Status RunPack(Context& ctx, const ShardCliOptions& o) {
   FERRY_RETURN_IF_ERROR(ParseUrlArg(ctx, o.src).status());
   FERRY_RETURN_IF_ERROR(ParseUrlArg(ctx, o.dst).status());
   FERRY_ASSIGN_OR_RETURN(auto r, shard::PackShards(*ctx.registry, o.src, o.dst, po));
-  if (o.json) {
-    nlohmann::json j = {{"index", r.index_url},         {"shards", r.index.shards.size()},
-                        {"samples", r.index.samples()}, {"files", r.files},
-                        {"bytes", r.index.bytes()},     {"seconds", r.seconds}};
-    return Print(ctx, j.dump() + "\n");
-  }
+  if (o.json) return PrintJson(ctx, PackSummaryJson(r));
   return Print(ctx, fmt::format("packed {} files as {} samples into {} shard(s), {}, in {:.1f} s\n"
                                 "index: {}\n",
                                 r.files, r.index.samples(), r.index.shards.size(),
@@ -62,14 +56,12 @@ Status RunIndex(Context& ctx, const ShardCliOptions& o) {
 // to be broken further on.
 Status ListShardEntries(Context& ctx, storage::OpenedUrl& opened, bool json) {
   std::string out;
-  auto info = shard::ScanShard(
-      *opened.store, opened.key, storage::KeyBaseName(opened.key),
-      [&](const shard::ScannedEntry& e) {
-        out += json ? nlohmann::json({{"name", e.name}, {"size", e.size}, {"offset", e.offset}})
-                              .dump() +
-                          "\n"
-                    : fmt::format("{:>12} {:>12}  {}\n", e.offset, e.size, e.name);
-      });
+  auto info =
+      shard::ScanShard(*opened.store, opened.key, storage::KeyBaseName(opened.key),
+                       [&](const shard::ScannedEntry& e) {
+                         out += json ? JsonLine(ShardEntryJson(e))
+                                     : fmt::format("{:>12} {:>12}  {}\n", e.offset, e.size, e.name);
+                       });
   FERRY_RETURN_IF_ERROR(Print(ctx, out));
   if (!info.ok()) return info.status();
   if (json) return Status();
@@ -85,20 +77,7 @@ Status RunLs(Context& ctx, const ShardCliOptions& o) {
   }
   FERRY_ASSIGN_OR_RETURN(auto opened, shard::OpenIndex(*ctx.registry, o.url));
   const auto& index = opened.index;
-  const std::string index_url = storage::RedactUrl(opened.url);
-  if (o.json) {
-    nlohmann::json shards = nlohmann::json::array();
-    for (const auto& s : index.shards) {
-      shards.push_back(
-          {{"name", s.name}, {"size", s.size}, {"samples", s.samples}, {"crc32c", s.crc32c}});
-    }
-    return Print(ctx, nlohmann::json({{"index", index_url},
-                                      {"samples", index.samples()},
-                                      {"bytes", index.bytes()},
-                                      {"shards", shards}})
-                              .dump() +
-                          "\n");
-  }
+  if (o.json) return PrintJson(ctx, DatasetJson(storage::RedactUrl(opened.url), index));
   std::string out;
   for (const auto& s : index.shards) {
     out += fmt::format("{:>10} {:>9}  {}  {}\n", HumanBytes(s.size), s.samples, s.crc32c, s.name);
