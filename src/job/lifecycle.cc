@@ -137,7 +137,7 @@ void RunLifecycle::Supervise() {
     // Reaps the command and any orphan re-parented to ferry (the subreaper) that has ended.
     if (auto exit = system_.processes.ReapExited(child_.pid)) {
       RecordExit(*exit);
-      if (IsStopSignal(sig)) NoteStop(sig);  // it came with the command's end: still the first
+      if (IsStopSignal(sig)) NoteStop();  // it came with the command's end: still the first
       break;
     }
     if (IsStopSignal(sig)) {
@@ -146,7 +146,7 @@ void RunLifecycle::Supervise() {
       system_.processes.SignalGroup(child_.pid, SIGTERM);
       if (sync) sync->Cancel();  // the final stage-out takes everything
       if (tracked_) system_.processes.TerminateEscaped(child_.pid);
-      NoteStop(sig);
+      NoteStop();
       if (!kill_at) kill_at = *first_stop_at_ + plan_.options.grace;
     } else if (kill_at && clock.Now() >= *kill_at) {
       Log(LogLevel::kWarn, "grace period over: SIGKILL to the command");
@@ -208,7 +208,7 @@ Status RunLifecycle::FinalStageOut() {
       },
       [this](int sig) {
         if (stops_ > 0) return true;
-        NoteStop(sig);
+        NoteStop();
         Log(LogLevel::kWarn,
             "received signal {} after the command ended; the final stage-out goes on (a second "
             "signal stops it)",
@@ -259,7 +259,7 @@ std::unique_ptr<BackgroundTask> RunLifecycle::StartSync(SyncKind kind) {
   });
 }
 
-void RunLifecycle::NoteStop(int) {
+void RunLifecycle::NoteStop() {
   ++stops_;
   if (!first_stop_at_) first_stop_at_ = system_.clock.Now();
 }

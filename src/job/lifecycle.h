@@ -95,7 +95,7 @@ class RunLifecycle final {
   int RunStoppable(Work work, const std::function<bool(int)>& cancels);
   std::unique_ptr<BackgroundTask> StartSync(SyncKind kind);
   // A stop signal once the command has started: remembered, so the next one is the second.
-  void NoteStop(int sig);
+  void NoteStop();
   // The run ends because of stop signal `sig`.
   Status EndedBy(int sig, std::string why);
   Status NotStartedIfStopPending();
