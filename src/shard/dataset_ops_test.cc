@@ -2,41 +2,30 @@
 #include "shard/dataset_ops.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "shard/pack.h"
-#include "storage/local/local_store.h"
+#include "shard/shard_test_util.h"
 
 namespace ferry::shard {
 namespace {
 
 namespace fs = std::filesystem;
 
-class DatasetOpsTest : public ::testing::Test {
+// 40 samples packed 10 to a shard: train-000000.tar ... train-000003.tar + train.index.json.
+class DatasetOpsTest : public testing::SampleTreeTest {
  protected:
+  DatasetOpsTest() : SampleTreeTest(40, 50, 3) {}
+
   void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("ferry-dataset-ops-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
-    fs::create_directories(root_ / "src" / "d");
-    for (int i = 0; i < 40; ++i) {
-      std::string key = "d/" + std::to_string(1000 + i);
-      std::ofstream(root_ / "src" / (key + ".jpg")) << std::string(50 + i * 3, char('a' + i % 26));
-      std::ofstream(root_ / "src" / (key + ".cls")) << i;
-    }
-    registry_.Register(storage::Scheme::kLocal, [](const storage::ParsedUrl&) {
-      return Result<std::shared_ptr<storage::Store>>(storage::MakeLocalStore("/"));
-    });
+    SampleTreeTest::SetUp();
     auto packed =
         PackShards(registry_, (root_ / "src").string(), prefix(), {.samples_per_shard = 10});
     ASSERT_TRUE(packed.ok()) << packed.status().message();
     packed_ = packed->index;
   }
-  void TearDown() override { fs::remove_all(root_); }
 
   std::string prefix() const { return (root_ / "out" / "train").string(); }
   fs::path shard(int i) const {
@@ -53,8 +42,6 @@ class DatasetOpsTest : public ::testing::Test {
     f.write(&c, 1);
   }
 
-  fs::path root_;
-  storage::StoreRegistry registry_;
   DatasetIndex packed_;
 };
 
