@@ -2,7 +2,6 @@
 
 #include <cerrno>
 #include <csignal>
-#include <nlohmann/json.hpp>
 
 #include "base/errno_status.h"
 #include "base/strings.h"
@@ -34,11 +33,6 @@ Status Print(Context& ctx, std::string_view text) {
 
 bool LocalDirExists(const storage::OpenedUrl& opened) {
   return opened.store->IsDirectory(opened.key);
-}
-
-std::string JsonString(std::string_view s) {
-  return nlohmann::json(std::string(s))
-      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 Status Usage(Context& ctx, Status s) {

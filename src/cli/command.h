@@ -81,7 +81,4 @@ bool LocalDirExists(const storage::OpenedUrl& opened);
 // Parses a size flag ("16M", "1G", "100M/s"); "" leaves *out unchanged. Usage error if bad.
 Status ParseSize(Context& ctx, const std::string& text, const char* flag, uint64_t* out);
 
-// JSON string literal with escapes.
-std::string JsonString(std::string_view s);
-
 }  // namespace ferry::cli

@@ -4,12 +4,11 @@
 #include <fmt/format.h>
 
 #include <atomic>
-#include <nlohmann/json.hpp>
 
 #include "base/log.h"
-#include "base/redact.h"
 #include "base/strings.h"
 #include "cli/command.h"
+#include "cli/render.h"
 #include "transfer/copy_engine.h"
 
 namespace ferry::cli {
@@ -25,35 +24,6 @@ struct CpOptions {
   bool progress_lines = false;
   bool no_skip = false;
 };
-
-std::string SummaryJson(const transfer::CopyReport& r, const Status& s) {
-  nlohmann::json j = {{"ok", s.ok()},
-                      {"files", r.files_total},
-                      {"copied", r.files_copied},
-                      {"skipped", r.files_skipped},
-                      {"failed", r.files_failed},
-                      {"bytes", r.bytes_total},
-                      {"bytes_copied", r.bytes_copied},
-                      {"bytes_skipped", r.bytes_skipped},
-                      {"bytes_resumed", r.bytes_resumed},
-                      {"seconds", r.seconds},
-                      {"retries", r.retries},
-                      {"verified", r.verified},
-                      {"unverified", r.unverified},
-                      {"server_side", r.server_side},
-                      {"peak_buffer_bytes", r.peak_buffer_bytes},
-                      {"errors", r.errors},
-                      {"left_out_count", r.left_out_count}};
-  // A failed copy always names its cause, even when no single object failed.
-  if (!s.ok() && r.errors.empty()) j["errors"].push_back(s.message());
-  nlohmann::json left = nlohmann::json::array();
-  for (const auto& e : r.left_out) {
-    left.push_back(
-        {{"key", e.key}, {"reason", storage::SkipKindName(e.kind)}, {"target", e.detail}});
-  }
-  j["left_out"] = std::move(left);
-  return Redact(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) + "\n";
-}
 
 std::string SummaryLine(const transfer::CopyReport& r) {
   double rate = r.seconds > 0 ? static_cast<double>(r.bytes_copied) / r.seconds : 0;
@@ -98,7 +68,7 @@ Status RunCp(Context& ctx, CpOptions& o) {
   }
   const auto& r = result.report;
   if (o.json) {
-    FERRY_RETURN_IF_ERROR(Print(ctx, SummaryJson(r, result.status)));
+    FERRY_RETURN_IF_ERROR(PrintJson(ctx, CopySummaryJson(r, result.status)));
   } else if (o.copy.recursive || LogEnabled(LogLevel::kInfo)) {
     // Trees get a summary; a single object copy stays quiet unless -v.
     if (r.files_total > 0) std::fputs(SummaryLine(r).c_str(), stderr);

@@ -3,10 +3,9 @@
 
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
-
 #include "base/strings.h"
 #include "cli/command.h"
+#include "cli/render.h"
 #include "job/doctor.h"
 #include "job/doctor_url.h"
 
@@ -42,29 +41,6 @@ std::string Human(const job::PathDiagnosis& d) {
   return out;
 }
 
-nlohmann::json Json(const job::PathDiagnosis& d) {
-  nlohmann::json j = {{"path", d.path},
-                      {"kind", d.verdict.kind},
-                      {"persistence", std::string(job::PersistenceName(d.verdict.persistence))},
-                      {"verdict", d.verdict.verdict},
-                      {"notes", d.verdict.notes},
-                      {"mount",
-                       {{"source", d.mount.source},
-                        {"mount_point", d.mount.mount_point},
-                        {"fstype", d.mount.fstype},
-                        {"options", d.mount.options},
-                        {"super_options", d.mount.super_options}}},
-                      {"free_bytes", d.free_bytes},
-                      {"total_bytes", d.total_bytes}};
-  if (d.measured) {
-    j["small_file_ops_per_s"] = d.measured->small_file_ops_per_s;
-    j["seq_write_mib_s"] = d.measured->seq_write_mib_s;
-    j["seq_read_mib_s"] = d.measured->seq_read_mib_s;
-  }
-  if (!d.measure_error.empty()) j["measure_error"] = d.measure_error;
-  return j;
-}
-
 std::string HumanUrl(const job::UrlDiagnosis& d) {
   std::string out =
       fmt::format("{}\n  endpoint:    {} (region {}, {} addressing)\n  credentials: {}\n", d.url,
@@ -83,38 +59,18 @@ std::string HumanUrl(const job::UrlDiagnosis& d) {
   return out;
 }
 
-nlohmann::json JsonUrl(const job::UrlDiagnosis& d) {
-  return {{"url", d.url},
-          {"endpoint", d.endpoint},
-          {"region", d.region},
-          {"addressing", d.addressing},
-          {"credentials", d.credentials},
-          {"listable", d.listable},
-          {"list_latency_ms", d.list_latency_ms},
-          {"writable", d.writable},
-          {"write_mib_s", d.write_mib_s},
-          {"read_mib_s", d.read_mib_s},
-          {"errors", d.errors}};
-}
-
 Status RunDoctor(Context& ctx, const DoctorCliOptions& o) {
   bool failed = false;
   for (const auto& p : o.paths) {
     if (p.find("://") != std::string::npos && p.rfind("file://", 0) != 0) {
       FERRY_ASSIGN_OR_RETURN(auto d, job::DiagnoseUrl(p, *ctx.registry, !o.no_bench));
-      std::string text =
-          o.json ? JsonUrl(d).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
-                 : HumanUrl(d);
-      FERRY_RETURN_IF_ERROR(Print(ctx, text));
+      FERRY_RETURN_IF_ERROR(o.json ? PrintJson(ctx, UrlDiagnosisJson(d)) : Print(ctx, HumanUrl(d)));
       failed |= !d.errors.empty();
       continue;
     }
     FERRY_ASSIGN_OR_RETURN(auto parsed, ParseUrlArg(ctx, p));
     FERRY_ASSIGN_OR_RETURN(auto d, job::DiagnosePath("/" + parsed.key, {.measure = !o.no_bench}));
-    std::string text =
-        o.json ? Json(d).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
-               : Human(d);
-    FERRY_RETURN_IF_ERROR(Print(ctx, text));
+    FERRY_RETURN_IF_ERROR(o.json ? PrintJson(ctx, PathDiagnosisJson(d)) : Print(ctx, Human(d)));
   }
   if (failed) return Status(StatusCode::kFailedPrecondition, "doctor found problems (see above)");
   return Status();

@@ -9,6 +9,7 @@
 #include "base/log.h"
 #include "base/strings.h"
 #include "cli/command.h"
+#include "cli/render.h"
 
 namespace ferry::cli {
 
@@ -27,12 +28,7 @@ std::string FormatTime(const std::optional<SystemTime>& t) {
 
 Status PrintObject(Context& ctx, const LsOptions& o, const storage::Store& store,
                    const storage::ObjectInfo& info, std::string_view name) {
-  if (o.json) {
-    return Print(ctx,
-                 fmt::format("{{\"key\":{},\"url\":{},\"size\":{},\"modified\":{},\"etag\":{}}}\n",
-                             JsonString(info.key), JsonString(store.UrlFor(info.key)), info.size,
-                             JsonString(FormatTime(info.modified)), JsonString(info.etag)));
-  }
+  if (o.json) return PrintJson(ctx, ListedObjectJson(store, info));
   if (o.long_format) {
     return Print(ctx, fmt::format("{:>14}  {}  {}\n", info.size, FormatTime(info.modified), name));
   }
@@ -66,9 +62,7 @@ Status RunLs(Context& ctx, const LsOptions& o) {
             const std::string& p = page.prefixes[j++];
             std::string name = p.substr(key.size());
             if (o.json) {
-              FERRY_RETURN_IF_ERROR(
-                  Print(ctx, fmt::format("{{\"prefix\":{},\"url\":{}}}\n", JsonString(p),
-                                         JsonString(store.UrlFor(p)))));
+              FERRY_RETURN_IF_ERROR(PrintJson(ctx, ListedPrefixJson(store, p)));
             } else if (o.long_format) {
               FERRY_RETURN_IF_ERROR(
                   Print(ctx, fmt::format("{:>14}  {:<20}  {}\n", "DIR", "", name)));

@@ -3,8 +3,10 @@
 // The job lifecycle is in src/job/run.h; spec files in src/job/spec.h.
 
 #include <chrono>
+#include <cstdio>
 
 #include "base/log.h"
+#include "base/redact.h"
 #include "cli/command.h"
 #include "job/run.h"
 #include "job/spec.h"
@@ -85,12 +87,23 @@ Result<job::RunOptions> Combine(const RunCliOptions& o) {
   return ro;
 }
 
+// The preflight block: always on problems, with -v otherwise.
+void RenderPreflight(const job::PreflightReport& report, bool ok) {
+  if (ok && report.warnings.empty() && !LogEnabled(LogLevel::kInfo)) return;
+  std::string block = "ferry: preflight:\n";
+  for (const auto& l : report.lines) block += "  ok:      " + l + "\n";
+  for (const auto& w : report.warnings) block += "  warning: " + w + "\n";
+  for (const auto& e : report.errors) block += "  error:   " + e + "\n";
+  std::fputs(Redact(block).c_str(), stderr);
+}
+
 Status RunRun(Context& ctx, const RunCliOptions& o, int* exit_code) {
   auto combined = Combine(o);
   if (!combined.ok()) return Usage(ctx, combined.status());
-  job::RunOptions& ro = *combined;
-  *exit_code = job::RunJob(ro, *ctx.registry, *ctx.env);
-  return Status();
+  job::RunOutcome outcome = job::RunJob(*combined, *ctx.registry, *ctx.env, RenderPreflight);
+  if (outcome.exit_code == kExitUsage) return Usage(ctx, outcome.error);
+  *exit_code = outcome.exit_code;
+  return outcome.error;  // when set: one error line, exit 1
 }
 
 }  // namespace

@@ -2,9 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
-
 #include "cli/command.h"
+#include "cli/render.h"
 
 namespace ferry::cli {
 
@@ -18,16 +17,8 @@ struct StatOptions {
 Status RunStat(Context& ctx, const StatOptions& o) {
   FERRY_ASSIGN_OR_RETURN(auto opened, OpenUrl(ctx, o.url));
   FERRY_ASSIGN_OR_RETURN(auto info, opened.store->Stat(opened.key));
+  if (o.json) return PrintJson(ctx, StatJson(*opened.store, info));
   std::string modified = info.modified ? FormatIso8601(*info.modified) : "";
-  if (o.json) {
-    nlohmann::json j = {{"url", opened.store->UrlFor(info.key)},
-                        {"key", info.key},
-                        {"size", info.size},
-                        {"modified", modified},
-                        {"etag", info.etag},
-                        {"metadata", info.metadata}};
-    return Print(ctx, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-  }
   std::string out = fmt::format("url:      {}\nsize:     {}\nmodified: {}\netag:     {}\n",
                                 opened.store->UrlFor(info.key), info.size, modified, info.etag);
   for (const auto& [k, v] : info.metadata) out += fmt::format("meta:     {}={}\n", k, v);

@@ -1,15 +1,15 @@
 #include "job/process_tree.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <set>
 #include <thread>
@@ -38,6 +38,25 @@ bool AllDigits(std::string_view s) {
 }
 
 bool Alive(const ProcEntry& e) { return e.state != 'Z' && e.state != 'X'; }
+
+// A /proc/<pid>/stat file; "" when it cannot be read. Plain read(2): reading the file of a
+// process that is exiting fails with ESRCH, and std::ifstream turns a read error into an
+// exception (libstdc++), which would end ferry in the middle of stopping leftovers.
+std::string ReadStat(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string text;
+  char buf[1024];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) text.clear();
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
 
 }  // namespace
 
@@ -69,9 +88,10 @@ std::vector<ProcEntry> ReadProcTable(const std::string& proc_root) {
   if (d == nullptr) return table;
   while (dirent* e = ::readdir(d)) {
     if (!AllDigits(e->d_name)) continue;
-    std::ifstream in(proc_root + "/" + e->d_name + "/stat");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (auto entry = ParseProcStat(text)) table.push_back(*entry);  // empty: it just exited
+    // Empty or unreadable (ESRCH): it exited while the table was read.
+    if (auto entry = ParseProcStat(ReadStat(proc_root + "/" + e->d_name + "/stat"))) {
+      table.push_back(*entry);
+    }
   }
   ::closedir(d);
   return table;

@@ -84,6 +84,8 @@ TEST(ProcTable, ReadsAFakeProcTreeAndIgnoresWhatIsNotAProcess) {
   add("30", "30 (ferry) S 1 30 30 0");
   add("31", "31 (my job (v2)) S 30 31 31 0");
   add("32", "");  // exited while the table was read
+  // Unreadable (a read error, like ESRCH for a process that is exiting): left out, no exception.
+  std::filesystem::create_directories(root / "33" / "stat");
   add("self", "30 (ferry) S 1 30 30 0");
   std::filesystem::create_directories(root / "sys");
   auto table = ReadProcTable(root.string());

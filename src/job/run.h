@@ -1,31 +1,37 @@
 #pragma once
 // `ferry run`: wraps a training command so its results come back whenever that is possible.
+// The contract is docs/semantics/run.md; the code is in phases, each a small tested unit:
 //
-// Lifecycle: stage-in (--in SRC=DIR, through the copy engine, unchanged files skipped), start the
+//   run_plan.h      identity, destination templates, trigger file, the command's environment
+//   lifecycle.h     preflight -> stage-in -> start -> supervise -> stop leftovers -> final
+//                   stage-out -> exit status, against the interfaces of run_system.h
+//   sync.h          one sync of the outputs (copy engine, manifest, latest pointer)
+//   process_tree.h  what the command leaves running, and stopping it
+//   trigger_file.h  the on-demand sync request file
+//
+// In short: stage-in (--in SRC=DIR, through the copy engine, unchanged files skipped), start the
 // command in its own process group with FERRY_RUN_ID / FERRY_OUTPUT_<n> / FERRY_INPUT_<n> in its
 // environment, sync every output directory to its destination every `interval` (files still
-// being written are left for the next round) and on SIGUSR1, then a final sync after the command
-// ends: normal exit, non-zero exit, killed by a signal, or ferry itself receiving SIGTERM/SIGINT,
-// which it forwards to the command at once (periodic syncs run on their own thread and are
-// stopped), waiting `grace` before SIGKILL. A stop signal before the command starts (preflight,
-// stage-in) ends ferry within about a second without starting it; a second one stops the final
-// sync. ferry is a child subreaper,
-// so processes the command leaves running (setsid, daemons, background jobs) stay below it; they
-// get SIGTERM when the command ends and SIGKILL after `grace`, before the final sync (see
-// process_tree.h). Files that change while being uploaded are skipped and listed in the
-// manifest; the next sync retries them (sync.h). After every sync a manifest
-// (`_ferry/manifest.json`: files, sizes, ETags, run id, host, command, exit status when known) is
-// written last at each destination, so a reader can tell a complete checkpoint set from a partial
-// one, and a `latest` pointer names the newest complete set. ferry exits with the command's status
-// (128+signal when it was killed by a signal), or 1 when the command exited 0 but the final
-// stage-out failed or skipped files.
+// being written are left for the next round) and on SIGUSR1 or the trigger file, then a final
+// sync after the command ends: normal exit, non-zero exit, killed by a signal, or ferry itself
+// receiving SIGTERM/SIGINT, which it forwards to the command at once (periodic syncs run beside
+// the wait for signals and are stopped), waiting `grace` before SIGKILL. A stop signal before the
+// command starts (preflight, stage-in) ends ferry without starting it; a second one stops the
+// final sync. ferry is a child subreaper, so processes the command leaves running stay below it;
+// they get SIGTERM when the command ends and SIGKILL after `grace`, before the final sync. After
+// every sync a manifest is written last at each destination, then a `latest` pointer. ferry
+// exits with the command's status (128+signal when it was killed by a signal), or 1 when the
+// command exited 0 but the final stage-out failed or skipped files.
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "base/environment.h"
+#include "base/status.h"
+#include "job/preflight.h"
 #include "storage/registry.h"
 
 namespace ferry::job {
@@ -49,15 +55,29 @@ struct RunOptions {
   std::vector<std::string> command;
 };
 
-// Expands {job} {attempt} {rank} {host} {date} in a destination template.
+// What the destination template fields {job} {attempt} {rank} {host} {date} stand for
+// (DetectIdentity in run_plan.h).
 struct RunIdentity {
   std::string job, attempt, rank, host, date;
 };
-RunIdentity DetectIdentity(const Environment& env);
-Result<std::string> ExpandTemplate(const std::string& tmpl, const RunIdentity& id);
 
-// Runs the job; returns the exit code ferry should exit with. The preflight block names the
-// credentials of each s3:// URL (Store::Describe()).
-int RunJob(const RunOptions& options, storage::StoreRegistry& registry, const Environment& env);
+// How a run ended. `error` is set when ferry fails on its own account, before or after the
+// command (exit 2: a usage error such as an unknown template field; exit 1: a failed preflight or
+// stage-in, a command that cannot be started, a command that succeeded while its results did not
+// reach their destination); the caller prints it. Otherwise `exit_code` is the command's status
+// (128+signal when a signal killed it) or 128+signal of a stop signal that ended the run before
+// the command started or during the final stage-out (logged as it happened).
+struct RunOutcome {
+  int exit_code = 0;
+  Status error;
+};
+
+// Shown the preflight's findings (`ok`: whether the run goes on) before anything else happens.
+using PreflightObserver = std::function<void(const PreflightReport& report, bool ok)>;
+
+// Runs the job: the phases of lifecycle.h on the real system (run_system_posix.h) and stores.
+// The preflight names the credentials of each s3:// URL (Store::Describe()).
+RunOutcome RunJob(const RunOptions& options, storage::StoreRegistry& registry,
+                  const Environment& env, const PreflightObserver& on_preflight);
 
 }  // namespace ferry::job

@@ -179,4 +179,42 @@ Result<std::vector<SkippedFile>> SyncOutput(storage::StoreRegistry& registry, co
   return skipped;
 }
 
+Status SyncRound::AsStatus() const {
+  if (!status.ok() || skipped == 0) return status;
+  return Status(StatusCode::kFailedPrecondition,
+                std::to_string(skipped) +
+                    " file(s) changed, vanished or could not be read while being uploaded and "
+                    "were left out (listed as skipped in the manifest); first: " +
+                    first_skipped);
+}
+
+SyncRound SyncAllOutputs(storage::StoreRegistry& registry, const std::vector<Output>& outputs,
+                         SyncKind kind, const RunIdentity& id, const RunOptions& options,
+                         const ChildState& child, const std::atomic<bool>* cancel) {
+  SyncRound round;
+  for (const auto& o : outputs) {
+    auto skipped = SyncOutput(registry, o, kind, id, options, child, cancel);
+    if (!skipped.ok() && skipped.status().code() == StatusCode::kCancelled) {
+      Log(LogLevel::kInfo, "sync of '{}' stopped: {}", o.dir,
+          kind == SyncKind::kFinal ? "a second stop signal" : "the command is ending");
+      if (round.status.ok()) round.status = skipped.status();
+      break;
+    }
+    if (!skipped.ok()) {
+      Status s = skipped.status().WithContext("sync of '" + o.dir + "' to '" + o.url + "'");
+      Log(LogLevel::kError, "{}", s.message());
+      if (round.status.ok()) round.status = s;
+      continue;
+    }
+    if (!skipped->empty() && round.skipped == 0) {
+      round.first_skipped =
+          "'" + o.dir + "/" + skipped->front().path + "' (" + skipped->front().reason + ")";
+    }
+    round.skipped += skipped->size();
+    Log(LogLevel::kInfo, "synced '{}' to '{}'{}", o.dir, o.url,
+        skipped->empty() ? "" : fmt::format(", {} file(s) left out", skipped->size()));
+  }
+  return round;
+}
+
 }  // namespace ferry::job

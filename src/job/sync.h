@@ -10,6 +10,8 @@
 // committed), the manifest lists it under "skipped" with the reason, and the next sync tries it
 // again. Every other file is uploaded.
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <string>
 #include <vector>
@@ -26,6 +28,7 @@ struct Output {
   std::string tmpl;  // the destination as written, with {fields}
 };
 
+// The command as the manifest reports it.
 struct ChildState {
   pid_t pid = -1;
   bool running = false;
@@ -58,5 +61,21 @@ Result<std::vector<SkippedFile>> SyncOutput(storage::StoreRegistry& registry, co
                                             SyncKind kind, const RunIdentity& id,
                                             const RunOptions& options, const ChildState& child,
                                             const std::atomic<bool>* cancel = nullptr);
+
+// One sync of every output.
+struct SyncRound {
+  Status status;              // the first output whose sync failed (all outputs are tried)
+  size_t skipped = 0;         // files left out by the syncs that succeeded
+  std::string first_skipped;  // "'DIR/PATH' (REASON)"
+
+  // The round as one status: failed, or OK but with files left out (named), or OK.
+  Status AsStatus() const;
+};
+
+// Syncs every output in turn and logs how each went. A failed output does not stop the others;
+// a cancelled one (`cancel` set) ends the round with kCancelled.
+SyncRound SyncAllOutputs(storage::StoreRegistry& registry, const std::vector<Output>& outputs,
+                         SyncKind kind, const RunIdentity& id, const RunOptions& options,
+                         const ChildState& child, const std::atomic<bool>* cancel);
 
 }  // namespace ferry::job

@@ -10,31 +10,16 @@
 
 #include "shard/pack.h"
 #include "shard/scan.h"
-#include "storage/local/local_store.h"
+#include "shard/shard_test_util.h"
 
 namespace ferry::shard {
 namespace {
 
 namespace fs = std::filesystem;
 
-class ShardReaderTest : public ::testing::Test {
+class ShardReaderTest : public testing::SampleTreeTest {
  protected:
-  void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("ferry-shard-test-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
-    fs::create_directories(root_ / "src" / "d");
-    for (int i = 0; i < 200; ++i) {
-      std::string key = "d/" + std::to_string(1000 + i);
-      std::ofstream(root_ / "src" / (key + ".jpg")) << std::string(100 + i * 7, char('a' + i % 26));
-      std::ofstream(root_ / "src" / (key + ".cls")) << i;
-    }
-    registry_.Register(storage::Scheme::kLocal, [](const storage::ParsedUrl&) {
-      return Result<std::shared_ptr<storage::Store>>(storage::MakeLocalStore("/"));
-    });
-  }
-  void TearDown() override { fs::remove_all(root_); }
+  ShardReaderTest() : SampleTreeTest(200, 100, 7) {}
 
   // Overwrites 23 bytes in the middle of a packed shard.
   void Corrupt(const std::string& shard) {
@@ -65,9 +50,6 @@ class ShardReaderTest : public ::testing::Test {
     }
     return keys;
   }
-
-  fs::path root_;
-  storage::StoreRegistry registry_;
 };
 
 TEST_F(ShardReaderTest, PacksDeterministicallyAndReadsEverythingBack) {

@@ -1,6 +1,9 @@
 #include "shard/scan.h"
 
+#include <algorithm>
+
 #include "base/crc32c.h"
+#include "base/thread_pool.h"
 #include "shard/sample.h"
 #include "shard/tar.h"
 
@@ -43,6 +46,19 @@ Result<ShardInfo> ScanShard(storage::Store& store, const std::string& key, const
   if (!info.offsets.empty()) info.sample_crcs.push_back(sample_crc.value());
   info.crc32c = Crc32cHex(crc.value());
   return info;
+}
+
+std::vector<Result<ShardInfo>> ScanShards(storage::Store& store,
+                                          const std::vector<ShardToScan>& shards, int jobs) {
+  std::vector<Result<ShardInfo>> results(shards.size(), Result<ShardInfo>(ShardInfo{}));
+  {
+    ThreadPool pool(std::max(1, jobs));
+    for (size_t i = 0; i < shards.size(); ++i) {
+      // Each task writes its own slot only; the pool's destructor joins them all.
+      pool.Submit([&, i] { results[i] = ScanShard(store, shards[i].key, shards[i].name); });
+    }
+  }
+  return results;
 }
 
 }  // namespace ferry::shard

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "shard/index.h"
 #include "storage/store.h"
@@ -20,5 +21,14 @@ struct ScannedEntry {
 // `on_entry` (optional) sees every regular file in order (`ferry shard ls SHARD.tar`).
 Result<ShardInfo> ScanShard(storage::Store& store, const std::string& key, const std::string& name,
                             const std::function<void(const ScannedEntry&)>& on_entry = {});
+
+// A shard to scan: its key in the store and the name it gets in the index.
+struct ShardToScan {
+  std::string key, name;
+};
+
+// Scans `shards`, `jobs` at once (at least one); the results in the order of `shards`.
+std::vector<Result<ShardInfo>> ScanShards(storage::Store& store,
+                                          const std::vector<ShardToScan>& shards, int jobs);
 
 }  // namespace ferry::shard

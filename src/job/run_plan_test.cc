@@ -1,0 +1,83 @@
+#include "job/run_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+
+namespace ferry::job {
+namespace {
+
+TEST(ExpandTemplate, ReplacesEveryKnownFieldAndRejectsOthers) {
+  RunIdentity id{.job = "j1", .attempt = "2", .rank = "3", .host = "h", .date = "2026-01-02"};
+  EXPECT_EQ(*ExpandTemplate("s3://b/{job}/{attempt}/{rank}-{host}-{date}/", id),
+            "s3://b/j1/2/3-h-2026-01-02/");
+  EXPECT_EQ(*ExpandTemplate("/plain/dir", id), "/plain/dir");
+  auto bad = ExpandTemplate("s3://b/{nope}/", id);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.status().message(),
+            "unknown template field '{nope}' in 's3://b/{nope}/' (known: {job} {attempt} {rank} "
+            "{host} {date})");
+  EXPECT_EQ(ExpandTemplate("s3://b/{job", id).status().message(), "unclosed '{' in 's3://b/{job'");
+}
+
+TEST(DetectIdentity, TakesTheSchedulersVariablesInOrder) {
+  MapEnvironment env({{"SLURM_JOB_ID", "77"},
+                      {"JOB_ID", "x"},
+                      {"SLURM_RESTART_COUNT", "1"},
+                      {"SLURM_PROCID", "4"}});
+  RunIdentity id = DetectIdentity(env);
+  EXPECT_EQ(id.job, "77");
+  EXPECT_EQ(id.attempt, "1");
+  EXPECT_EQ(id.rank, "4");
+  EXPECT_FALSE(id.host.empty());
+  EXPECT_TRUE(std::regex_match(id.date, std::regex(R"(\d{4}-\d{2}-\d{2})")));
+  env.Set("FERRY_RUN_ID", "mine");
+  env.Set("RANK", "0");
+  EXPECT_EQ(DetectIdentity(env).job, "mine");
+  EXPECT_EQ(DetectIdentity(env).rank, "0");
+  MapEnvironment pod({{"KUBERNETES_SERVICE_HOST", "10.0.0.1"}, {"HOSTNAME", "train-abc12"}});
+  EXPECT_EQ(DetectIdentity(pod).job, "train-abc12");
+  EXPECT_EQ(DetectIdentity(pod).attempt, "0");
+  RunIdentity generated = DetectIdentity(MapEnvironment());
+  EXPECT_TRUE(std::regex_match(generated.job, std::regex(R"(\d{8}-\d{6}-[0-9a-f]{6})")))
+      << generated.job;
+  EXPECT_NE(DetectIdentity(MapEnvironment()).job, generated.job);  // 24 random bits apart
+}
+
+TEST(PlanRun, ExpandsDestinationsAndPlacesTheTriggerFile) {
+  RunOptions o;
+  o.outputs = {{"/scratch/out", "s3://b/runs/{job}/"}, {"/scratch/logs", "s3://b/logs/"}};
+  MapEnvironment env({{"FERRY_RUN_ID", "r1"}, {"TMPDIR", "/var/tmp"}});
+  auto plan = PlanRun(o, env, 1234);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->options.trigger_file, "/var/tmp/ferry-sync-1234");
+  ASSERT_EQ(plan->outputs.size(), 2u);
+  EXPECT_EQ(plan->outputs[0].dir, "/scratch/out");
+  EXPECT_EQ(plan->outputs[0].url, "s3://b/runs/r1/");
+  EXPECT_EQ(plan->outputs[0].tmpl, "s3://b/runs/{job}/");
+  o.trigger_file = "/x/sync-now";
+  EXPECT_EQ(PlanRun(o, env, 1)->options.trigger_file, "/x/sync-now");
+  o.outputs.push_back({"/o", "s3://b/{bad}/"});
+  EXPECT_EQ(PlanRun(o, env, 1).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(CommandEnvironment, NamesOutputsInputsAndTheTrigger) {
+  RunPlan plan;
+  plan.id.job = "r1";
+  plan.options.trigger_file = "/tmp/t";
+  plan.options.inputs = {{"s3://b/ds/", "data"}};
+  plan.outputs = {{"/o0", "s3://b/o0/", ""}, {"/o1", "s3://b/o1/", ""}};
+  std::vector<std::pair<std::string, std::string>> want = {{"FERRY_RUN_ID", "r1"},
+                                                           {"FERRY_OUTPUT_0", "/o0"},
+                                                           {"FERRY_OUTPUT_URL_0", "s3://b/o0/"},
+                                                           {"FERRY_OUTPUT_1", "/o1"},
+                                                           {"FERRY_OUTPUT_URL_1", "s3://b/o1/"},
+                                                           {"FERRY_OUTPUT", "/o0"},
+                                                           {"FERRY_SYNC_TRIGGER", "/tmp/t"},
+                                                           {"FERRY_INPUT_0", "data"}};
+  EXPECT_EQ(CommandEnvironment(plan), want);
+}
+
+}  // namespace
+}  // namespace ferry::job

@@ -1,0 +1,162 @@
+#include "job/run_system_posix.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <set>
+#include <thread>
+
+extern char** environ;
+
+namespace ferry::job {
+
+namespace {
+
+timespec ToTimespec(std::chrono::milliseconds d) {
+  if (d.count() < 0) d = std::chrono::milliseconds(0);
+  return {static_cast<time_t>(d.count() / 1000), static_cast<long>(d.count() % 1000) * 1000000};
+}
+
+// Takes one of `signals` if it is pending; 0 when none is.
+int TakeIfPending(std::initializer_list<int> signals) {
+  sigset_t pending;
+  ::sigpending(&pending);
+  for (int s : signals) {
+    if (!sigismember(&pending, s)) continue;
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, s);
+    timespec zero{0, 0};
+    if (::sigtimedwait(&one, nullptr, &zero) == s) return s;
+  }
+  return 0;
+}
+
+class ThreadTask final : public BackgroundTask {
+ public:
+  explicit ThreadTask(std::function<void(const std::atomic<bool>&)> work)
+      : thread_([this, work = std::move(work)] {
+          work(cancel_);
+          done_.store(true, std::memory_order_release);
+        }) {}
+  ~ThreadTask() override { Wait(); }
+
+  bool Done() override { return done_.load(std::memory_order_acquire); }
+  void Cancel() override { cancel_ = true; }
+  void Wait() override {
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::atomic<bool> cancel_{false};
+  std::atomic<bool> done_{false};
+  std::thread thread_;  // last: it starts once the flags exist
+};
+
+}  // namespace
+
+PosixSignalSource::PosixSignalSource() {
+  sigemptyset(&held_);
+  for (int s : {SIGTERM, SIGINT, SIGUSR1, SIGCHLD}) sigaddset(&held_, s);
+  ::sigprocmask(SIG_BLOCK, &held_, &original_);
+}
+
+PosixSignalSource::~PosixSignalSource() {
+  while (TakeIfPending({SIGUSR1, SIGCHLD}) != 0) {
+  }
+  ::sigprocmask(SIG_SETMASK, &original_, nullptr);
+}
+
+int PosixSignalSource::Wait(std::chrono::milliseconds timeout) {
+  timespec ts = ToTimespec(timeout);
+  int sig = ::sigtimedwait(&held_, nullptr, &ts);
+  return sig > 0 ? sig : 0;
+}
+
+int PosixSignalSource::TakePendingStop() { return TakeIfPending({SIGTERM, SIGINT}); }
+
+Status PosixProcessLauncher::TrackDescendants() {
+  if (!BecomeSubreaper()) {
+    return Status(StatusCode::kFailedPrecondition,
+                  std::string("cannot become a child subreaper (") + std::strerror(errno) + ")");
+  }
+  if (!ProcShowsThisProcess()) {
+    return Status(StatusCode::kFailedPrecondition, "/proc is not this process's pid namespace");
+  }
+  return Status();
+}
+
+Result<pid_t> PosixProcessLauncher::Start(
+    const std::vector<std::string>& argv,
+    const std::vector<std::pair<std::string, std::string>>& env) {
+  if (argv.empty()) return InvalidArgument("no command to run");
+  // Everything the child needs is built here: between fork and exec only async-signal-safe
+  // calls are made (other threads may hold the allocator's locks at the fork).
+  std::vector<std::string> env_entries;
+  std::set<std::string> replaced;
+  for (const auto& [name, value] : env) {
+    env_entries.push_back(name + "=" + value);
+    replaced.insert(name);
+  }
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view entry(*e);
+    if (!replaced.contains(std::string(entry.substr(0, entry.find('='))))) {
+      env_entries.emplace_back(entry);
+    }
+  }
+  std::vector<char*> envp, args;
+  for (auto& e : env_entries) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_copy = argv;
+  for (auto& a : argv_copy) args.push_back(a.data());
+  args.push_back(nullptr);
+  std::string cannot_run = "ferry: error: cannot run '" + argv[0] + "': ";
+
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    return Status(StatusCode::kUnavailable,
+                  std::string("cannot start the command: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    ::setpgid(0, 0);  // its own process group: signals reach the whole training process tree
+    ::sigprocmask(SIG_SETMASK, &child_mask_, nullptr);
+    ::execvpe(args[0], args.data(), envp.data());
+    const char* why = std::strerror(errno);
+    ssize_t ignored = ::write(STDERR_FILENO, cannot_run.data(), cannot_run.size());
+    ignored = ::write(STDERR_FILENO, why, std::strlen(why));
+    ignored = ::write(STDERR_FILENO, "\n", 1);
+    (void)ignored;
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);  // also here, so no signal to the group can come before the child's call
+  return pid;
+}
+
+void PosixProcessLauncher::SignalGroup(pid_t group, int sig) { ::kill(-group, sig); }
+
+void PosixProcessLauncher::TerminateEscaped(pid_t group) {
+  for (const auto& e : Descendants(::getpid(), ReadProcTable())) {
+    if (e.pgid != group) ::kill(e.pid, SIGTERM);
+  }
+}
+
+std::optional<ProcessExit> PosixProcessLauncher::ReapExited(pid_t command) {
+  std::optional<int> status;
+  ReapExitedChildren(command, &status);
+  if (!status) return std::nullopt;
+  if (WIFSIGNALED(*status)) return ProcessExit{.signal = WTERMSIG(*status)};
+  return ProcessExit{.code = WEXITSTATUS(*status)};
+}
+
+LeftoverReport PosixProcessLauncher::StopLeftovers(SteadyTime kill_at) {
+  return job::StopLeftovers(kill_at);
+}
+
+std::unique_ptr<BackgroundTask> ThreadTaskRunner::Start(
+    std::function<void(const std::atomic<bool>& cancel)> work) {
+  return std::make_unique<ThreadTask>(std::move(work));
+}
+
+}  // namespace ferry::job

@@ -1,0 +1,65 @@
+#pragma once
+// The real RunSystem (run_system.h): the steady clock, sigprocmask + sigtimedwait, fork/exec +
+// kill + waitpid with ferry as a child subreaper (process_tree.h), and a thread per task. Thin on
+// purpose: every decision is in lifecycle.cc, where it is tested with fakes.
+
+#include <signal.h>
+
+#include <chrono>
+
+#include "job/run_system.h"
+
+namespace ferry::job {
+
+class SteadyClock final : public Clock {
+ public:
+  SteadyTime Now() const override { return std::chrono::steady_clock::now(); }
+};
+
+// Blocks SIGTERM, SIGINT, SIGUSR1 and SIGCHLD in the constructing thread (threads it starts
+// later inherit the mask, so the signals stay pending for Wait()). The destructor discards a
+// SIGUSR1 or SIGCHLD still pending (a sync request or a child that outlived the run: delivered
+// after the mask is restored, SIGUSR1's default action would kill ferry) and restores the mask.
+class PosixSignalSource final : public SignalSource {
+ public:
+  PosixSignalSource();
+  ~PosixSignalSource() override;
+  PosixSignalSource(const PosixSignalSource&) = delete;
+  PosixSignalSource& operator=(const PosixSignalSource&) = delete;
+
+  // The mask before the constructor ran: what the command starts with.
+  const sigset_t& original_mask() const { return original_; }
+
+  int Wait(std::chrono::milliseconds timeout) override;
+  int TakePendingStop() override;
+
+ private:
+  sigset_t held_;
+  sigset_t original_;
+};
+
+class PosixProcessLauncher final : public ProcessLauncher {
+ public:
+  // `child_mask`: the signal mask the command starts with (PosixSignalSource::original_mask).
+  explicit PosixProcessLauncher(const sigset_t& child_mask) : child_mask_(child_mask) {}
+
+  Status TrackDescendants() override;
+  Result<pid_t> Start(const std::vector<std::string>& argv,
+                      const std::vector<std::pair<std::string, std::string>>& env) override;
+  void SignalGroup(pid_t group, int sig) override;
+  void TerminateEscaped(pid_t group) override;
+  std::optional<ProcessExit> ReapExited(pid_t command) override;
+  LeftoverReport StopLeftovers(SteadyTime kill_at) override;
+
+ private:
+  sigset_t child_mask_;
+};
+
+// One std::thread per task.
+class ThreadTaskRunner final : public TaskRunner {
+ public:
+  std::unique_ptr<BackgroundTask> Start(
+      std::function<void(const std::atomic<bool>& cancel)> work) override;
+};
+
+}  // namespace ferry::job
