@@ -2,11 +2,9 @@
 // A fixed pool of worker threads running submitted tasks in FIFO order, and a counting
 // semaphore over bytes (the copy engine's memory budget) whose units are held by RAII leases.
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -22,17 +20,17 @@ class ThreadPool final {
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
-  void Submit(std::function<void()> task);
+  void Submit(std::function<void()> task) EXCLUDES(mu_);
   // Blocks until every task submitted so far has finished.
-  void WaitIdle();
+  void WaitIdle() EXCLUDES(mu_);
 
  private:
-  void Work();
-  std::mutex mu_;
-  std::condition_variable cv_, idle_cv_;
-  std::deque<std::function<void()>> queue_;
-  int running_ = 0;
-  bool stop_ = false;
+  void Work() EXCLUDES(mu_);
+  Mutex mu_;
+  CondVar cv_, idle_cv_;
+  std::deque<std::function<void()>> queue_ GUARDED_BY(mu_);
+  int running_ GUARDED_BY(mu_) = 0;
+  bool stop_ GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
 };
 

@@ -6,10 +6,10 @@
 #include <sys/socket.h>
 
 #include <algorithm>
-#include <mutex>
 #include <unordered_map>
 
 #include "base/log.h"
+#include "base/mutex.h"
 #include "base/strings.h"
 #include "base/time_format.h"
 #include "http/curl_error.h"
@@ -209,13 +209,14 @@ std::optional<std::string_view> Response::Header(std::string_view lower_name) co
 }
 
 struct Client::Pool {
-  std::mutex mu;
-  std::vector<CURL*> idle;
-  std::unordered_map<CURL*, curl_socket_t> last_socket;  // its connection's socket, if kept alive
+  Mutex mu;
+  std::vector<CURL*> idle GUARDED_BY(mu);
+  // Each handle's connection socket, if kept alive.
+  std::unordered_map<CURL*, curl_socket_t> last_socket GUARDED_BY(mu);
 
   CURL* Acquire() {
     {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       if (!idle.empty()) {
         CURL* e = idle.back();
         idle.pop_back();
@@ -226,16 +227,17 @@ struct Client::Pool {
     return curl_easy_init();
   }
   void Release(CURL* e, curl_socket_t sock) {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     idle.push_back(e);
     last_socket[e] = sock;
   }
   curl_socket_t LastSocket(CURL* e) {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     auto it = last_socket.find(e);
     return it == last_socket.end() ? CURL_SOCKET_BAD : it->second;
   }
   ~Pool() {
+    MutexLock lock(mu);
     for (CURL* e : idle) curl_easy_cleanup(e);
   }
 };

@@ -17,7 +17,7 @@ std::string_view SchemeName(Scheme scheme) {
 }
 
 void StoreRegistry::Register(Scheme scheme, Factory factory) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   factories_[scheme] = std::move(factory);
 }
 
@@ -26,7 +26,7 @@ Result<OpenedUrl> StoreRegistry::Open(std::string_view url, std::string_view cwd
   std::string cache_key = std::string(SchemeName(parsed.scheme)) + "://" + parsed.bucket;
   for (const auto& [k, v] : parsed.params) cache_key += "&" + k + "=" + v;
   if (!parsed.query.empty()) cache_key += "?" + parsed.query;  // http(s): one store per query
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto f = factories_.find(parsed.scheme);
   if (f == factories_.end()) {
     return Unimplemented("ferry was built without " + std::string(SchemeName(parsed.scheme)) +

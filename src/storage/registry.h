@@ -6,9 +6,9 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "base/mutex.h"
 #include "storage/store.h"
 #include "storage/url.h"
 
@@ -31,9 +31,9 @@ class StoreRegistry final {
   Result<OpenedUrl> Open(std::string_view url, std::string_view cwd = {});
 
  private:
-  std::mutex mu_;
-  std::map<Scheme, Factory> factories_;
-  std::map<std::string, std::shared_ptr<Store>> cache_;
+  Mutex mu_;
+  std::map<Scheme, Factory> factories_ GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<Store>> cache_ GUARDED_BY(mu_);
 };
 
 std::string_view SchemeName(Scheme scheme);

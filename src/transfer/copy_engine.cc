@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 
 #include "base/log.h"
 #include "base/strings.h"
@@ -83,24 +81,24 @@ class Scheduler final {
 
   void Submit(Item item, std::function<void(const Item&)> work) {
     {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return queued_ < window_; });
+      MutexLock lock(mu_);
+      cv_.Wait(lock, [&]() REQUIRES(mu_) { return queued_ < window_; });
       ++queued_;
     }
     pool_.Submit([this, item = std::move(item), work = std::move(work)] {
       work(item);
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       --queued_;
-      cv_.notify_all();
+      cv_.NotifyAll();
     });
   }
 
  private:
   ThreadPool& pool_;
   const int window_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int queued_ = 0;
+  Mutex mu_;
+  CondVar cv_;
+  int queued_ GUARDED_BY(mu_) = 0;
 };
 
 using SubmitFn = std::function<void(Item)>;
@@ -163,7 +161,7 @@ Status PlanTree(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
       Log(storage::SkipIsWarning(e.kind) ? LogLevel::kWarn : LogLevel::kInfo, "not copying {}{}",
           storage::DescribeSkipped(*src.store, e),
           e.kind == storage::SkipKind::kLinkOutsideTree ? " (ferry cp -L follows links)" : "");
-      std::lock_guard lock(ctx.mu);
+      MutexLock lock(ctx.mu);
       if (ctx.report.left_out.size() < CopyReport::kMaxLeftOut) ctx.report.left_out.push_back(e);
       ++ctx.report.left_out_count;
       any = true;
@@ -193,7 +191,7 @@ Status PlanTree(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
 
 // Records one finished object in the report and the counters.
 void Finish(RunContext& ctx, const Item& item, const Result<Outcome>& r, Status& first_error) {
-  std::lock_guard lock(ctx.mu);
+  MutexLock lock(ctx.mu);
   ++ctx.counters.files_done;
   if (!r.ok()) {
     ++ctx.counters.files_failed;
@@ -267,7 +265,11 @@ CopyResult RunCopy(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
     file_pool.WaitIdle();
   }
   part_pool.WaitIdle();
-  CopyReport& rep = ctx.report;
+  CopyReport rep;
+  {
+    MutexLock lock(ctx.mu);  // every worker is done; the lock states it
+    rep = std::move(ctx.report);
+  }
   rep.files_total = counters.files_total;
   rep.bytes_total = counters.bytes_total;
   rep.bytes_resumed = ctx.bytes_resumed;

@@ -3,10 +3,10 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "base/mutex.h"
 #include "base/thread_pool.h"
 #include "storage/store.h"
 #include "transfer/copy_options.h"
@@ -30,8 +30,8 @@ struct RunContext {
   std::string state_dir;
   storage::Capabilities src_caps, dst_caps;  // what the two stores report, asked once
 
-  std::mutex mu;
-  CopyReport report;  // guarded by mu (counts only; bytes are atomics in counters)
+  Mutex mu;
+  CopyReport report GUARDED_BY(mu);  // counts only; bytes are atomics in counters
   std::atomic<uint64_t> bytes_resumed{0}, verified{0}, unverified{0}, server_side{0};
 
   bool cancelled() const { return options.cancel && options.cancel->load(); }

@@ -88,12 +88,13 @@ Result<std::unique_ptr<Journal>> Journal::Append(const std::string& path) {
 }
 
 Journal::~Journal() {
+  MutexLock lock(mu_);
   if (fd_ >= 0) ::close(fd_);
 }
 
 Status Journal::PartDone(int number, uint32_t crc) {
   std::string line = "part " + std::to_string(number) + " " + Crc32cHex(crc) + "\n";
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (fd_ < 0) return Status();
   if (::write(fd_, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
     return ErrnoToStatus(errno, "append to journal '" + path_ + "'");
@@ -102,7 +103,7 @@ Status Journal::PartDone(int number, uint32_t crc) {
 }
 
 void Journal::Remove() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   ::unlink(path_.c_str());

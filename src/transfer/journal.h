@@ -12,10 +12,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "base/mutex.h"
 #include "base/status.h"
 
 namespace ferry::transfer {
@@ -59,9 +59,9 @@ class Journal final {
 
  private:
   Journal(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
-  std::string path_;
-  int fd_;
-  std::mutex mu_;
+  const std::string path_;
+  Mutex mu_;
+  int fd_ GUARDED_BY(mu_);
 };
 
 }  // namespace ferry::transfer

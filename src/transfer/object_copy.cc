@@ -17,12 +17,12 @@
 // CopyOptions::leave_out_unstable_sources a failure whose source changed, vanished or cannot be
 // read is recorded in CopyReport::unstable instead (see UnstableSource).
 
-#include <condition_variable>
 #include <vector>
 
 #include "base/crc32c.h"
 #include "base/hash.h"
 #include "base/log.h"
+#include "base/mutex.h"
 #include "base/strings.h"
 #include "transfer/copy_engine.h"
 #include "transfer/copy_internal.h"
@@ -227,21 +227,25 @@ Result<Outcome> CopyWhole(RunContext& ctx, const Item& item) {
 }
 
 // Waits for a set of part tasks.
-struct Latch {
-  std::mutex mu;
-  std::condition_variable cv;
-  int pending = 0;
-  Status first_error;
-  void Done(Status s) {
-    std::lock_guard lock(mu);
-    if (!s.ok() && first_error.ok()) first_error = std::move(s);
-    if (--pending == 0) cv.notify_all();
+class Latch final {
+ public:
+  explicit Latch(int pending) : pending_(pending) {}
+  void Done(Status s) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    if (!s.ok() && first_error_.ok()) first_error_ = std::move(s);
+    if (--pending_ == 0) cv_.NotifyAll();
   }
-  Status Wait() {
-    std::unique_lock lock(mu);
-    cv.wait(lock, [&] { return pending == 0; });
-    return first_error;
+  Status Wait() EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    cv_.Wait(lock, [&]() REQUIRES(mu_) { return pending_ == 0; });
+    return first_error_;
   }
+
+ private:
+  Mutex mu_;
+  CondVar cv_;
+  int pending_ GUARDED_BY(mu_);
+  Status first_error_ GUARDED_BY(mu_);
 };
 
 Result<Outcome> CopyInParts(RunContext& ctx, const Item& item) {
@@ -291,8 +295,7 @@ Result<Outcome> CopyInParts(RunContext& ctx, const Item& item) {
 
   std::vector<uint32_t> crcs(static_cast<size_t>(count));
   for (const auto& [n, crc] : done) crcs[static_cast<size_t>(n - 1)] = crc;
-  Latch latch;
-  latch.pending = count - static_cast<int>(done.size());
+  Latch latch(count - static_cast<int>(done.size()));
   for (int n = 1; n <= count; ++n) {
     if (done.contains(n)) continue;
     ctx.part_pool.Submit([&, n] {
@@ -424,7 +427,7 @@ Result<Outcome> CopyItem(RunContext& ctx, const Item& item) {
   if (!reason) return r;
   Log(LogLevel::kDebug, "leaving out '{}': {} ({})", ctx.src_store->UrlFor(item.src_key), *reason,
       r.status().message());
-  std::lock_guard lock(ctx.mu);
+  MutexLock lock(ctx.mu);
   ctx.report.unstable.push_back({item.src_key, *reason});
   return Outcome::kLeftOut;
 }

@@ -21,11 +21,11 @@ ProgressReporter::~ProgressReporter() { Stop(); }
 
 void ProgressReporter::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stop_) return;
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (thread_.joinable()) thread_.join();
   if (bar_) std::fprintf(out_, "\r\033[K");
   std::fflush(out_);
@@ -94,8 +94,8 @@ void ProgressReporter::Loop() {
   constexpr auto kTick = std::chrono::milliseconds(200);
   auto period = bar_ ? kTick : std::chrono::milliseconds(10000);
   auto next_draw = std::chrono::steady_clock::now() + period;
-  std::unique_lock lock(mu_);
-  while (!cv_.wait_for(lock, kTick, [&] { return stop_; })) {
+  MutexLock lock(mu_);
+  while (!cv_.WaitFor(lock, kTick, [&]() REQUIRES(mu_) { return stop_; })) {
     Sample();
     if (std::chrono::steady_clock::now() < next_draw) continue;
     next_draw += period;
@@ -112,7 +112,7 @@ void RateLimiter::Acquire(uint64_t bytes) {
   if (rate_ == 0) return;
   std::chrono::duration<double> wait{0};
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto now = std::chrono::steady_clock::now();
     double burst = static_cast<double>(rate_) / 4;
     tokens_ = std::min(burst, tokens_ + std::chrono::duration<double>(now - last_).count() *

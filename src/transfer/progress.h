@@ -5,14 +5,14 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <deque>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
+
+#include "base/mutex.h"
 
 namespace ferry::transfer {
 
@@ -49,9 +49,9 @@ class ProgressReporter final {
   bool bar_ = false;
   std::FILE* out_;
   std::chrono::steady_clock::time_point start_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
+  Mutex mu_;
+  CondVar cv_;
+  bool stop_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 
@@ -64,9 +64,9 @@ class RateLimiter final {
 
  private:
   uint64_t rate_;
-  std::mutex mu_;
-  double tokens_ = 0;
-  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+  Mutex mu_;
+  double tokens_ GUARDED_BY(mu_) = 0;
+  std::chrono::steady_clock::time_point last_ GUARDED_BY(mu_) = std::chrono::steady_clock::now();
 };
 
 }  // namespace ferry::transfer

@@ -58,7 +58,7 @@ LocalHttpServer::~LocalHttpServer() {
 }
 
 std::vector<ServerRequest> LocalHttpServer::requests() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return requests_;
 }
 
@@ -104,7 +104,7 @@ void LocalHttpServer::Serve() {
     }
     ServerResponse resp = handler_(req);
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       requests_.push_back(req);
     }
     std::string out = "HTTP/1.1 " + std::to_string(resp.status) + " X\r\n";

@@ -8,10 +8,11 @@
 #include <cstddef>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace ferry::http::testing {
 
@@ -54,8 +55,8 @@ class LocalHttpServer final {
   int listen_fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stop_{false};
-  mutable std::mutex mu_;
-  std::vector<ServerRequest> requests_;
+  mutable Mutex mu_;
+  std::vector<ServerRequest> requests_ GUARDED_BY(mu_);
   std::thread thread_;
 };
 

@@ -6,9 +6,9 @@
 #include <list>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "base/mutex.h"
 #include "storage/store.h"
 
 namespace ferry::storage::local_internal {
@@ -49,8 +49,9 @@ class ListCursors final {
   void Put(std::string id, std::unique_ptr<WalkState> state);
 
  private:
-  std::mutex mu_;
-  std::list<std::pair<std::string, std::unique_ptr<WalkState>>> walks_;  // newest first
+  Mutex mu_;
+  std::list<std::pair<std::string, std::unique_ptr<WalkState>>> walks_
+      GUARDED_BY(mu_);  // newest first
 };
 
 Result<ListPage> ListLocal(const std::string& root, const ListOptions& options,

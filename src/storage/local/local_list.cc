@@ -287,7 +287,7 @@ ListCursors::ListCursors() = default;
 ListCursors::~ListCursors() = default;
 
 std::unique_ptr<WalkState> ListCursors::Take(const std::string& id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (auto it = walks_.begin(); it != walks_.end(); ++it) {
     if (it->first == id) {
       auto w = std::move(it->second);
@@ -299,7 +299,7 @@ std::unique_ptr<WalkState> ListCursors::Take(const std::string& id) {
 }
 
 void ListCursors::Put(std::string id, std::unique_ptr<WalkState> state) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   walks_.emplace_front(std::move(id), std::move(state));
   if (walks_.size() > kMax) walks_.pop_back();
 }

@@ -1,9 +1,9 @@
 #include "storage/memory/memory_store.h"
 
 #include <map>
-#include <mutex>
 
 #include "base/hash.h"
+#include "base/mutex.h"
 #include "base/strings.h"
 
 namespace ferry::storage {
@@ -35,7 +35,7 @@ class MemoryStore final : public Store, public std::enable_shared_from_this<Memo
   StoreDescription Describe() override { return {.kind = "memory", .endpoint = UrlFor("")}; }
 
   Result<ObjectInfo> Stat(std::string_view key) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = objects_.find(key);
     if (it == objects_.end()) return NotFound("Stat '" + UrlFor(key) + "': no such object");
     return Info(it->first, it->second, true);
@@ -44,7 +44,7 @@ class MemoryStore final : public Store, public std::enable_shared_from_this<Memo
   Status Read(std::string_view key, const ReadOptions& options, const ByteSink& sink) override {
     std::string data;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       auto it = objects_.find(key);
       if (it == objects_.end()) return NotFound("Read '" + UrlFor(key) + "': no such object");
       if (!options.if_match.empty() && options.if_match != it->second.etag) {
@@ -72,32 +72,40 @@ class MemoryStore final : public Store, public std::enable_shared_from_this<Memo
                                                     const PartWriteOptions& options) override;
 
   // Pending part uploads by resume token (kept until commit or abort, like S3 uploads).
-  std::map<int, std::string>& PendingParts(const std::string& token) { return pending_[token]; }
-  std::mutex& mu() { return mu_; }
-  void DropPending(const std::string& token) {
-    std::lock_guard lock(mu_);
+  void PutPart(const std::string& token, int number, std::string data) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    pending_[token][number] = std::move(data);
+  }
+  std::map<int, std::string> PendingParts(const std::string& token) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    auto it = pending_.find(token);
+    return it == pending_.end() ? std::map<int, std::string>() : it->second;
+  }
+  void DropPending(const std::string& token) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     pending_.erase(token);
   }
-  uint64_t NextToken() { return ++tokens_; }
 
   Result<ListPage> List(const ListOptions& options) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     std::vector<std::string> keys;
     keys.reserve(objects_.size());
     for (const auto& [k, _] : objects_) keys.push_back(k);
     return PageFromSortedKeys(
-        keys, [&](size_t i) { return Info(keys[i], objects_.find(keys[i])->second, false); },
+        keys,
+        [&](size_t i)
+            REQUIRES(mu_) { return Info(keys[i], objects_.find(keys[i])->second, false); },
         options);
   }
 
   Status Delete(std::string_view key) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (auto it = objects_.find(key); it != objects_.end()) objects_.erase(it);
     return Status();
   }
 
   Status Copy(std::string_view src, std::string_view dst) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = objects_.find(src);
     if (it == objects_.end()) return NotFound("Copy '" + UrlFor(src) + "': no such object");
     Object copy = it->second;
@@ -107,7 +115,7 @@ class MemoryStore final : public Store, public std::enable_shared_from_this<Memo
   }
 
   Result<ObjectInfo> Put(const std::string& key, std::string data, const WriteOptions& options) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (options.if_none_match && objects_.contains(key)) {
       return Status(StatusCode::kAlreadyExists, "Write '" + UrlFor(key) + "': object exists");
     }
@@ -127,10 +135,10 @@ class MemoryStore final : public Store, public std::enable_shared_from_this<Memo
   }
 
   std::string name_;
-  std::mutex mu_;
-  std::map<std::string, Object, std::less<>> objects_;
-  std::map<std::string, std::map<int, std::string>> pending_;
-  uint64_t tokens_ = 0;
+  Mutex mu_;
+  std::map<std::string, Object, std::less<>> objects_ GUARDED_BY(mu_);
+  std::map<std::string, std::map<int, std::string>> pending_ GUARDED_BY(mu_);
+  uint64_t tokens_ GUARDED_BY(mu_) = 0;
 };
 
 class MemoryPartWriter final : public PartWriter {
@@ -143,22 +151,17 @@ class MemoryPartWriter final : public PartWriter {
         options_(std::move(options)) {}
 
   Status WritePart(int number, std::string_view data) override {
-    std::lock_guard lock(store_->mu());
-    store_->PendingParts(token_)[number] = std::string(data);
+    store_->PutPart(token_, number, std::string(data));
     return Status();
   }
   Result<std::map<int, std::string>> StoredParts() override {
-    std::lock_guard lock(store_->mu());
     std::map<int, std::string> out;
     for (const auto& [n, d] : store_->PendingParts(token_)) out[n] = HexEncode(Md5(d));
     return out;
   }
   Result<ObjectInfo> Commit() override {
     std::string data;
-    {
-      std::lock_guard lock(store_->mu());
-      for (const auto& [n, d] : store_->PendingParts(token_)) data += d;
-    }
+    for (const auto& [n, d] : store_->PendingParts(token_)) data += d;
     if (data.size() != options_.size) {
       return Status(StatusCode::kFailedPrecondition,
                     "Commit '" + store_->UrlFor(key_) + "': parts are missing");
@@ -179,7 +182,7 @@ Result<std::unique_ptr<PartWriter>> MemoryStore::NewPartWriter(std::string_view 
                                                                const PartWriteOptions& options) {
   std::string token = options.resume_token;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (token.empty()) {
       token = "upload-" + std::to_string(++tokens_);
       pending_[token];

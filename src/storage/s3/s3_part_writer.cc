@@ -1,7 +1,6 @@
 // S3 multipart upload behind the PartWriter interface (parallel, resumable uploads).
 
-#include <mutex>
-
+#include "base/mutex.h"
 #include "storage/s3/s3_internal.h"
 #include "storage/s3/s3_multipart.h"
 
@@ -20,7 +19,7 @@ class S3PartWriter final : public PartWriter {
 
   Status WritePart(int number, std::string_view data) override {
     FERRY_ASSIGN_OR_RETURN(std::string etag, UploadPart(*client_, key_, upload_id_, number, data));
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     written_[number] = {.number = number, .etag = etag, .size = data.size()};
     return Status();
   }
@@ -36,7 +35,7 @@ class S3PartWriter final : public PartWriter {
     uint64_t count = (options_.size + options_.part_size - 1) / options_.part_size;
     std::map<int, aws::CompletedPart> all;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       all = written_;
     }
     if (all.size() < count) {
@@ -73,9 +72,9 @@ class S3PartWriter final : public PartWriter {
   std::shared_ptr<S3Client> client_;
   std::string key_, upload_id_;
   PartWriteOptions options_;
-  std::mutex mu_;
-  std::map<int, aws::CompletedPart> written_;
-  bool done_ = false;
+  Mutex mu_;  // WritePart is called from many threads
+  std::map<int, aws::CompletedPart> written_ GUARDED_BY(mu_);
+  bool done_ = false;  // Commit and Abort: the writer's own thread
 };
 
 }  // namespace
