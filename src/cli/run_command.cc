@@ -1,5 +1,5 @@
-// ferry run [--spec FILE] [--in SRC=DIR]... [--out DIR=DST]... [--interval S] [--grace S]
-//           [--delete-after-upload GLOB]... [--trigger-file PATH] -- CMD ARGS...
+// ferry run [--spec FILE] [--in SRC=DIR]... [--out DIR=DST]... [--resume DIR] [--interval S]
+//           [--grace S] [--delete-after-upload GLOB]... [--trigger-file PATH] -- CMD ARGS...
 // The job lifecycle is in src/job/run.h; spec files in src/job/spec.h.
 
 #include <chrono>
@@ -21,6 +21,7 @@ struct RunCliOptions {
   std::vector<std::string> in, out, delete_after_upload, command;
   std::optional<int> interval, grace;
   std::string trigger_file;
+  std::string resume;
   bool strict = false;
   bool no_preflight = false;
   bool follow_links = false;
@@ -64,6 +65,15 @@ Result<job::RunOptions> Combine(const RunCliOptions& o) {
   ro.delete_after_upload.insert(ro.delete_after_upload.end(), o.delete_after_upload.begin(),
                                 o.delete_after_upload.end());
   if (!o.trigger_file.empty()) ro.trigger_file = o.trigger_file;
+  if (!o.resume.empty()) ro.resume_dir = o.resume;
+  if (!ro.resume_dir.empty()) {
+    auto parsed = storage::ParseUrl(ro.resume_dir);
+    if (!parsed.ok() || parsed->scheme != storage::Scheme::kLocal) {
+      return InvalidArgument("--resume '" + storage::RedactUrl(ro.resume_dir) +
+                             "' must be a local directory (the checkpoints come from the job's "
+                             "--out destination)");
+    }
+  }
   if (!o.command.empty()) ro.command = o.command;
   if (ro.command.empty()) {
     return InvalidArgument("no command to run: give it after '--' or as 'command:' in --spec");
@@ -128,6 +138,10 @@ void AddRunCommand(CLI::App& app, Action& action, int* exit_code) {
   cmd->add_option("--trigger-file", o->trigger_file,
                   "Creating this file asks for a sync now (default $TMPDIR/ferry-sync-<pid>, "
                   "given to CMD as FERRY_SYNC_TRIGGER)");
+  cmd->add_option("--resume", o->resume,
+                  "DIR: before starting, copy the job's newest complete checkpoint set from an "
+                  "earlier attempt into DIR (usually an --out dir); FERRY_RESUME_DIR tells CMD")
+      ->allow_extra_args(false);
   cmd->add_flag("--strict", o->strict, "Preflight warnings stop the run too");
   cmd->add_flag("--no-preflight", o->no_preflight, "Skip the preflight checks");
   cmd->add_flag("-L,--follow-links", o->follow_links,

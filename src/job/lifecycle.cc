@@ -43,7 +43,10 @@ RunLifecycle::RunLifecycle(RunPlan plan, RunSystem system, RunWork& work)
 
 RunOutcome RunLifecycle::Run(const PreflightObserver& on_preflight) {
   Prepare();
-  Status s = Preflight(on_preflight);
+  // An attempt that cannot be counted is one more preflight problem, shown in its block.
+  Status s = Identify();
+  if (s.ok() || !plan_.options.skip_preflight) s = Preflight(on_preflight, s);
+  if (s.ok()) s = Resume();
   if (s.ok()) s = StageIn();
   if (s.ok()) s = StartCommand();
   if (!s.ok()) return Outcome(s);
@@ -60,10 +63,37 @@ void RunLifecycle::Prepare() {
   }
 }
 
-Status RunLifecycle::Preflight(const PreflightObserver& on_preflight) {
+Status RunLifecycle::Identify() {
+  std::optional<int> counted;
+  if (NeedsAttemptCount(plan_)) {
+    auto n = work_.CountAttempt(plan_);
+    if (n.ok()) {
+      counted = *n;
+    } else if (AttemptMatters(plan_)) {
+      return n.status();
+    } else {
+      // Nothing is named or resumed by the attempt: the command is told 0, the run goes on.
+      attempt_warning_ = n.status().message() + " (the attempt is taken as 0)";
+      Log(LogLevel::kWarn, "{}", attempt_warning_);
+    }
+  }
+  FERRY_RETURN_IF_ERROR(AssignAttempt(plan_, counted));
+  Log(LogLevel::kInfo, "run {} attempt {}{}", plan_.id.job, plan_.id.attempt,
+      counted ? " (counted from the job's records)" : "");
+  return Status();
+}
+
+Status RunLifecycle::Preflight(const PreflightObserver& on_preflight, const Status& identified) {
+  if (!identified.ok()) {
+    // The destinations are probed all the same (as attempt 0) so the block names every problem.
+    FERRY_RETURN_IF_ERROR(AssignAttempt(plan_, std::nullopt));
+  }
   if (!plan_.options.skip_preflight) {
     // Every problem is reported in one block before any GPU time is spent.
-    PreflightReport report = work_.Preflight();
+    PreflightReport report = work_.Preflight(plan_);
+    if (!identified.ok()) report.errors.insert(report.errors.begin(), identified.message());
+    if (!attempt_warning_.empty())
+      report.warnings.insert(report.warnings.begin(), attempt_warning_);
     const bool ok = report.ok(plan_.options.strict);
     if (on_preflight) on_preflight(report, ok);
     if (!ok) {
@@ -73,6 +103,33 @@ Status RunLifecycle::Preflight(const PreflightObserver& on_preflight) {
     }
   }
   return NotStartedIfStopPending();
+}
+
+Status RunLifecycle::Resume() {
+  if (plan_.options.resume_dir.empty()) return Status();
+  Result<std::optional<ResumeSource>> found = std::nullopt;
+  int sig =
+      RunStoppable([&](const std::atomic<bool>& cancel) { found = work_.Resume(plan_, cancel); },
+                   [](int) { return true; });
+  if (sig != 0) {
+    return EndedBy(sig, fmt::format("received signal {} while resuming into '{}'; stopped it and "
+                                    "did not start the command",
+                                    sig, plan_.options.resume_dir));
+  }
+  if (!found.ok()) {
+    return found.status().WithContext("--resume '" + plan_.options.resume_dir + "'");
+  }
+  plan_.resumed_from = std::move(*found);
+  if (plan_.resumed_from) {
+    Log(LogLevel::kInfo, "resumed attempt {}'s {} set ({} file(s), {}) into '{}'",
+        plan_.resumed_from->attempt, plan_.resumed_from->final ? "final" : "periodic",
+        plan_.resumed_from->files.size(), plan_.resumed_from->manifest_url,
+        plan_.options.resume_dir);
+  } else {
+    Log(LogLevel::kInfo, "nothing to resume for run {} (no earlier complete set); starting fresh",
+        plan_.id.job);
+  }
+  return Status();
 }
 
 Status RunLifecycle::StageIn() {
@@ -204,7 +261,7 @@ Status RunLifecycle::FinalStageOut() {
   const ChildState child = child_;
   int second = RunStoppable(
       [this, child](const std::atomic<bool>& cancel) {
-        final_round_ = work_.Sync(SyncKind::kFinal, child, cancel);
+        final_round_ = work_.Sync(plan_, SyncKind::kFinal, child, cancel);
       },
       [this](int sig) {
         if (stops_ > 0) return true;
@@ -255,12 +312,13 @@ int RunLifecycle::RunStoppable(Work work, const std::function<bool(int)>& cancel
 std::unique_ptr<BackgroundTask> RunLifecycle::StartSync(SyncKind kind) {
   const ChildState snapshot = child_;
   return system_.tasks.Start([this, kind, snapshot](const std::atomic<bool>& cancel) {
-    sync_round_ = work_.Sync(kind, snapshot, cancel);
+    sync_round_ = work_.Sync(plan_, kind, snapshot, cancel);
   });
 }
 
 void RunLifecycle::NoteStop() {
   ++stops_;
+  child_.interrupted = true;
   if (!first_stop_at_) first_stop_at_ = system_.clock.Now();
 }
 

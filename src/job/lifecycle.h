@@ -2,8 +2,16 @@
 // The phases of `ferry run` (docs/semantics/run.md), in order:
 //
 //   Prepare        output dirs exist; a trigger request left by an earlier run is removed
+//   Identify       the attempt, counted from the job's records unless the scheduler gave it
+//                  (job_records.h); the destinations expanded. When it cannot be counted and a
+//                  template uses {attempt} or --resume is given, that is the first error of the
+//                  preflight's block (with --no-preflight it ends the run: exit 1); otherwise a
+//                  warning, and the attempt is 0
 //   Preflight      RunWork::Preflight, shown to the observer; an error (under --strict a warning
 //                  too) ends the run with exit 1
+//   Resume         with --resume: the job's newest complete checkpoint set copied into the resume
+//                  directory (nothing there is fine); stoppable like stage-in; an error ends the
+//                  run (exit 1)
 //   StageIn        each input copied on a background task while this thread waits for signals;
 //                  a stop signal cancels it and ends the run (128+signal): nothing was produced
 //   StartCommand   a stop signal still pending ends the run the same way; else ferry tracks the
@@ -45,18 +53,24 @@
 
 namespace ferry::job {
 
-// What the phases do with data: the real one works on stores (run.cc), tests script it. Stage-in
-// and Sync are called on task threads, one at a time.
+// What the phases do with data: the real one works on stores (run.cc), tests script it. Resume,
+// stage-in and Sync are called on task threads, one at a time.
 class RunWork {
  public:
   virtual ~RunWork() = default;
-  virtual PreflightReport Preflight() = 0;
+  // Claims this run's attempt number in the job's records (ClaimAttempt).
+  virtual Result<int> CountAttempt(const RunPlan& plan) = 0;
+  virtual PreflightReport Preflight(const RunPlan& plan) = 0;
+  // Finds the job's newest complete set (nullopt: none) and copies it into the resume directory;
+  // ends within about a second once `cancel` is set.
+  virtual Result<std::optional<ResumeSource>> Resume(const RunPlan& plan,
+                                                     const std::atomic<bool>& cancel) = 0;
   // Copies input `src_url` into the local directory `dir`; ends within about a second once
   // `cancel` is set. Errors name the input.
   virtual Status StageIn(const std::string& src_url, const std::string& dir,
                          const std::atomic<bool>& cancel) = 0;
   // One sync of every output (SyncAllOutputs); ends within about a second once `cancel` is set.
-  virtual SyncRound Sync(SyncKind kind, const ChildState& child,
+  virtual SyncRound Sync(const RunPlan& plan, SyncKind kind, const ChildState& child,
                          const std::atomic<bool>& cancel) = 0;
 };
 
@@ -76,7 +90,10 @@ class RunLifecycle final {
   // The phases, in the order Run() calls them. A Status that is not OK ends the run: Outcome()
   // turns it into the exit status.
   void Prepare();
-  Status Preflight(const PreflightObserver& on_preflight);
+  Status Identify();
+  // `identified`: what Identify returned; an error there is reported as a preflight error.
+  Status Preflight(const PreflightObserver& on_preflight, const Status& identified = Status());
+  Status Resume();
   Status StageIn();
   Status StartCommand();
   void Supervise();
@@ -86,6 +103,7 @@ class RunLifecycle final {
   RunOutcome Outcome(const Status& ended) const;
 
   const ChildState& child() const { return child_; }
+  const RunPlan& plan() const { return plan_; }
 
  private:
   using Work = std::function<void(const std::atomic<bool>& cancel)>;
@@ -110,8 +128,9 @@ class RunLifecycle final {
   int stops_ = 0;         // stop signals received since the command started
   std::optional<SteadyTime> first_stop_at_;
   int ended_by_signal_ = 0;
-  SyncRound sync_round_;   // written by the sync task, read after it ended
-  SyncRound final_round_;  // likewise
+  std::string attempt_warning_;  // the attempt could not be counted, which did not matter
+  SyncRound sync_round_;         // written by the sync task, read after it ended
+  SyncRound final_round_;        // likewise
 };
 
 }  // namespace ferry::job

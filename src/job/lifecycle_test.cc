@@ -62,6 +62,7 @@ class LifecycleTest : public ::testing::Test {
     RunLifecycle lifecycle(plan_, {clock_, signals_, processes_, tasks_}, work_);
     RunOutcome outcome = lifecycle.Run(observer);
     child_ = lifecycle.child();
+    ran_plan_ = lifecycle.plan();
     return outcome;
   }
 
@@ -73,6 +74,7 @@ class LifecycleTest : public ::testing::Test {
   FakeTaskRunner tasks_{clock_};
   FakeRunWork work_;
   ChildState child_;
+  RunPlan ran_plan_;  // the plan as the phases left it
 };
 
 TEST_F(LifecycleTest, CommandThatExitsGetsAFinalStageOutAndItsStatus) {
@@ -400,7 +402,117 @@ TEST_F(LifecycleTest, LeftoversAreStoppedBeforeTheFinalStageOutWithGraceFromNow)
 TEST_F(LifecycleTest, CommandGetsFerrysVariables) {
   processes_.exits_at = seconds(1);
   Run();
-  EXPECT_EQ(processes_.env, CommandEnvironment(plan_));
+  EXPECT_EQ(processes_.env, CommandEnvironment(ran_plan_));
+}
+
+TEST_F(LifecycleTest, TheAttemptIsCountedBeforeThePreflightAndExpandsTheDestinations) {
+  plan_.outputs[0].tmpl = "s3://b/runs/{job}/{attempt}/";
+  plan_.outputs[0].url = "";
+  work_.attempt = 4;
+  processes_.exits_at = seconds(1);
+  Run();
+  EXPECT_EQ(work_.attempt_counts, 1);
+  EXPECT_EQ(ran_plan_.id.attempt, "4");
+  EXPECT_EQ(ran_plan_.outputs[0].url, "s3://b/runs/job-1/4/");
+  ASSERT_FALSE(work_.sync_plans.empty());
+  EXPECT_EQ(work_.sync_plans.back().outputs[0].url, "s3://b/runs/job-1/4/");
+  auto& env = processes_.env;
+  EXPECT_NE(
+      std::find(env.begin(), env.end(), std::pair<std::string, std::string>{"FERRY_ATTEMPT", "4"}),
+      env.end());
+}
+
+TEST_F(LifecycleTest, AnAttemptGivenByTheSchedulerIsNotCounted) {
+  plan_.id.attempt = "2";
+  processes_.exits_at = seconds(1);
+  Run();
+  EXPECT_EQ(work_.attempt_counts, 0);
+  EXPECT_EQ(ran_plan_.id.attempt, "2");
+}
+
+TEST_F(LifecycleTest, AttemptsThatCannotBeCountedAreAPreflightError) {
+  plan_.outputs[0].tmpl = "s3://b/runs/{attempt}/";
+  work_.attempt = Status(StatusCode::kPermissionDenied, "counting attempts at 's3://b/x': denied");
+  PreflightReport shown;
+  RunOutcome out = Run([&](const PreflightReport& r, bool) { shown = r; });
+  EXPECT_EQ(out.exit_code, 1);
+  EXPECT_EQ(work_.preflights, 1);
+  ASSERT_EQ(shown.errors.size(), 1u);
+  EXPECT_EQ(shown.errors[0], "counting attempts at 's3://b/x': denied");
+  EXPECT_FALSE(processes_.started);
+  // Without a preflight the error ends the run itself.
+  plan_.options.skip_preflight = true;
+  out = Run();
+  EXPECT_EQ(out.exit_code, 1);
+  EXPECT_EQ(out.error.message(), "counting attempts at 's3://b/x': denied");
+}
+
+TEST_F(LifecycleTest, AnAttemptThatNamesNothingIsZeroWhenItCannotBeCounted) {
+  work_.attempt = Status(StatusCode::kPermissionDenied, "counting attempts at 's3://b/x': denied");
+  processes_.exits_at = seconds(1);
+  PreflightReport shown;
+  RunOutcome out = Run([&](const PreflightReport& r, bool) { shown = r; });
+  EXPECT_EQ(out.exit_code, 0);
+  EXPECT_TRUE(processes_.started);
+  EXPECT_EQ(ran_plan_.id.attempt, "0");
+  ASSERT_EQ(shown.warnings.size(), 1u);
+  EXPECT_EQ(shown.warnings[0],
+            "counting attempts at 's3://b/x': denied (the attempt is taken as 0)");
+}
+
+TEST_F(LifecycleTest, ResumedSetIsToldToTheCommandAndRecordedByEverySync) {
+  plan_.options.resume_dir = (dir_ / "out").string();
+  work_.resume = std::optional<ResumeSource>(
+      ResumeSource{.manifest_url = "s3://b/out/_ferry/manifest.json", .attempt = "1"});
+  processes_.exits_at = seconds(1);
+  RunOutcome out = Run();
+  EXPECT_EQ(out.exit_code, 0);
+  EXPECT_EQ(work_.resumes, 1);
+  ASSERT_TRUE(ran_plan_.resumed_from);
+  ASSERT_FALSE(work_.sync_plans.empty());
+  ASSERT_TRUE(work_.sync_plans.back().resumed_from);
+  EXPECT_EQ(work_.sync_plans.back().resumed_from->attempt, "1");
+  auto& env = processes_.env;
+  for (const auto& want : std::vector<std::pair<std::string, std::string>>{
+           {"FERRY_RESUMED", "1"},
+           {"FERRY_RESUME_ATTEMPT", "1"},
+           {"FERRY_RESUME_DIR", (dir_ / "out").string()}}) {
+    EXPECT_NE(std::find(env.begin(), env.end(), want), env.end()) << want.first;
+  }
+}
+
+TEST_F(LifecycleTest, NothingToResumeStartsFresh) {
+  plan_.options.resume_dir = (dir_ / "out").string();
+  processes_.exits_at = seconds(1);
+  EXPECT_EQ(Run().exit_code, 0);
+  EXPECT_TRUE(processes_.started);
+  EXPECT_FALSE(ran_plan_.resumed_from);
+  auto& env = processes_.env;
+  EXPECT_NE(
+      std::find(env.begin(), env.end(), std::pair<std::string, std::string>{"FERRY_RESUMED", "0"}),
+      env.end());
+}
+
+TEST_F(LifecycleTest, AResumeThatFailsKeepsTheCommandFromStarting) {
+  plan_.options.resume_dir = (dir_ / "out").string();
+  work_.resume =
+      Status(StatusCode::kDataLoss, "resuming 's3://b/x/a.pt': CRC32C 1, the manifest says 2");
+  RunOutcome out = Run();
+  EXPECT_EQ(out.exit_code, 1);
+  EXPECT_EQ(out.error.message(), "--resume '" + (dir_ / "out").string() +
+                                     "': resuming 's3://b/x/a.pt': CRC32C 1, the manifest says 2");
+  EXPECT_FALSE(processes_.started);
+  EXPECT_TRUE(work_.syncs.empty());
+}
+
+TEST_F(LifecycleTest, StopSignalWhileResumingEndsTheRunUnstarted) {
+  plan_.options.resume_dir = (dir_ / "out").string();
+  tasks_.durations = {kForever};
+  signals_.SendAt(seconds(2), SIGTERM);
+  RunOutcome out = Run();
+  EXPECT_EQ(out.exit_code, 143);
+  EXPECT_TRUE(tasks_.records[0]->cancelled);
+  EXPECT_FALSE(processes_.started);
 }
 
 }  // namespace

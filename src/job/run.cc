@@ -2,10 +2,18 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
 
 #include "base/log.h"
+#include "base/strings.h"
+#include "base/time_format.h"
+#include "job/job_records.h"
 #include "job/lifecycle.h"
+#include "job/resume.h"
 #include "job/run_plan.h"
 #include "job/run_system_posix.h"
 #include "transfer/copy_engine.h"
@@ -14,16 +22,64 @@ namespace ferry::job {
 
 namespace {
 
-// The lifecycle's work on real stores: preflight.h, the copy engine, sync.h.
+// The lifecycle's work on real stores: job_records.h, preflight.h, resume.h, the copy engine,
+// sync.h.
 class StoreRunWork final : public RunWork {
  public:
-  StoreRunWork(storage::StoreRegistry& registry, const RunPlan& plan)
-      : registry_(registry), plan_(plan) {}
+  explicit StoreRunWork(storage::StoreRegistry& registry) : registry_(registry) {}
 
-  PreflightReport Preflight() override {
+  Result<int> CountAttempt(const RunPlan& plan) override {
+    const Output& first = plan.outputs.front();
+    FERRY_ASSIGN_OR_RETURN(auto records, registry_.Open(first.tmpl));
+    char host[256] = {0};
+    ::gethostname(host, sizeof host - 1);
+    std::random_device rd;
+    std::string token = fmt::format("{}-{}-{:08x}", host, ::getpid(), rd());
+    for (char& c : token) {
+      if (c == '/' || c == '.') c = '_';
+    }
+    nlohmann::json details = {{"run_id", plan.id.job},
+                              {"rank", plan.id.rank},
+                              {"host", host},
+                              {"pid", ::getpid()},
+                              {"claimed_at", FormatIso8601(std::chrono::system_clock::now())}};
+    std::mt19937 random(rd());
+    return ClaimAttempt(
+        *records.store, first.records_key, plan.id.rank,
+        {.token = token, .details = details.dump() + "\n", .back_off = [&random](int n) {
+           // 20-200 ms, longer after every lost race.
+           std::uniform_int_distribution<int> ms(20, 200);
+           std::this_thread::sleep_for(std::chrono::milliseconds(ms(random) * (n + 1)));
+         }});
+  }
+
+  PreflightReport Preflight(const RunPlan& plan) override {
     std::vector<std::pair<std::string, std::string>> outputs;
-    for (const auto& o : plan_.outputs) outputs.emplace_back(o.dir, o.url);
-    return RunPreflight(registry_, plan_.options.inputs, outputs);
+    for (const auto& o : plan.outputs) outputs.emplace_back(o.dir, o.url);
+    PreflightReport report = RunPreflight(registry_, plan.options.inputs, outputs);
+    for (const auto& o : plan.outputs) CheckDestinationOwner(plan, o, report);
+    return report;
+  }
+
+  Result<std::optional<ResumeSource>> Resume(const RunPlan& plan,
+                                             const std::atomic<bool>& cancel) override {
+    std::error_code ec;
+    std::filesystem::create_directories(plan.options.resume_dir, ec);
+    if (ec) {
+      return Status(StatusCode::kFailedPrecondition, "cannot create it: " + ec.message());
+    }
+    const Output& out = plan.outputs[plan.resume_output];
+    FERRY_ASSIGN_OR_RETURN(auto dst, registry_.Open(out.url));
+    FERRY_ASSIGN_OR_RETURN(
+        auto source,
+        FindResumeSource(registry_, dst.store->UrlFor(out.records_key + out.pointer_name),
+                         plan.id.job));
+    if (!source) return source;
+    FERRY_ASSIGN_OR_RETURN(StagedResume staged,
+                           StageResume(registry_, *source, plan.options.resume_dir, cancel));
+    Log(LogLevel::kInfo, "resume: {} file(s), {}: {} copied, {} already there and verified",
+        staged.files, HumanBytes(staged.bytes), staged.copied, staged.unchanged);
+    return source;
   }
 
   Status StageIn(const std::string& src_url, const std::string& dir,
@@ -44,13 +100,39 @@ class StoreRunWork final : public RunWork {
     return Status();
   }
 
-  SyncRound Sync(SyncKind kind, const ChildState& child, const std::atomic<bool>& cancel) override {
-    return SyncAllOutputs(registry_, plan_.outputs, kind, plan_.id, plan_.options, child, &cancel);
+  SyncRound Sync(const RunPlan& plan, SyncKind kind, const ChildState& child,
+                 const std::atomic<bool>& cancel) override {
+    SyncContext ctx{
+        .id = plan.id, .options = plan.options, .child = child, .resumed_from = plan.resumed_from};
+    return SyncAllOutputs(registry_, plan.outputs, kind, ctx, history_, &cancel);
   }
 
  private:
+  // A destination holding another job's manifest is never silently mixed with this run's files.
+  void CheckDestinationOwner(const RunPlan& plan, const Output& o, PreflightReport& report) {
+    auto dst = registry_.Open(storage::DirectoryPrefix(o.url));
+    if (!dst.ok()) return;  // RunPreflight reported it
+    const std::string key = dst->key + "_ferry/" + ManifestName(plan.id.rank);
+    auto text = dst->store->ReadAll(key);
+    if (!text.ok()) return;
+    auto owner = ManifestOwner(*text);
+    if (!owner) {
+      report.errors.push_back("output " + o.url + ": '" + dst->store->UrlFor(key) +
+                              "' is not a ferry manifest; choose another destination");
+    } else if (owner->first != plan.id.job) {
+      report.errors.push_back(
+          "output " + o.url + " already holds the results of run '" + owner->first + "' (attempt " +
+          owner->second +
+          "); put {job} (and {attempt}) in the destination template or choose another one");
+    } else if (owner->second != plan.id.attempt) {
+      report.lines.push_back("output " + o.url + ": attempt " + plan.id.attempt +
+                             " continues attempt " + owner->second +
+                             "'s destination (the template has no {attempt})");
+    }
+  }
+
   storage::StoreRegistry& registry_;
-  const RunPlan& plan_;
+  std::vector<OutputHistory> history_;  // only the sync task touches it, one sync at a time
 };
 
 }  // namespace
@@ -65,7 +147,7 @@ RunOutcome RunJob(const RunOptions& options, storage::StoreRegistry& registry,
   SteadyClock clock;
   PosixProcessLauncher processes(signals.original_mask());
   ThreadTaskRunner tasks;
-  StoreRunWork work(registry, *plan);
+  StoreRunWork work(registry);
   RunLifecycle lifecycle(*plan, {clock, signals, processes, tasks}, work);
   return lifecycle.Run(on_preflight);
 }

@@ -53,10 +53,15 @@ struct RunOptions {
   // Empty = $TMPDIR/ferry-sync-<pid>. The command sees it as FERRY_SYNC_TRIGGER.
   std::string trigger_file;
   std::vector<std::string> command;
+  // --resume: before the command starts, the job's newest complete checkpoint set (from an
+  // earlier attempt) is copied here; the command is told through FERRY_RESUME_DIR and friends.
+  // Empty = no resume.
+  std::string resume_dir;
 };
 
 // What the destination template fields {job} {attempt} {rank} {host} {date} stand for
-// (DetectIdentity in run_plan.h).
+// (DetectIdentity in run_plan.h). `attempt` is empty until it is known: given by the scheduler,
+// or counted from the job's records (job_records.h).
 struct RunIdentity {
   std::string job, attempt, rank, host, date;
 };

@@ -2,12 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <ctime>
 #include <filesystem>
 #include <random>
 
 #include "base/strings.h"
+#include "job/job_records.h"
 
 namespace ferry::job {
 
@@ -40,8 +42,7 @@ RunIdentity DetectIdentity(const Environment& env) {
         HexEncode(std::array<uint8_t, 3>{static_cast<uint8_t>(rd()), static_cast<uint8_t>(rd()),
                                          static_cast<uint8_t>(rd())});
   }
-  id.attempt =
-      env.Get("SLURM_RESTART_COUNT").value_or(env.GetOr("TORCHELASTIC_RESTART_COUNT", "0"));
+  id.attempt = env.Get("SLURM_RESTART_COUNT").value_or(env.GetOr("TORCHELASTIC_RESTART_COUNT", ""));
   id.rank = env.Get("RANK").value_or(env.GetOr("SLURM_PROCID", "0"));
   char host[256] = {0};
   ::gethostname(host, sizeof host - 1);
@@ -83,15 +84,64 @@ Result<RunPlan> PlanRun(const RunOptions& options, const Environment& env, pid_t
   std::string& trigger = plan.options.trigger_file;
   if (trigger.empty()) trigger = env.GetOr("TMPDIR", "/tmp") + "/ferry-sync-" + std::to_string(pid);
   trigger = std::filesystem::absolute(trigger).string();
-  for (const auto& [dir, tmpl] : options.outputs) {
-    FERRY_ASSIGN_OR_RETURN(std::string url, ExpandTemplate(tmpl, plan.id));
-    plan.outputs.push_back({std::filesystem::absolute(dir).string(), url, tmpl});
+  // Every template is checked now, whatever the attempt turns out to be.
+  RunIdentity probe = plan.id;
+  if (probe.attempt.empty()) probe.attempt = "0";
+  for (size_t i = 0; i < options.outputs.size(); ++i) {
+    const auto& [dir, tmpl] = options.outputs[i];
+    FERRY_RETURN_IF_ERROR(ExpandTemplate(tmpl, probe).status());
+    FERRY_ASSIGN_OR_RETURN(std::string records, JobRecordsKey(tmpl, plan.id));
+    plan.outputs.push_back({.dir = std::filesystem::absolute(dir).lexically_normal().string(),
+                            .url = "",
+                            .tmpl = tmpl,
+                            .records_key = records,
+                            .pointer_name = LatestPointerName(plan.id.rank, i)});
+    while (plan.outputs.back().dir.size() > 1 && plan.outputs.back().dir.back() == '/') {
+      plan.outputs.back().dir.pop_back();
+    }
   }
+  if (!options.resume_dir.empty()) {
+    if (plan.outputs.empty()) {
+      return InvalidArgument("--resume '" + options.resume_dir +
+                             "' needs an --out whose destination holds the job's checkpoints");
+    }
+    std::string resume = std::filesystem::absolute(options.resume_dir).lexically_normal().string();
+    while (resume.size() > 1 && resume.back() == '/') resume.pop_back();
+    plan.options.resume_dir = resume;
+    for (size_t i = 0; i < plan.outputs.size(); ++i) {
+      if (plan.outputs[i].dir == resume) {
+        plan.resume_output = i;
+        break;
+      }
+    }
+  }
+  if (!NeedsAttemptCount(plan)) FERRY_RETURN_IF_ERROR(AssignAttempt(plan, std::nullopt));
   return plan;
 }
 
+bool NeedsAttemptCount(const RunPlan& plan) {
+  return plan.id.attempt.empty() && !plan.outputs.empty();
+}
+
+bool AttemptMatters(const RunPlan& plan) {
+  if (!plan.options.resume_dir.empty()) return true;
+  return std::any_of(plan.outputs.begin(), plan.outputs.end(),
+                     [](const Output& o) { return o.tmpl.find("{attempt}") != std::string::npos; });
+}
+
+Status AssignAttempt(RunPlan& plan, std::optional<int> counted) {
+  if (counted) plan.id.attempt = std::to_string(*counted);
+  if (plan.id.attempt.empty()) plan.id.attempt = "0";
+  for (auto& o : plan.outputs) {
+    FERRY_ASSIGN_OR_RETURN(o.url, ExpandTemplate(o.tmpl, plan.id));
+  }
+  return Status();
+}
+
 std::vector<std::pair<std::string, std::string>> CommandEnvironment(const RunPlan& plan) {
-  std::vector<std::pair<std::string, std::string>> env = {{"FERRY_RUN_ID", plan.id.job}};
+  std::vector<std::pair<std::string, std::string>> env = {{"FERRY_RUN_ID", plan.id.job},
+                                                          {"FERRY_ATTEMPT", plan.id.attempt},
+                                                          {"FERRY_RANK", plan.id.rank}};
   for (size_t i = 0; i < plan.outputs.size(); ++i) {
     env.emplace_back("FERRY_OUTPUT_" + std::to_string(i), plan.outputs[i].dir);
     env.emplace_back("FERRY_OUTPUT_URL_" + std::to_string(i), plan.outputs[i].url);
@@ -100,6 +150,14 @@ std::vector<std::pair<std::string, std::string>> CommandEnvironment(const RunPla
   env.emplace_back("FERRY_SYNC_TRIGGER", plan.options.trigger_file);
   for (size_t i = 0; i < plan.options.inputs.size(); ++i) {
     env.emplace_back("FERRY_INPUT_" + std::to_string(i), plan.options.inputs[i].second);
+  }
+  if (!plan.options.resume_dir.empty()) {
+    env.emplace_back("FERRY_RESUME_DIR", plan.options.resume_dir);
+    env.emplace_back("FERRY_RESUMED", plan.resumed_from ? "1" : "0");
+    if (plan.resumed_from) {
+      env.emplace_back("FERRY_RESUME_ATTEMPT", plan.resumed_from->attempt);
+      env.emplace_back("FERRY_RESUME_MANIFEST", plan.resumed_from->manifest_url);
+    }
   }
   return env;
 }

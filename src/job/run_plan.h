@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,7 +20,8 @@ namespace ferry::job {
 
 // {job}: FERRY_RUN_ID, SLURM_JOB_ID, TORCHELASTIC_RUN_ID, JOB_ID, the pod name under Kubernetes,
 // else a generated YYYYmmdd-HHMMSS-xxxxxx; {attempt}: SLURM_RESTART_COUNT,
-// TORCHELASTIC_RESTART_COUNT, else 0; {rank}: RANK, SLURM_PROCID, else 0.
+// TORCHELASTIC_RESTART_COUNT, else empty (counted later: AssignAttempt); {rank}: RANK,
+// SLURM_PROCID, else 0.
 RunIdentity DetectIdentity(const Environment& env);
 
 // Expands {job} {attempt} {rank} {host} {date} in a destination template; any other field is
@@ -29,14 +31,32 @@ Result<std::string> ExpandTemplate(const std::string& tmpl, const RunIdentity& i
 struct RunPlan {
   RunOptions options;  // trigger_file filled in (default $TMPDIR/ferry-sync-<pid>) and absolute
   RunIdentity id;
-  std::vector<Output> outputs;  // dirs absolute, destinations expanded
+  // Dirs absolute, records located; destinations expanded once the attempt is known (url empty
+  // before).
+  std::vector<Output> outputs;
+  // --resume: the output whose checkpoints are resumed (the one whose directory is the resume
+  // directory, else the first); what was found there, once the resume phase has run.
+  size_t resume_output = 0;
+  std::optional<ResumeSource> resumed_from;
 };
 
-// Errors are the user's (an unknown template field): a usage error.
+// Errors are the user's (an unknown template field, --resume without an output): a usage error.
 Result<RunPlan> PlanRun(const RunOptions& options, const Environment& env, pid_t pid);
 
-// What the command finds in its environment besides ferry's own: FERRY_RUN_ID, FERRY_OUTPUT,
-// FERRY_OUTPUT_<n>, FERRY_OUTPUT_URL_<n>, FERRY_INPUT_<n>, FERRY_SYNC_TRIGGER.
+// Whether this run's attempt still has to be counted (no scheduler told it, and there is an
+// output whose destination holds the job's records).
+bool NeedsAttemptCount(const RunPlan& plan);
+
+// Whether the attempt names anything: a destination template uses {attempt}, or --resume.
+bool AttemptMatters(const RunPlan& plan);
+
+// Sets the attempt (when it was counted) and expands every destination.
+Status AssignAttempt(RunPlan& plan, std::optional<int> counted);
+
+// What the command finds in its environment besides ferry's own: FERRY_RUN_ID, FERRY_ATTEMPT,
+// FERRY_RANK, FERRY_OUTPUT, FERRY_OUTPUT_<n>, FERRY_OUTPUT_URL_<n>, FERRY_INPUT_<n>,
+// FERRY_SYNC_TRIGGER; with --resume FERRY_RESUME_DIR and FERRY_RESUMED (1 or 0), and when a set
+// was resumed FERRY_RESUME_ATTEMPT and FERRY_RESUME_MANIFEST.
 std::vector<std::pair<std::string, std::string>> CommandEnvironment(const RunPlan& plan);
 
 }  // namespace ferry::job

@@ -38,7 +38,7 @@ TEST(DetectIdentity, TakesTheSchedulersVariablesInOrder) {
   EXPECT_EQ(DetectIdentity(env).rank, "0");
   MapEnvironment pod({{"KUBERNETES_SERVICE_HOST", "10.0.0.1"}, {"HOSTNAME", "train-abc12"}});
   EXPECT_EQ(DetectIdentity(pod).job, "train-abc12");
-  EXPECT_EQ(DetectIdentity(pod).attempt, "0");
+  EXPECT_EQ(DetectIdentity(pod).attempt, "");  // counted from the job's records
   RunIdentity generated = DetectIdentity(MapEnvironment());
   EXPECT_TRUE(std::regex_match(generated.job, std::regex(R"(\d{8}-\d{6}-[0-9a-f]{6})")))
       << generated.job;
@@ -54,12 +54,43 @@ TEST(PlanRun, ExpandsDestinationsAndPlacesTheTriggerFile) {
   EXPECT_EQ(plan->options.trigger_file, "/var/tmp/ferry-sync-1234");
   ASSERT_EQ(plan->outputs.size(), 2u);
   EXPECT_EQ(plan->outputs[0].dir, "/scratch/out");
-  EXPECT_EQ(plan->outputs[0].url, "s3://b/runs/r1/");
+  EXPECT_TRUE(NeedsAttemptCount(*plan));
+  EXPECT_EQ(plan->outputs[0].url, "");  // not before the attempt is known
   EXPECT_EQ(plan->outputs[0].tmpl, "s3://b/runs/{job}/");
+  EXPECT_EQ(plan->outputs[0].records_key, "runs/r1/_ferry/");
+  EXPECT_EQ(plan->outputs[0].pointer_name, "latest.json");
+  EXPECT_EQ(plan->outputs[1].records_key, "logs/_ferry/jobs/r1/");
+  EXPECT_EQ(plan->outputs[1].pointer_name, "latest-out1.json");
+  ASSERT_TRUE(AssignAttempt(*plan, 4).ok());
+  EXPECT_EQ(plan->id.attempt, "4");
+  EXPECT_EQ(plan->outputs[0].url, "s3://b/runs/r1/");
+  // A scheduler's restart count is taken as it is.
+  env.Set("SLURM_RESTART_COUNT", "2");
+  o.outputs[0].second = "s3://b/runs/{job}/{attempt}/";
+  auto slurm = PlanRun(o, env, 1);
+  ASSERT_TRUE(slurm.ok());
+  EXPECT_FALSE(NeedsAttemptCount(*slurm));
+  EXPECT_EQ(slurm->outputs[0].url, "s3://b/runs/r1/2/");
   o.trigger_file = "/x/sync-now";
   EXPECT_EQ(PlanRun(o, env, 1)->options.trigger_file, "/x/sync-now");
   o.outputs.push_back({"/o", "s3://b/{bad}/"});
   EXPECT_EQ(PlanRun(o, env, 1).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(PlanRun, ResumesTheOutputWhoseDirectoryIsTheResumeDirectory) {
+  MapEnvironment env({{"FERRY_RUN_ID", "r1"}, {"TMPDIR", "/tmp"}});
+  RunOptions o;
+  o.resume_dir = "/ckpt";
+  auto none = PlanRun(o, env, 1);
+  ASSERT_FALSE(none.ok());  // nothing to resume from
+  EXPECT_EQ(none.status().code(), StatusCode::kInvalidArgument);
+  o.outputs = {{"/logs", "s3://b/logs/{job}/"}, {"/ckpt/", "s3://b/ckpt/{job}/{attempt}/"}};
+  auto plan = PlanRun(o, env, 1);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->resume_output, 1u);
+  EXPECT_EQ(plan->outputs[1].dir, "/ckpt");
+  o.resume_dir = "/elsewhere";
+  EXPECT_EQ(PlanRun(o, env, 1)->resume_output, 0u);
 }
 
 TEST(CommandEnvironment, NamesOutputsInputsAndTheTrigger) {
@@ -67,8 +98,12 @@ TEST(CommandEnvironment, NamesOutputsInputsAndTheTrigger) {
   plan.id.job = "r1";
   plan.options.trigger_file = "/tmp/t";
   plan.options.inputs = {{"s3://b/ds/", "data"}};
-  plan.outputs = {{"/o0", "s3://b/o0/", ""}, {"/o1", "s3://b/o1/", ""}};
+  plan.id.attempt = "3";
+  plan.id.rank = "0";
+  plan.outputs = {{.dir = "/o0", .url = "s3://b/o0/"}, {.dir = "/o1", .url = "s3://b/o1/"}};
   std::vector<std::pair<std::string, std::string>> want = {{"FERRY_RUN_ID", "r1"},
+                                                           {"FERRY_ATTEMPT", "3"},
+                                                           {"FERRY_RANK", "0"},
                                                            {"FERRY_OUTPUT_0", "/o0"},
                                                            {"FERRY_OUTPUT_URL_0", "s3://b/o0/"},
                                                            {"FERRY_OUTPUT_1", "/o1"},
@@ -77,6 +112,17 @@ TEST(CommandEnvironment, NamesOutputsInputsAndTheTrigger) {
                                                            {"FERRY_SYNC_TRIGGER", "/tmp/t"},
                                                            {"FERRY_INPUT_0", "data"}};
   EXPECT_EQ(CommandEnvironment(plan), want);
+  plan.options.resume_dir = "/o0";
+  auto env = CommandEnvironment(plan);
+  EXPECT_EQ(env[env.size() - 2], (std::pair<std::string, std::string>{"FERRY_RESUME_DIR", "/o0"}));
+  EXPECT_EQ(env.back(), (std::pair<std::string, std::string>{"FERRY_RESUMED", "0"}));
+  plan.resumed_from =
+      ResumeSource{.manifest_url = "s3://b/o0/_ferry/manifest.json", .attempt = "2"};
+  env = CommandEnvironment(plan);
+  EXPECT_EQ(env.back(), (std::pair<std::string, std::string>{"FERRY_RESUME_MANIFEST",
+                                                             "s3://b/o0/_ferry/manifest.json"}));
+  EXPECT_EQ(env[env.size() - 2],
+            (std::pair<std::string, std::string>{"FERRY_RESUME_ATTEMPT", "2"}));
 }
 
 }  // namespace

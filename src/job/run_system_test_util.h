@@ -283,13 +283,32 @@ class FakeRunWork final : public RunWork {
   std::vector<SyncRound> on_demand_rounds;  // ... on-demand ones from here while it lasts
   SyncRound final_round;
 
-  int preflights = 0;
+  Result<int> attempt = 0;  // what CountAttempt returns
+  Result<std::optional<ResumeSource>> resume =
+      std::nullopt;                     // what Resume returns unless cancelled
+  std::function<void()> during_resume;  // runs inside Resume
+
+  int preflights = 0, attempt_counts = 0, resumes = 0;
   std::vector<std::string> staged_in;
   std::vector<SyncCall> syncs;
+  std::vector<RunPlan> sync_plans;  // the plan each sync was given
 
-  PreflightReport Preflight() override {
+  Result<int> CountAttempt(const RunPlan&) override {
+    ++attempt_counts;
+    return attempt;
+  }
+
+  PreflightReport Preflight(const RunPlan&) override {
     ++preflights;
     return preflight;
+  }
+
+  Result<std::optional<ResumeSource>> Resume(const RunPlan&,
+                                             const std::atomic<bool>& cancel) override {
+    ++resumes;
+    if (during_resume) during_resume();
+    if (cancel) return Status(StatusCode::kCancelled, "copy cancelled");
+    return resume;
   }
 
   Status StageIn(const std::string& src_url, const std::string&,
@@ -300,8 +319,10 @@ class FakeRunWork final : public RunWork {
     return stage_in;
   }
 
-  SyncRound Sync(SyncKind kind, const ChildState& child, const std::atomic<bool>& cancel) override {
+  SyncRound Sync(const RunPlan& plan, SyncKind kind, const ChildState& child,
+                 const std::atomic<bool>& cancel) override {
     syncs.push_back({kind, child, cancel.load()});
+    sync_plans.push_back(plan);
     if (cancel) return {.status = Status(StatusCode::kCancelled, "copy cancelled")};
     if (kind == SyncKind::kFinal) return final_round;
     if (kind == SyncKind::kOnDemand && !on_demand_rounds.empty()) {

@@ -71,15 +71,15 @@ class SpecReader {
     if (!root.IsMap()) return Error("the top level must be a mapping of settings");
     RunOptions o;
     static const std::set<std::string> kKnown = {
-        "command",      "inputs",      "outputs",   "interval",
-        "grace",        "strict",      "preflight", "delete_after_upload",
-        "trigger_file", "follow_links"};
+        "command",      "inputs",       "outputs",   "interval",
+        "grace",        "strict",       "preflight", "delete_after_upload",
+        "trigger_file", "follow_links", "resume"};
     for (const auto& kv : root) {
       auto key = kv.first.as<std::string>();
       if (!kKnown.contains(key)) {
         return Error("unknown key '" + key +
                      "' (known: command inputs outputs interval grace strict preflight "
-                     "delete_after_upload trigger_file follow_links)");
+                     "delete_after_upload trigger_file follow_links resume)");
       }
     }
     if (auto n = root["command"]) {
@@ -109,6 +109,7 @@ class SpecReader {
       FERRY_ASSIGN_OR_RETURN(o.delete_after_upload, Strings(n, "delete_after_upload"));
     }
     if (auto n = root["trigger_file"]) o.trigger_file = n.as<std::string>();
+    if (auto n = root["resume"]) o.resume_dir = n.as<std::string>();
     return o;
   }
 

@@ -4,18 +4,13 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 
 #include "base/log.h"
-#include "base/redact.h"
 #include "base/strings.h"
 #include "base/time_format.h"
+#include "job/job_records.h"
 #include "transfer/copy_engine.h"
 #include "transfer/glob_filter.h"
-
-#ifndef FERRY_VERSION
-#define FERRY_VERSION "dev"
-#endif
 
 namespace ferry::job {
 
@@ -24,12 +19,15 @@ namespace {
 std::string Now() { return FormatIso8601(std::chrono::system_clock::now()); }
 
 // Removes local files matching --delete-after-upload whose upload this sync verified, unless
-// they changed since the copy listed them (the command may be rewriting them).
+// they changed since the copy listed them (the command may be rewriting them). Each one deleted
+// is remembered: later manifests still list it ("kept").
 void DeleteUploaded(storage::OpenedUrl& src, const Output& out, const RunOptions& options,
-                    const std::vector<storage::ObjectInfo>& in_sync) {
+                    const std::vector<ManifestFile>& verified,
+                    const std::vector<transfer::InSyncObject>& in_sync, OutputHistory& history) {
   transfer::GlobFilter filter(options.delete_after_upload, {});
   uint64_t deleted = 0, bytes = 0;
-  for (const auto& uploaded : in_sync) {
+  for (size_t i = 0; i < in_sync.size(); ++i) {
+    const storage::ObjectInfo& uploaded = in_sync[i].src;
     std::string rel = uploaded.key.substr(src.key.size());
     if (!filter.Accepts(rel)) continue;
     auto now = src.store->Stat(uploaded.key);
@@ -42,6 +40,9 @@ void DeleteUploaded(storage::OpenedUrl& src, const Output& out, const RunOptions
       Log(LogLevel::kWarn, "--delete-after-upload: {}", s.message());
       continue;
     }
+    ManifestFile kept = verified[i];
+    kept.status = "kept";
+    history.kept[kept.path] = std::move(kept);
     ++deleted;
     bytes += uploaded.size;
   }
@@ -65,54 +66,24 @@ void LogSkipped(const Output& out, SyncKind kind, const std::vector<SkippedFile>
   }
 }
 
-nlohmann::json Manifest(const RunIdentity& id, const RunOptions& options, const ChildState& child,
-                        bool final_sync, nlohmann::json files,
-                        const std::vector<SkippedFile>& skipped) {
-  nlohmann::json skipped_json = nlohmann::json::array();
-  for (const auto& f : skipped) skipped_json.push_back({{"path", f.path}, {"reason", f.reason}});
-  std::string command;
-  for (const auto& a : options.command) command += (command.empty() ? "" : " ") + a;
-  nlohmann::json m = {{"run_id", id.job},
-                      {"attempt", id.attempt},
-                      {"rank", id.rank},
-                      {"host", id.host},
-                      {"ferry_version", FERRY_VERSION},
-                      {"command", Redact(command)},
-                      {"written_at", Now()},
-                      {"final", final_sync},
-                      {"files", std::move(files)},
-                      {"skipped", std::move(skipped_json)},
-                      {"state", child.running ? "running" : "finished"}};
-  if (!child.running && child.exit_code >= 0) {
-    m["exit_code"] = child.exit_code;
-    m["exit"] = child.how;
-  }
-  return m;
+std::string Relative(const std::string& key, const std::string& prefix) {
+  return key.substr(std::min(key.size(), prefix.size()));
 }
 
 }  // namespace
 
-Result<std::string> LatestPointerKey(const std::string& tmpl, const std::string& rank) {
-  FERRY_ASSIGN_OR_RETURN(auto parsed, storage::ParseUrl(tmpl));
-  std::string root = storage::DirectoryPrefix(parsed.key);
-  if (size_t field = parsed.key.find('{'); field != std::string::npos) {
-    size_t slash = parsed.key.rfind('/', field);
-    root = slash == std::string::npos ? "" : parsed.key.substr(0, slash + 1);
-  }
-  return root + (rank == "0" ? "_ferry/latest.json" : "_ferry/latest-rank" + rank + ".json");
-}
-
 Result<std::vector<SkippedFile>> SyncOutput(storage::StoreRegistry& registry, const Output& out,
-                                            SyncKind kind, const RunIdentity& id,
-                                            const RunOptions& options, const ChildState& child,
+                                            SyncKind kind, const SyncContext& ctx,
+                                            OutputHistory& history,
                                             const std::atomic<bool>* cancel) {
   const bool final_sync = kind == SyncKind::kFinal;
+  const RunOptions& options = ctx.options;
   FERRY_ASSIGN_OR_RETURN(auto src, registry.Open(out.dir + "/"));
   FERRY_ASSIGN_OR_RETURN(auto dst, registry.Open(storage::DirectoryPrefix(out.url)));
   transfer::CopyOptions copy{.recursive = true,
                              .follow_symlinks = options.follow_symlinks,
                              .cancel = cancel,
-                             .report_in_sync = !options.delete_after_upload.empty(),
+                             .report_in_sync = true,
                              .leave_out_unstable_sources = true};
   if (kind == SyncKind::kPeriodic) copy.min_age = std::chrono::seconds(2);
   // A trigger file inside an output directory is a request, not an output.
@@ -129,53 +100,56 @@ Result<std::vector<SkippedFile>> SyncOutput(storage::StoreRegistry& registry, co
   }
   std::vector<SkippedFile> skipped;
   for (const auto& o : result.report.unstable) {
-    skipped.push_back({o.key.substr(std::min(o.key.size(), src.key.size())), o.reason});
+    skipped.push_back({Relative(o.key, src.key), o.reason});
   }
   std::sort(skipped.begin(), skipped.end(),
             [](const SkippedFile& a, const SkippedFile& b) { return a.path < b.path; });
   LogSkipped(out, kind, skipped);
 
-  nlohmann::json files = nlohmann::json::array();
-  FERRY_RETURN_IF_ERROR(dst.store->ListAll({.prefix = dst.key}, [&](const storage::ListPage& page) {
-    for (const auto& o : page.objects) {
-      std::string rel = o.key.substr(dst.key.size());
-      if (StartsWith(rel, "_ferry/")) continue;
-      files.push_back({{"path", rel},
-                       {"size", o.size},
-                       {"etag", o.etag},
-                       {"modified", o.modified ? FormatIso8601(*o.modified) : ""}});
-    }
-    return Status();
-  }));
-  nlohmann::json manifest = Manifest(id, options, child, final_sync, std::move(files), skipped);
-  // Entries the listing left out by rule (links out of the output directory, loops, special
-  // files): recorded, never uploaded, not a failure.
-  nlohmann::json left_out = nlohmann::json::array();
-  for (const auto& e : result.report.left_out) {
-    left_out.push_back({{"path", e.key.substr(std::min(e.key.size(), src.key.size()))},
-                        {"reason", storage::SkipKindName(e.kind)},
-                        {"target", e.detail}});
+  // Exactly what this sync put or found at the destination, then what earlier syncs of this run
+  // put there and ferry deleted locally since.
+  std::vector<ManifestFile> verified;
+  for (const auto& o : result.report.in_sync) {
+    verified.push_back({.path = Relative(o.src.key, src.key),
+                        .size = o.src.size,
+                        .crc32c = o.crc32c,
+                        .status = o.copied ? "uploaded" : "unchanged"});
   }
-  manifest["left_out"] = std::move(left_out);
+  std::vector<ManifestFile> files = verified;
+  for (const auto& f : files) history.kept.erase(f.path);  // back, or rewritten
+  for (const auto& [path, f] : history.kept) files.push_back(f);
+  std::sort(files.begin(), files.end(),
+            [](const ManifestFile& a, const ManifestFile& b) { return a.path < b.path; });
+  std::vector<LeftOutEntry> left_out;
+  for (const auto& e : result.report.left_out) {
+    left_out.push_back(
+        {Relative(e.key, src.key), std::string(storage::SkipKindName(e.kind)), e.detail});
+  }
+  const std::string written_at = Now();
+  const std::string manifest_key = dst.key + "_ferry/" + ManifestName(ctx.id.rank);
+  std::string manifest = ManifestJson({.id = ctx.id,
+                                       .options = options,
+                                       .child = ctx.child,
+                                       .final_sync = final_sync,
+                                       .written_at = written_at,
+                                       .files = std::move(files),
+                                       .skipped = skipped,
+                                       .left_out = std::move(left_out),
+                                       .resumed_from = ctx.resumed_from});
   // Written last: its presence and contents say which files form a complete set.
-  FERRY_RETURN_IF_ERROR(
-      dst.store->WriteAll(dst.key + "_ferry/manifest.json", manifest.dump(2) + "\n").status());
+  FERRY_RETURN_IF_ERROR(dst.store->WriteAll(manifest_key, manifest).status());
 
-  // Then the pointer to the newest complete set (last writer wins among concurrent jobs).
-  FERRY_ASSIGN_OR_RETURN(std::string latest, LatestPointerKey(out.tmpl, id.rank));
-  nlohmann::json pointer = {{"url", out.url},
-                            {"manifest", dst.store->UrlFor(dst.key + "_ferry/manifest.json")},
-                            {"run_id", id.job},
-                            {"attempt", id.attempt},
-                            {"rank", id.rank},
-                            {"final", final_sync},
-                            {"state", manifest["state"]},
-                            {"written_at", manifest["written_at"]}};
-  FERRY_RETURN_IF_ERROR(
-      dst.store->WriteAll(latest, pointer.dump(2) + "\n").status().WithContext("latest pointer"));
+  // Then the job's pointer to its newest complete set.
+  FERRY_RETURN_IF_ERROR(dst.store
+                            ->WriteAll(out.records_key + out.pointer_name,
+                                       PointerJson(out.url, dst.store->UrlFor(manifest_key), ctx.id,
+                                                   ctx.child, final_sync, written_at))
+                            .status()
+                            .WithContext("latest pointer"));
 
-  if (!options.delete_after_upload.empty())
-    DeleteUploaded(src, out, options, result.report.in_sync);
+  if (!options.delete_after_upload.empty()) {
+    DeleteUploaded(src, out, options, verified, result.report.in_sync, history);
+  }
   return skipped;
 }
 
@@ -189,11 +163,13 @@ Status SyncRound::AsStatus() const {
 }
 
 SyncRound SyncAllOutputs(storage::StoreRegistry& registry, const std::vector<Output>& outputs,
-                         SyncKind kind, const RunIdentity& id, const RunOptions& options,
-                         const ChildState& child, const std::atomic<bool>* cancel) {
+                         SyncKind kind, const SyncContext& ctx, std::vector<OutputHistory>& history,
+                         const std::atomic<bool>* cancel) {
   SyncRound round;
-  for (const auto& o : outputs) {
-    auto skipped = SyncOutput(registry, o, kind, id, options, child, cancel);
+  history.resize(outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Output& o = outputs[i];
+    auto skipped = SyncOutput(registry, o, kind, ctx, history[i], cancel);
     if (!skipped.ok() && skipped.status().code() == StatusCode::kCancelled) {
       Log(LogLevel::kInfo, "sync of '{}' stopped: {}", o.dir,
           kind == SyncKind::kFinal ? "a second stop signal" : "the command is ending");

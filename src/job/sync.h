@@ -1,9 +1,10 @@
 #pragma once
 // One checkpoint sync of `ferry run` (periodic, on demand, or final): copy an output directory to
-// its destination through the copy engine, write `_ferry/manifest.json` last, then point the
-// `latest` pointer at it, then (with --delete-after-upload) remove local files whose upload is
-// verified. Each step starts only when the one before it succeeded, so a reader that trusts the
-// manifest and the pointer never sees a partial checkpoint set.
+// its destination through the copy engine, write the manifest (manifest.h) last, listing exactly
+// the files this sync uploaded or verified, then point the job's `latest` pointer at it, then (with
+// --delete-after-upload) remove local files whose upload is verified. Each step starts only when
+// the one before it succeeded, so a reader that trusts the manifest and the pointer never sees a
+// partial checkpoint set.
 //
 // A file that changes, vanishes or cannot be read while it is being uploaded does not fail the
 // sync: the copy engine leaves it out (the destination keeps what it had, nothing torn is
@@ -13,44 +14,43 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
+#include "job/manifest.h"
 #include "job/run.h"
 #include "storage/registry.h"
 
 namespace ferry::job {
 
 struct Output {
-  std::string dir;   // local directory (absolute)
-  std::string url;   // expanded destination
-  std::string tmpl;  // the destination as written, with {fields}
+  std::string dir;           // local directory (absolute)
+  std::string url;           // expanded destination
+  std::string tmpl;          // the destination as written, with {fields}
+  std::string records_key;   // the job's records in the destination's store (job_records.h)
+  std::string pointer_name;  // this output's latest pointer there (LatestPointerName)
 };
 
-// The command as the manifest reports it.
-struct ChildState {
-  pid_t pid = -1;
-  bool running = false;
-  int exit_code = -1;  // 0-255, or 128+signal
-  std::string how;     // "exited 3", "killed by signal 9"
+// What a run remembers between the syncs of one output: files it uploaded and then deleted
+// locally (--delete-after-upload). They stay in its manifests: the destination holds them.
+struct OutputHistory {
+  std::map<std::string, ManifestFile> kept;  // by path
 };
 
-// Where the latest pointer of `out` lives: `_ferry/latest.json` (rank 0) or
-// `_ferry/latest-rank<N>.json` under the template's literal part, i.e. the directory above the
-// first {field} ("s3://b/runs/{job}/{attempt}/" -> "s3://b/runs/"); the destination itself
-// when the template has no fields. Returned as a key of the destination's store.
-Result<std::string> LatestPointerKey(const std::string& tmpl, const std::string& rank);
+// What every sync of a run shares.
+struct SyncContext {
+  const RunIdentity& id;
+  const RunOptions& options;
+  const ChildState& child;
+  const std::optional<ResumeSource>& resumed_from;
+};
 
 // Periodic syncs leave files modified in the last 2 s for the next round (they may still be
 // open); on-demand syncs (SIGUSR1, the trigger file) and the final one take everything.
 enum class SyncKind { kPeriodic, kOnDemand, kFinal };
-
-// A file a sync left out, as listed under "skipped" in the manifest.
-struct SkippedFile {
-  std::string path;    // relative to the output directory
-  std::string reason;  // "changed while being copied", "vanished ...", "cannot be read: ..."
-};
 
 // Syncs one output. Returns the files it left out (sorted by path; the manifest was written);
 // an error when the sync as a whole failed (listing, an upload the destination refused, the
@@ -58,8 +58,8 @@ struct SkippedFile {
 // `cancel` (may be null), once set, stops the sync within about a second with kCancelled and
 // no manifest (a periodic sync overtaken by the command's end, or a second stop signal).
 Result<std::vector<SkippedFile>> SyncOutput(storage::StoreRegistry& registry, const Output& out,
-                                            SyncKind kind, const RunIdentity& id,
-                                            const RunOptions& options, const ChildState& child,
+                                            SyncKind kind, const SyncContext& ctx,
+                                            OutputHistory& history,
                                             const std::atomic<bool>* cancel = nullptr);
 
 // One sync of every output.
@@ -74,8 +74,9 @@ struct SyncRound {
 
 // Syncs every output in turn and logs how each went. A failed output does not stop the others;
 // a cancelled one (`cancel` set) ends the round with kCancelled.
+// `history` has one entry per output.
 SyncRound SyncAllOutputs(storage::StoreRegistry& registry, const std::vector<Output>& outputs,
-                         SyncKind kind, const RunIdentity& id, const RunOptions& options,
-                         const ChildState& child, const std::atomic<bool>* cancel);
+                         SyncKind kind, const SyncContext& ctx, std::vector<OutputHistory>& history,
+                         const std::atomic<bool>* cancel);
 
 }  // namespace ferry::job

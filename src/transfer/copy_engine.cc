@@ -200,9 +200,9 @@ void Finish(RunContext& ctx, const Item& item, const Result<Outcome>& r, Status&
     if (ctx.report.errors.size() < 20 && r.status().code() != StatusCode::kCancelled) {
       ctx.report.errors.push_back(r.status().message());
     }
-  } else if (*r == Outcome::kLeftOut) {
+  } else if (r->kind == Outcome::kLeftOut) {
     // Recorded with its reason in report.unstable by CopyItem; neither copied nor failed.
-  } else if (*r == Outcome::kSkipped) {
+  } else if (r->kind == Outcome::kSkipped) {
     ++ctx.counters.files_skipped;
     ++ctx.report.files_skipped;
     ctx.report.bytes_skipped += item.src.size;
@@ -211,9 +211,13 @@ void Finish(RunContext& ctx, const Item& item, const Result<Outcome>& r, Status&
     ++ctx.report.files_copied;
     ctx.report.bytes_copied += item.src.size;
   }
-  if (r.ok() && *r != Outcome::kLeftOut && ctx.options.report_in_sync) {
-    ctx.report.in_sync.push_back(item.src);
-    ctx.report.in_sync.back().key = item.src_key;
+  if (r.ok() && r->kind != Outcome::kLeftOut && ctx.options.report_in_sync) {
+    InSyncObject done{.src = item.src,
+                      .dst_key = item.dst_key,
+                      .copied = r->kind == Outcome::kCopied,
+                      .crc32c = r->crc32c};
+    done.src.key = item.src_key;
+    ctx.report.in_sync.push_back(std::move(done));
   }
 }
 

@@ -37,9 +37,14 @@ struct RunContext {
   bool cancelled() const { return options.cancel && options.cancel->load(); }
 };
 
-// kLeftOut: the source was unstable (CopyOptions::leave_out_unstable_sources); CopyItem has
-// recorded it in report.left_out.
-enum class Outcome { kCopied, kSkipped, kLeftOut };
+// How one object ended. kLeftOut: the source was unstable
+// (CopyOptions::leave_out_unstable_sources); CopyItem has recorded it in report.unstable.
+// `crc32c`: the content's CRC32C when the copy or the skip check established it.
+struct Outcome {
+  enum Kind { kCopied, kSkipped, kLeftOut };
+  Kind kind = kCopied;
+  std::optional<uint32_t> crc32c;
+};
 
 // Copies one object (skip check, server-side copy, whole or in parts, verification).
 Result<Outcome> CopyItem(RunContext& ctx, const Item& item);

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,8 @@ struct CopyOptions {
   bool follow_symlinks = false;
   const std::atomic<bool>* cancel = nullptr;  // set (e.g. by SIGINT) to stop; state is kept
   // Fill CopyReport::in_sync with every source object that is now at the destination with
-  // verified content (copied or found unchanged); ferry run's --delete-after-upload uses it.
+  // verified content (copied or found unchanged); ferry run's manifests and
+  // --delete-after-upload use it.
   bool report_in_sync = false;
   // A source object that changes, vanishes or cannot be read while it is being copied is left
   // out instead of failing the copy: it is listed in CopyReport::unstable with the reason, and
@@ -51,6 +53,14 @@ struct UnstableSource {
                        // "cannot be read: <error>"
 };
 
+// A source object the destination now holds (CopyOptions::report_in_sync).
+struct InSyncObject {
+  storage::ObjectInfo src;  // key, size, modified as listed before the copy
+  std::string dst_key;
+  bool copied = false;             // false: found unchanged
+  std::optional<uint32_t> crc32c;  // the content's CRC32C when the copy or skip check had it
+};
+
 struct CopyReport {
   uint64_t files_total = 0, files_copied = 0, files_skipped = 0, files_failed = 0;
   uint64_t bytes_total = 0, bytes_copied = 0, bytes_skipped = 0, bytes_resumed = 0;
@@ -63,9 +73,8 @@ struct CopyReport {
   static constexpr size_t kMaxLeftOut = 10000;
   std::vector<storage::SkippedEntry> left_out;
   uint64_t left_out_count = 0;
-  // With CopyOptions::report_in_sync: source objects (key, size, modified as listed before the
-  // copy) whose destination now holds the same bytes.
-  std::vector<storage::ObjectInfo> in_sync;
+  // With CopyOptions::report_in_sync: source objects whose destination now holds the same bytes.
+  std::vector<InSyncObject> in_sync;
   // With CopyOptions::leave_out_unstable_sources: the objects left out (not counted as failed).
   std::vector<UnstableSource> unstable;
 };

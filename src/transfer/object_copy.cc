@@ -79,8 +79,9 @@ Status Digest(RunContext& ctx, storage::Store& store, const std::string& key, ui
   return Status();
 }
 
-// Is the destination already a copy of the source? (Both exist with the same size.)
-Result<bool> SameContent(RunContext& ctx, const Item& item) {
+// Is the destination already a copy of the source? (Both exist with the same size.) `crc` is
+// set to the content's CRC32C when the answer is yes and the check compared CRC32Cs.
+Result<bool> SameContent(RunContext& ctx, const Item& item, std::optional<uint32_t>* crc) {
   storage::Store& src = *ctx.src_store;
   storage::Store& dst = *ctx.dst_store;
   const bool read_src = ReadsChecksums(ctx.src_caps), read_dst = ReadsChecksums(ctx.dst_caps);
@@ -99,7 +100,10 @@ Result<bool> SameContent(RunContext& ctx, const Item& item) {
     src_crc = CrcFromMetadata(s);
     src_etag = s.etag;
   }
-  if (src_crc && dst_crc) return *src_crc == *dst_crc;
+  if (src_crc && dst_crc) {
+    *crc = src_crc;
+    return *src_crc == *dst_crc;
+  }
   const std::string src_md5 = Md5OfEtag(ctx.src_caps, src_etag);
   const std::string dst_md5 = Md5OfEtag(ctx.dst_caps, dst_etag);
   if (!src_md5.empty() && src_md5 == dst_md5) return true;  // single-part uploads' MD5s
@@ -116,6 +120,7 @@ Result<bool> SameContent(RunContext& ctx, const Item& item) {
       FERRY_RETURN_IF_ERROR(Digest(ctx, dst, item.dst_key, &c, nullptr));
       dst_crc = c;
     }
+    *crc = src_crc;
     return *src_crc == *dst_crc;
   }
   std::string md5;
@@ -223,7 +228,7 @@ Result<Outcome> CopyWhole(RunContext& ctx, const Item& item) {
   else
     ++ctx.unverified;
   if (ctx.options.verify) FERRY_RETURN_IF_ERROR(VerifyWritten(ctx, item, crc));
-  return Outcome::kCopied;
+  return Outcome{Outcome::kCopied, crc};
 }
 
 // Waits for a set of part tasks.
@@ -356,7 +361,7 @@ Result<Outcome> CopyInParts(RunContext& ctx, const Item& item) {
   else
     ++ctx.unverified;
   if (ctx.options.verify) FERRY_RETURN_IF_ERROR(VerifyWritten(ctx, item, full));
-  return Outcome::kCopied;
+  return Outcome{Outcome::kCopied, full};
 }
 
 // Why a copy that failed failed because of its source: the source changed since it was listed,
@@ -384,8 +389,9 @@ std::optional<std::string> UnstableSource(RunContext& ctx, const Item& item,
 Result<Outcome> CopyOrSkip(RunContext& ctx, const Item& item) {
   if (ctx.cancelled()) return Status(StatusCode::kCancelled, "copy interrupted");
   if (ctx.options.skip_unchanged && item.dst && item.dst->size == item.src.size) {
-    FERRY_ASSIGN_OR_RETURN(bool same, SameContent(ctx, item));
-    if (same) return Outcome::kSkipped;
+    std::optional<uint32_t> crc;
+    FERRY_ASSIGN_OR_RETURN(bool same, SameContent(ctx, item, &crc));
+    if (same) return Outcome{Outcome::kSkipped, crc};
   }
   if (ctx.src_caps.server_side_copy) {
     Status s = ctx.dst_store->CopyFrom(*ctx.src_store, item.src_key, item.dst_key);
@@ -399,7 +405,7 @@ Result<Outcome> CopyOrSkip(RunContext& ctx, const Item& item) {
             FERRY_RETURN_IF_ERROR(VerifyWritten(ctx, item, *crc));
         }
       }
-      return Outcome::kCopied;
+      return Outcome{Outcome::kCopied, std::nullopt};
     }
     if (s.code() != StatusCode::kUnimplemented) return s;
   }
@@ -429,7 +435,7 @@ Result<Outcome> CopyItem(RunContext& ctx, const Item& item) {
       r.status().message());
   MutexLock lock(ctx.mu);
   ctx.report.unstable.push_back({item.src_key, *reason});
-  return Outcome::kLeftOut;
+  return Outcome{Outcome::kLeftOut, std::nullopt};
 }
 
 }  // namespace ferry::transfer::internal

@@ -123,7 +123,6 @@ def test_concurrent_runs_with_one_template_do_not_collide(ferry, prefix, tmp_pat
     for p in procs:
         assert p.wait(timeout=60) == 0
     runs = ferry.run("ls", prefix + "runs/", check=True).stdout.decode().split()
-    assert runs.pop() == "_ferry/"  # the latest pointer; last writer wins
     assert len(runs) == 2
     contents = sorted(ferry.run("cat", prefix + "runs/" + r + "model.pt", check=True).stdout for r in runs)
     assert contents == [b"0\n", b"1\n"]
@@ -147,20 +146,25 @@ def test_ferry_killed_leaves_synced_checkpoints_intact(ferry, prefix, tmp_path):
     assert ferry.run("cat", prefix + "ckpt-1.pt", check=True).stdout == b"1\n"
 
 
-def test_latest_pointer_names_the_newest_complete_set(ferry, prefix, tmp_path):
+def test_latest_pointer_names_the_newest_complete_set_of_its_own_job(ferry, prefix, tmp_path):
     dst = prefix + "runs/{job}/{attempt}/"
-    for job in ("job-1", "job-2"):
+    for job, code in (("job-1", 0), ("job-2", 3), ("job-1", 0)):
         p = ferry.run("run", "--out", f"{tmp_path / job}={dst}", "--", "bash", "-c",
-                      "echo w > $FERRY_OUTPUT/model.pt", env={"FERRY_RUN_ID": job})
-        assert p.returncode == 0, p.stderr.decode()
-        latest = json.loads(ferry.run("cat", prefix + "runs/_ferry/latest.json", check=True).stdout)
-        assert latest["url"] == f"{prefix}runs/{job}/0/" and latest["run_id"] == job
-        assert latest["final"] and latest["manifest"] == f"{prefix}runs/{job}/0/_ferry/manifest.json"
-        assert manifest(ferry, latest["url"])["final"]
+                      f"echo w > $FERRY_OUTPUT/model.pt; exit {code}", env={"FERRY_RUN_ID": job})
+        assert p.returncode == code, p.stderr.decode()
+    # Two jobs under one template: each has its own pointer, with the exit status.
+    one = json.loads(ferry.run("cat", prefix + "runs/job-1/_ferry/latest.json", check=True).stdout)
+    two = json.loads(ferry.run("cat", prefix + "runs/job-2/_ferry/latest.json", check=True).stdout)
+    assert one["run_id"] == "job-1" and one["attempt"] == "1"  # counted: job-1 ran twice
+    assert one["url"] == f"{prefix}runs/job-1/1/" and one["state"] == "succeeded" and one["exit_code"] == 0
+    assert one["final"] and one["manifest"] == f"{prefix}runs/job-1/1/_ferry/manifest.json"
+    assert two["run_id"] == "job-2" and two["attempt"] == "0" and two["url"] == f"{prefix}runs/job-2/0/"
+    assert two["state"] == "failed" and two["exit_code"] == 3
+    assert manifest(ferry, one["url"])["final"]
     p = ferry.run("run", "--out", f"{tmp_path / 'r1'}={dst}", "--", "true",
                   env={"FERRY_RUN_ID": "job-3", "RANK": "1"})
     assert p.returncode == 0, p.stderr.decode()
-    rank1 = json.loads(ferry.run("cat", prefix + "runs/_ferry/latest-rank1.json", check=True).stdout)
+    rank1 = json.loads(ferry.run("cat", prefix + "runs/job-3/_ferry/latest-rank1.json", check=True).stdout)
     assert rank1["url"] == f"{prefix}runs/job-3/0/" and rank1["rank"] == "1"
 
 
@@ -532,7 +536,8 @@ def kill9_check(ferry, s3, bucket, root, tmp_path, trial, stats):
     for f in m["files"]:
         o = objects.get(f["path"])
         assert o is not None, f"trial {trial}: manifest lists missing '{f['path']}'"
-        if o["Size"] == f["size"] and o["ETag"].strip('"') == f["etag"].strip('"'):
+        crc = s3.head_object(Bucket=bucket, Key=key_prefix + f["path"])["Metadata"].get("ferry-crc32c")
+        if o["Size"] == f["size"] and crc == f["crc32c"]:
             continue
         # Only a name the command rewrites can have been replaced by a later, interrupted sync.
         assert f["path"] in ("last.pt", "last.pt.tmp"), f"trial {trial}: manifest entry {f} != {o}"
