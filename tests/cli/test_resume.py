@@ -1,0 +1,147 @@
+"""Preemption end to end: a real PyTorch training script (docs/examples/train_resume.py) under
+`ferry run --resume` on RGW is stopped mid-epoch, started again on a "new machine" (an empty
+scratch directory, no scheduler variables) and finishes with exactly the samples, in exactly the
+order, and exactly the weights of an uninterrupted run."""
+import json
+import os
+import random
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import ROOT, python_env
+
+SCRIPT = ROOT / "docs/examples/train_resume.py"
+
+
+@pytest.fixture(scope="module")
+def dataset(ferry, rgw, tmp_path_factory):
+    """240 samples in 12 shards on RGW."""
+    src = tmp_path_factory.mktemp("samples")
+    rnd = random.Random(7)
+    for i in range(240):
+        (src / f"s{i:04d}.cls").write_text(str(i % 10))
+        (src / f"s{i:04d}.bin").write_bytes(rnd.randbytes(rnd.randint(10, 2000)))
+    url = f"s3://{rgw['FERRY_TEST_S3_BUCKET']}/resume-ds-{os.getpid()}/train"
+    ferry.run("shard", "pack", src, url, "--samples-per-shard", "20", check=True)
+    yield url
+    ferry.run("rm", "-r", url.rsplit("/", 1)[0] + "/")
+
+
+def train_args(dataset, workers, *extra):
+    args = ["--data", dataset, "--epochs", "2", "--batch-size", "8", "--checkpoint-every", "5"]
+    if workers:
+        args += ["--workers", str(workers), "--persistent-workers"]
+    return args + list(extra)
+
+
+def reference(rgw, tmp_path, dataset, workers):
+    """The uninterrupted run, without ferry."""
+    out = tmp_path / "reference"
+    p = subprocess.run(["/usr/bin/python3", SCRIPT, *train_args(dataset, workers), "--out", out],
+                       env=python_env(rgw), capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return (out / "result.txt").read_text()
+
+
+def ferry_run(ferry, scratch, dst, job, dataset, workers, *extra):
+    cmd = [ferry.binary, "-v", "run", "--resume", scratch, "--out", f"{scratch}={dst}",
+           "--interval", "3600", "--grace", "20", "--",
+           "/usr/bin/python3", SCRIPT, *train_args(dataset, workers, *extra)]
+    env = python_env(ferry.rgw, FERRY_RUN_ID=job)
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def read(ferry, url):
+    p = ferry.run("cat", url)
+    return p.stdout.decode() if p.returncode == 0 else None
+
+
+@pytest.mark.parametrize("workers,catch", [(0, False), (2, False), (2, True)],
+                         ids=["workers0", "workers2-persistent", "workers2-persistent-saves-on-sigterm"])
+def test_preempted_training_resumes_exactly(ferry, rgw, prefix, tmp_path, dataset, workers, catch):
+    want = reference(rgw, tmp_path, dataset, workers)
+    dst = prefix + "runs/{job}/{attempt}/"
+    extra = ["--step-seconds", "0.15"] + (["--catch-sigterm"] if catch else [])
+
+    # Attempt 0: stopped (SIGTERM, as Kubernetes or Slurm would) once a checkpoint has been
+    # uploaded, mid-epoch.
+    first = ferry_run(ferry, tmp_path / "node1" / "ckpt", dst, "job-a", dataset, workers, *extra)
+    deadline = time.time() + 120
+    while time.time() < deadline and first.poll() is None:
+        text = read(ferry, prefix + "runs/job-a/0/_ferry/manifest.json")
+        if text and any(f["path"] == "ckpt.pt" for f in json.loads(text)["files"]):
+            break
+        time.sleep(0.2)
+    assert first.poll() is None, "the training ended before it could be stopped: " + first.stderr.read()
+    first.send_signal(signal.SIGTERM)
+    out, err = first.communicate(timeout=120)
+    assert "resumed" not in err and "nothing to resume" in err, err
+    if catch:
+        assert first.returncode == 0, err  # saved and exited by itself within the grace period
+        assert "checkpoint saved" in err and "killed by signal" not in err, err
+    else:
+        assert first.returncode == 128 + signal.SIGTERM, err
+    final = json.loads(read(ferry, prefix + "runs/job-a/0/_ferry/manifest.json"))
+    assert final["final"] and final["state"] == "interrupted" and final["attempt"] == "0"
+    assert final["resumed_from"] is None
+    assert {f["path"] for f in final["files"]} == {"ckpt.pt"}
+    assert all(f["crc32c"] for f in final["files"])
+    pointer = json.loads(read(ferry, prefix + "runs/job-a/_ferry/latest.json"))
+    assert pointer["state"] == "interrupted" and pointer["exit_code"] == first.returncode
+
+    # Attempt 1 on another machine: nothing local, no SLURM_RESTART_COUNT: ferry counts and resumes.
+    second = ferry_run(ferry, tmp_path / "node2" / "ckpt", dst, "job-a", dataset, workers)
+    out, err = second.communicate(timeout=300)
+    assert second.returncode == 0, err
+    assert "resumed from attempt 0" in err, err
+    got = read(ferry, prefix + "runs/job-a/1/result.txt")
+    assert got == want, "the resumed run saw other samples or reached other weights than an uninterrupted one"
+    m = json.loads(read(ferry, prefix + "runs/job-a/1/_ferry/manifest.json"))
+    assert m["attempt"] == "1" and m["state"] == "succeeded"
+    assert m["resumed_from"]["attempt"] == "0"
+    assert m["resumed_from"]["manifest"] == prefix + "runs/job-a/0/_ferry/manifest.json"
+    assert {f["path"] for f in m["files"]} == {"ckpt.pt", "result.txt"}
+    ferry.run("rm", "-r", prefix)
+
+
+def test_jobs_never_resume_each_others_checkpoints(ferry, prefix, tmp_path):
+    dst = prefix + "runs/{job}/{attempt}/"
+    script = ('test "$FERRY_RESUMED" = 0 || { echo "resumed $FERRY_RESUME_MANIFEST" >&2; exit 9; }; '
+              'echo "$FERRY_RUN_ID $FERRY_ATTEMPT" > $FERRY_OUTPUT/ckpt.pt')
+    for job in ("job-a", "job-b"):
+        p = ferry.run("run", "--resume", tmp_path / job, "--out", f"{tmp_path / job}={dst}", "--",
+                      "bash", "-c", script, env={"FERRY_RUN_ID": job})
+        assert p.returncode == 0, p.stderr.decode()
+    # job-a again: it resumes its own set, attempt 1, never job-b's.
+    again = tmp_path / "again"
+    p = ferry.run("run", "--resume", again, "--out", f"{again}={dst}", "--", "bash", "-c",
+                  'echo "$FERRY_ATTEMPT $FERRY_RESUME_ATTEMPT $(cat $FERRY_RESUME_DIR/ckpt.pt)" > $FERRY_OUTPUT/seen',
+                  env={"FERRY_RUN_ID": "job-a"})
+    assert p.returncode == 0, p.stderr.decode()
+    assert read(ferry, prefix + "runs/job-a/1/seen") == "1 0 job-a 0\n"
+
+
+def test_a_damaged_checkpoint_is_never_resumed(ferry, prefix, tmp_path):
+    dst = prefix + "runs/{job}/{attempt}/"
+    p = ferry.run("run", "--out", f"{tmp_path / 'a'}={dst}", "--", "bash", "-c",
+                  "echo weights > $FERRY_OUTPUT/ckpt.pt", env={"FERRY_RUN_ID": "job-d"})
+    assert p.returncode == 0, p.stderr.decode()
+    # Someone overwrites the uploaded checkpoint with other bytes of the same size.
+    (tmp_path / "evil").write_text("WEIGHTS\n")
+    ferry.run("cp", tmp_path / "evil", prefix + "runs/job-d/0/ckpt.pt", check=True)
+    marker = tmp_path / "started"
+    p = ferry.run("run", "--resume", tmp_path / "b", "--out", f"{tmp_path / 'b'}={dst}", "--",
+                  "touch", marker, env={"FERRY_RUN_ID": "job-d"})
+    err = p.stderr.decode()
+    assert p.returncode == 1 and "CRC32C" in err and "ckpt.pt" in err, err
+    assert not marker.exists()
+
+
+def test_resume_mistakes_are_usage_errors(ferry, prefix, tmp_path):
+    p = ferry.run("run", "--resume", tmp_path / "r", "--", "true")
+    assert p.returncode == 2 and b"--resume" in p.stderr and b"--out" in p.stderr
+    p = ferry.run("run", "--resume", prefix + "x/", "--out", f"{tmp_path}/o={prefix}", "--", "true")
+    assert p.returncode == 2 and b"must be a local directory" in p.stderr
