@@ -145,3 +145,20 @@ def test_resume_mistakes_are_usage_errors(ferry, prefix, tmp_path):
     assert p.returncode == 2 and b"--resume" in p.stderr and b"--out" in p.stderr
     p = ferry.run("run", "--resume", prefix + "x/", "--out", f"{tmp_path}/o={prefix}", "--", "true")
     assert p.returncode == 2 and b"must be a local directory" in p.stderr
+
+
+def test_two_pods_of_one_job_starting_together_get_different_attempts(ferry, prefix, tmp_path):
+    dst = prefix + "runs/{job}/{attempt}/"
+    procs = []
+    for i in range(4):
+        out = tmp_path / f"pod{i}"
+        procs.append(subprocess.Popen(
+            [ferry.binary, "run", "--resume", out, "--out", f"{out}={dst}", "--", "bash", "-c",
+             "echo $FERRY_ATTEMPT > $FERRY_OUTPUT/attempt"],
+            env=python_env(ferry.rgw, FERRY_RUN_ID="job-r"), stderr=subprocess.PIPE))
+    for p in procs:
+        assert p.wait(timeout=120) == 0, p.stderr.read().decode()
+    attempts = sorted(int((tmp_path / f"pod{i}" / "attempt").read_text()) for i in range(4))
+    assert len(set(attempts)) == 4, attempts  # never two pods in one destination
+    for a in attempts:
+        assert read(ferry, f"{prefix}runs/job-r/{a}/attempt") == f"{a}\n"
