@@ -108,8 +108,8 @@ def _advance(sizes, starts, next_split, workers, batch_size, drop_last, consumed
     reads = [_splits_of(w, workers, splits, next_split) for w in range(max(workers, 1))]
     left = [sum(sizes[s] - starts[s] for s in r) for r in reads]
     if consumed > sum(left):
-        raise ValueError(f"samples_seen counts {consumed} samples since the epoch's start or "
-                         f"resume, more than this rank's epoch had left ({sum(left)})")
+        raise ValueError(f"samples_seen={consumed} is more than this rank's epoch had left "
+                         f"({sum(left)})")
     if len(reads) == 1:
         delivered, next_worker = [consumed], 0
     else:
@@ -220,7 +220,8 @@ class ShardDataset(torch.utils.data.IterableDataset):
                 world if self.world_size is None else self.world_size)
 
     def _index_value(self, key, compute):
-        """Index-derived values (the index is read once per epoch and question here)."""
+        """An index-derived value, computed once per key (keys name the epoch): the index is
+        read at most once per epoch and question in this process."""
         if key not in self._index_cache:
             if len(self._index_cache) > 16:
                 self._index_cache.clear()
@@ -292,8 +293,9 @@ class ShardDataset(torch.utils.data.IterableDataset):
                                          ("its workers", seen if seen >= 0 else None)])
         if workers is None:
             if need_workers or world > 1:
-                raise TypeError("len() depends on the DataLoader's num_workers here; pass "
-                                "ShardDataset(num_workers=...) (or iterate once first)")
+                raise TypeError(f"len(): the samples of rank {rank} of {world} per DataLoader "
+                                "worker depend on num_workers; pass ShardDataset(num_workers=...) "
+                                "or iterate once first")
             workers = 1  # one rank: all its splits together are the whole dataset
         return self._split_sizes(self.epoch, max(workers, 1), rank, world)
 
@@ -385,8 +387,13 @@ class ShardDataset(torch.utils.data.IterableDataset):
             if not starts:
                 starts = [0] * max(workers, 1)
             sizes = self._split_sizes(epoch, len(starts), rank, world)
-            starts, next_split = _advance(sizes, starts, next_split, workers, batch_size,
-                                          drop_last, samples_seen - base)
+            try:
+                starts, next_split = _advance(sizes, starts, next_split, workers, batch_size,
+                                              drop_last, samples_seen - base)
+            except ValueError as e:
+                if not base:
+                    raise
+                raise ValueError(f"{e} (counting from the resume at samples_seen={base})") from None
         return {"version": _STATE_VERSION, "epoch": epoch, "samples_seen": samples_seen,
                 "seed": self.seed, "shuffle": bool(self.shuffle),
                 "shuffle_buffer": self.shuffle_buffer, "index_crc32c": self._identity(epoch),
