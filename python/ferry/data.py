@@ -220,8 +220,8 @@ class ShardDataset(torch.utils.data.IterableDataset):
                 world if self.world_size is None else self.world_size)
 
     def _index_value(self, key, compute):
-        """An index-derived value, computed once per key (keys name the epoch): the index is
-        read at most once per epoch and question in this process."""
+        """An index-derived value, cached per key; each key names its epoch, so this process
+        reads the index at most once per epoch for each kind of value."""
         if key not in self._index_cache:
             if len(self._index_cache) > 16:
                 self._index_cache.clear()
