@@ -3,11 +3,15 @@ load_state_dict() resumes exactly (same configuration: the same order; another n
 batch size: the same set, each sample once) or refuses with one line; set_epoch() reaches
 persistent workers (fork and spawn); len() is this rank's samples per epoch. Local datasets,
 real DataLoader worker processes."""
+import importlib.util
 import json
+import pathlib
+import random
 
 import pytest
 
 SAMPLES = 122
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def crc32c(data):
@@ -314,3 +318,64 @@ def test_len_is_this_ranks_samples_per_epoch(python, datasets):
         assert n == batches and samples == 8 * batches
     assert got["loader0"] == [31, 31]
     assert "num_workers" in got["batched_undeclared"]
+
+
+def position_module():
+    """ferry/_position.py is plain Python: loaded from the source tree, without ferry._native."""
+    spec = importlib.util.spec_from_file_location("ferry_position",
+                                                  ROOT / "python" / "ferry" / "_position.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def model_loader(streams, batch_size, drop_last):
+    """What an in-order DataLoader yields from workers with these sample streams: each worker's
+    batches, taken round-robin, skipping workers that are done."""
+    batches = []
+    for stream in streams:
+        cut = [stream[i:i + batch_size] for i in range(0, len(stream), batch_size)]
+        batches.append([b for b in cut if len(b) == batch_size or not drop_last])
+    order, taken, w = [], [0] * len(streams), 0
+    while any(t < len(b) for t, b in zip(taken, batches)):
+        if taken[w] < len(batches[w]):
+            order.append(batches[w][taken[w]])
+            taken[w] += 1
+        w = (w + 1) % len(streams)
+    return order
+
+
+def test_position_arithmetic_against_a_model_of_the_dataloader():
+    """Random split sizes and chains of preemptions, each resumed with a random loader: every
+    sample comes exactly once, the consumed samples are a prefix of each split, and a loader like
+    the one that began the epoch continues in the uninterrupted order."""
+    pos = position_module()
+    rnd = random.Random(12)
+    for trial in range(400):
+        first = (rnd.randint(0, 4), rnd.randint(1, 6), rnd.random() < 0.2)
+        sizes = [rnd.randint(0, 25) for _ in range(max(first[0], 1))]
+        starts, next_split, got, config, unchanged = [0] * len(sizes), 0, [], first, True
+        for step in range(5):
+            last = step == 4 or rnd.random() < 0.3
+            workers, batch_size, drop_last = config if not last else (config[0], config[1], False)
+            streams = [[(s, i) for s in pos.splits_of(w, workers, len(sizes), next_split)
+                        for i in range(starts[s], sizes[s])] for w in range(max(workers, 1))]
+            order = model_loader(streams, batch_size, drop_last)
+            unchanged = unchanged and (workers, batch_size, drop_last) == first
+            if unchanged:  # every loader so far like the first: the uninterrupted order
+                whole = model_loader([[(w, i) for i in range(n)] for w, n in enumerate(sizes)],
+                                     batch_size, drop_last)
+                done = sum(len(b) for b in whole if all(i < starts[s] for s, i in b))
+                assert [x for b in order for x in b] == [x for b in whole for x in b][done:]
+            k = len(order) if last else rnd.randint(0, len(order))
+            consumed = [x for b in order[:k] for x in b]
+            got += consumed
+            starts, next_split = pos.advance(sizes, starts, next_split, workers, batch_size,
+                                             drop_last, len(consumed))
+            for s, n in enumerate(sizes):
+                assert sorted(i for t, i in got if t == s) == list(range(starts[s])), trial
+            if last:
+                break
+            if rnd.random() < 0.6:  # else the same loader again
+                config = (rnd.randint(0, 4), rnd.randint(1, 6), rnd.random() < 0.2)
+        assert len(got) == len(set(got)) == sum(sizes), trial
