@@ -211,6 +211,14 @@ refused("disagree", lambda: ds8.state_dict(samples_seen=8, loader=loader(ds8, 2,
 refused("not_its_loader", lambda: make().state_dict(samples_seen=8, loader=dl))
 refused("unknown_workers", lambda: make().state_dict(samples_seen=8))
 refused("declared_workers", lambda: take(loader(make(num_workers=3), 2, 4)))
+import os
+os.environ.update(RANK="0", WORLD_SIZE="2")  # the workers read as rank 0 of 2 ...
+ds = make()
+dl = loader(ds, 2, 4)
+take(dl, 8)
+os.environ["RANK"] = "1"                     # ... but this process now says rank 1
+refused("workers_rank", lambda: ds.state_dict(samples_seen=8, loader=dl))
+os.environ.update(RANK="0", WORLD_SIZE="1")
 ds = make()
 dl = loader(ds, 2, 4, persistent=True)
 take(dl, 8)
@@ -240,6 +248,7 @@ def test_changed_dataset_seed_or_world_size_mid_epoch_is_refused_in_one_line(pyt
     assert "num_workers is known" in e["unknown_workers"]
     assert "ShardDataset(num_workers=3) is read with num_workers=2" in e["declared_workers"]
     assert "persistent workers started" in e["persistent_after_load"]
+    assert "workers read as rank 0 of 2, this process is rank 1 of 2" in e["workers_rank"]
     for name, message in e.items():
         assert message is not None, f"{name} was not refused"
         assert "\n" not in message
