@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include "backends/backends.h"
+#include "base/crc32c.h"
 #include "base/environment.h"
 #include "base/log.h"
 #include "shard/plan.h"
@@ -113,6 +114,7 @@ py::dict IndexSummary(const std::string& url) {
   d["samples"] = index.samples();
   d["bytes"] = index.bytes();
   d["shards"] = index.shards.size();
+  d["crc32c"] = Crc32cHex(opened->crc32c);  // the dataset's identity in resume states
   return d;
 }
 

@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "base/crc32c.h"
 #include "base/log.h"
 #include "base/strings.h"
 #include "shard/fetch.h"
@@ -35,6 +36,7 @@ Result<OpenedIndex> OpenIndex(storage::StoreRegistry& registry, const std::strin
   FERRY_ASSIGN_OR_RETURN(o.at, registry.Open(o.url));
   FERRY_ASSIGN_OR_RETURN(std::string text, o.at.store->ReadAll(o.at.key));
   FERRY_ASSIGN_OR_RETURN(o.index, IndexFromJson(text, o.url));
+  o.crc32c = Crc32cOf(text);
   o.dir_key = ShardDirKey(o.at.key);
   return o;
 }

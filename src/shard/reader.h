@@ -51,6 +51,10 @@ struct OpenedIndex {
   storage::OpenedUrl at;
   std::string dir_key;  // ShardDirKey(at.key)
   DatasetIndex index;
+  // CRC32C of the index object's bytes: the dataset's identity (it records every shard's size,
+  // sample offsets and CRC32C, so it changes when any shard does). ferry.data keeps it in its
+  // resume state and refuses a state saved against another index.
+  uint32_t crc32c = 0;
   std::string ShardKey(const ShardInfo& s) const { return dir_key + s.name; }
 };
 // `url_or_prefix` as IndexUrlFor() takes it.

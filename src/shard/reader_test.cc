@@ -181,6 +181,21 @@ TEST_F(ShardReaderTest, CacheKeepsVerifiedShardsWithinItsCap) {
 namespace ferry::shard {
 namespace {
 
+TEST_F(ShardReaderTest, OpenIndexRecordsTheIndexChecksumWhichChangesWithTheShards) {
+  Pack();
+  std::string url = (root_ / "out" / "train").string();
+  auto first = OpenIndex(registry_, url);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  std::ifstream in(root_ / "out" / "train.index.json", std::ios::binary);
+  EXPECT_EQ(first->crc32c, Crc32cOf(std::string(std::istreambuf_iterator<char>(in), {})));
+  // The same samples in other shards: another dataset identity.
+  fs::remove_all(root_ / "out");
+  Pack({.samples_per_shard = 24});
+  auto second = OpenIndex(registry_, url);
+  ASSERT_TRUE(second.ok()) << second.status().message();
+  EXPECT_NE(first->crc32c, second->crc32c);
+}
+
 TEST(IndexUrlTest, QueryOfAnHttpUrlStaysAtTheEnd) {
   EXPECT_EQ(IndexUrlFor("https://h/ds/train.index.json?q=1"), "https://h/ds/train.index.json?q=1");
   EXPECT_EQ(IndexUrlFor("https://h/ds/train?tok=1"), "https://h/ds/train.index.json?tok=1");
