@@ -85,7 +85,8 @@ def main():
 
     def state():
         return {"model": model.state_dict(), "optim": optim.state_dict(), "epoch": epoch,
-                "seen": seen, "keys": keys, "data": dataset.state_dict(samples_seen=seen)}
+                "seen": seen, "keys": keys,
+                "data": dataset.state_dict(samples_seen=seen, loader=loader)}
 
     stop = []
     if args.catch_sigterm:
