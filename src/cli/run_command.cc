@@ -1,6 +1,7 @@
 // ferry run [--spec FILE] [--in SRC=DIR]... [--out DIR=DST]... [--interval S] [--grace S]
 //           [--delete-after-upload GLOB]... [--trigger-file PATH] -- CMD ARGS...
-// The job lifecycle is in src/job/run.h; spec files in src/job/spec.h.
+// The job lifecycle is in src/job/run.h; spec files in src/job/spec.h; the checks of how inputs
+// and outputs are written in src/job/preflight_rules.h.
 
 #include <chrono>
 #include <cstdio>
@@ -10,7 +11,6 @@
 #include "cli/command.h"
 #include "job/run.h"
 #include "job/spec.h"
-#include "storage/url.h"
 
 namespace ferry::cli {
 
@@ -68,22 +68,8 @@ Result<job::RunOptions> Combine(const RunCliOptions& o) {
   if (ro.command.empty()) {
     return InvalidArgument("no command to run: give it after '--' or as 'command:' in --spec");
   }
-  // Every URL is checked as strictly as ferry cp checks it, before anything starts.
-  for (const auto& [src, dir] : ro.inputs) {
-    FERRY_RETURN_IF_ERROR(storage::ParseUrl(src).status().WithContext("--in"));
-    if (!storage::ParseUrl(dir).ok() || storage::ParseUrl(dir)->scheme != storage::Scheme::kLocal) {
-      return InvalidArgument("--in '" + storage::RedactUrl(src) + "=" + storage::RedactUrl(dir) +
-                             "': the part after '=' must be a local directory (SRC=LOCAL_DIR)");
-    }
-  }
-  for (const auto& [dir, dst] : ro.outputs) {
-    FERRY_RETURN_IF_ERROR(storage::ParseUrl(dst).status().WithContext("--out"));
-    if (!storage::ParseUrl(dir).ok() || storage::ParseUrl(dir)->scheme != storage::Scheme::kLocal) {
-      return InvalidArgument("--out '" + storage::RedactUrl(dir) + "=" + storage::RedactUrl(dst) +
-                             "': the part before '=' must be a local directory "
-                             "(LOCAL_DIR=DST_URL)");
-    }
-  }
+  // URLs, swapped sides and nested directories: checked by job::RunJob before anything is
+  // created (preflight_rules.h), reported as usage errors.
   return ro;
 }
 

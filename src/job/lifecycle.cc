@@ -42,8 +42,9 @@ RunLifecycle::RunLifecycle(RunPlan plan, RunSystem system, RunWork& work)
     : plan_(std::move(plan)), system_(system), work_(work), trigger_(plan_.options.trigger_file) {}
 
 RunOutcome RunLifecycle::Run(const PreflightObserver& on_preflight) {
-  Prepare();
+  // Nothing is created before the preflight has passed: a run it stops leaves no directories.
   Status s = Preflight(on_preflight);
+  if (s.ok()) Prepare();
   if (s.ok()) s = StageIn();
   if (s.ok()) s = StartCommand();
   if (!s.ok()) return Outcome(s);

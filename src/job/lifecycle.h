@@ -1,9 +1,9 @@
 #pragma once
 // The phases of `ferry run` (docs/semantics/run.md), in order:
 //
-//   Prepare        output dirs exist; a trigger request left by an earlier run is removed
 //   Preflight      RunWork::Preflight, shown to the observer; an error (under --strict a warning
-//                  too) ends the run with exit 1
+//                  too) ends the run with exit 1 before anything was created
+//   Prepare        output dirs exist; a trigger request left by an earlier run is removed
 //   StageIn        each input copied on a background task while this thread waits for signals;
 //                  a stop signal cancels it and ends the run (128+signal): nothing was produced
 //   StartCommand   a stop signal still pending ends the run the same way; else ferry tracks the
@@ -75,8 +75,8 @@ class RunLifecycle final {
 
   // The phases, in the order Run() calls them. A Status that is not OK ends the run: Outcome()
   // turns it into the exit status.
-  void Prepare();
   Status Preflight(const PreflightObserver& on_preflight);
+  void Prepare();
   Status StageIn();
   Status StartCommand();
   void Supervise();

@@ -320,6 +320,7 @@ TEST_F(LifecycleTest, FailedPreflightIsShownAndTheCommandNeverStarts) {
   EXPECT_EQ(out.error.message(), "preflight failed; the command was not started");
   EXPECT_FALSE(processes_.started);
   EXPECT_TRUE(work_.syncs.empty());
+  EXPECT_FALSE(fs::exists(dir_ / "out"));  // nothing is created before the preflight passed
 }
 
 TEST_F(LifecycleTest, StrictMakesPreflightWarningsFatal) {
