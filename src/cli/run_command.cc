@@ -1,5 +1,5 @@
 // ferry run [--spec FILE] [--in SRC=DIR]... [--out DIR=DST]... [--interval S] [--grace S]
-//           [--delete-after-upload GLOB]... [--trigger-file PATH] -- CMD ARGS...
+//           [--signal-group] [--delete-after-upload GLOB]... [--trigger-file PATH] -- CMD ARGS...
 // The job lifecycle is in src/job/run.h; spec files in src/job/spec.h; the checks of how inputs
 // and outputs are written in src/job/preflight_rules.h.
 
@@ -24,6 +24,7 @@ struct RunCliOptions {
   bool strict = false;
   bool no_preflight = false;
   bool follow_links = false;
+  bool signal_group = false;
 };
 
 Result<std::pair<std::string, std::string>> SplitPair(const std::string& text, bool last,
@@ -61,6 +62,7 @@ Result<job::RunOptions> Combine(const RunCliOptions& o) {
   ro.strict = ro.strict || o.strict;
   ro.follow_symlinks = ro.follow_symlinks || o.follow_links;
   ro.skip_preflight = ro.skip_preflight || o.no_preflight;
+  ro.signal_group = ro.signal_group || o.signal_group;
   ro.delete_after_upload.insert(ro.delete_after_upload.end(), o.delete_after_upload.begin(),
                                 o.delete_after_upload.end());
   if (!o.trigger_file.empty()) ro.trigger_file = o.trigger_file;
@@ -107,7 +109,12 @@ void AddRunCommand(CLI::App& app, Action& action, int* exit_code) {
                   "{attempt} {rank} {host} {date})")
       ->allow_extra_args(false);
   cmd->add_option("--interval", o->interval, "Seconds between checkpoint syncs (default 300)");
-  cmd->add_option("--grace", o->grace, "Seconds between SIGTERM and SIGKILL (default 30)");
+  cmd->add_option("--grace", o->grace,
+                  "Seconds from a stop signal (SIGTERM to CMD's main process) to SIGKILL of its "
+                  "whole process group (default 30)");
+  cmd->add_flag("--signal-group", o->signal_group,
+                "On SIGTERM/SIGINT, send SIGTERM to CMD's whole process group at once (default: "
+                "its main process only, so DataLoader workers keep serving while it saves)");
   cmd->add_option("--delete-after-upload", o->delete_after_upload,
                   "GLOB: delete local output files matching it once their upload is verified")
       ->allow_extra_args(false);

@@ -142,15 +142,27 @@ void RunLifecycle::Supervise() {
       break;
     }
     if (IsStopSignal(sig)) {
-      Log(LogLevel::kWarn, "received signal {}: forwarding SIGTERM to the command, {} s grace", sig,
-          plan_.options.grace.count());
-      system_.processes.SignalGroup(child_.pid, SIGTERM);
+      // By default the main process alone: what it started (DataLoader workers) keeps serving it
+      // while it saves, and is stopped once it has ended (StopLeftovers) or with the group's
+      // SIGKILL. Without tracking nothing would stop what it leaves behind: the group then.
+      if (plan_.options.signal_group || !tracked_) {
+        Log(LogLevel::kWarn,
+            "received signal {}: forwarding SIGTERM to the command's process group, {} s grace",
+            sig, plan_.options.grace.count());
+        system_.processes.SignalGroup(child_.pid, SIGTERM);
+        if (tracked_) system_.processes.TerminateEscaped(child_.pid);
+      } else {
+        Log(LogLevel::kWarn,
+            "received signal {}: forwarding SIGTERM to the command (pid {}); its process group "
+            "gets SIGKILL in {} s",
+            sig, child_.pid, plan_.options.grace.count());
+        system_.processes.Signal(child_.pid, SIGTERM);
+      }
       if (sync) sync->Cancel();  // the final stage-out takes everything
-      if (tracked_) system_.processes.TerminateEscaped(child_.pid);
       NoteStop();
       if (!kill_at) kill_at = *first_stop_at_ + plan_.options.grace;
     } else if (kill_at && clock.Now() >= *kill_at) {
-      Log(LogLevel::kWarn, "grace period over: SIGKILL to the command");
+      Log(LogLevel::kWarn, "grace period over: SIGKILL to the command's process group");
       system_.processes.SignalGroup(child_.pid, SIGKILL);
       kill_at = clock.Now() + kNothingLeftToSend;
     }

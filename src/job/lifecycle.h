@@ -9,7 +9,8 @@
 //   StartCommand   a stop signal still pending ends the run the same way; else ferry tracks the
 //                  command's descendants (when the system lets it) and starts the command
 //   Supervise      until the command ends: periodic syncs, on-demand syncs (SIGUSR1, the trigger
-//                  file), stop signals forwarded at once, SIGKILL after the grace period
+//                  file), stop signals forwarded at once (to the main process, or with
+//                  signal_group to the process group), SIGKILL to the group after the grace period
 //   StopLeftovers  what the command left running is stopped before anything is staged out
 //   FinalStageOut  the final sync; a second stop signal cancels it (128+signal)
 //   Outcome        the exit-status rule (DecideExit)
@@ -23,9 +24,10 @@
 // next one.
 //
 // Stop signals (SIGTERM, SIGINT): the first one once the command has started begins the
-// shutdown; the command gets SIGTERM if it still runs, and the final stage-out runs whatever
-// happened. Every later one (also one that comes while leftovers are being stopped) cancels the
-// final stage-out. Before the command starts, any stop signal ends the run.
+// shutdown; the command's main process (its process group with signal_group, or when its
+// descendants cannot be tracked) gets SIGTERM if it still runs, and the final stage-out runs
+// whatever happened. Every later one (also one that comes while leftovers are being stopped)
+// cancels the final stage-out. Before the command starts, any stop signal ends the run.
 //
 // Not thread-safe: one thread drives the phases; only RunWork's calls run on task threads.
 

@@ -68,7 +68,9 @@ RunOutcome RunJob(const RunOptions& options, storage::StoreRegistry& registry,
   auto plan = PlanRun(*checked, env, ::getpid());
   if (!plan.ok()) return {2, plan.status()};
   SteadyClock clock;
-  PosixProcessLauncher processes(signals.original_mask());
+  PosixProcessLauncher processes(
+      signals.original_mask(),
+      {.grace = plan->options.grace, .signal_group = plan->options.signal_group});
   ThreadTaskRunner tasks;
   StoreRunWork work(registry, *plan);
   RunLifecycle lifecycle(*plan, {clock, signals, processes, tasks}, work);
