@@ -44,8 +44,9 @@ constexpr milliseconds kGroupCheck(200);
 constexpr milliseconds kStopPoll(100);
 // After SIGKILL, how long the guard waits for processes in uninterruptible sleep (as ferry does).
 constexpr std::chrono::seconds kGiveUp(5);
-// How long Release() waits to reap the guard (it exits at once on the message).
-constexpr milliseconds kReapWait(100);
+// How long Release() waits to reap the guard: it exits as soon as it reads the message, so this
+// only bounds the wait on a machine too loaded to schedule it (or a guard someone stopped).
+constexpr milliseconds kReapWait(1000);
 
 void Encode(char kind, pid_t pid, char (&out)[kMessageSize]) {
   out[0] = kind;

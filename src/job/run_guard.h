@@ -82,7 +82,7 @@ class RunGuard final {
   void NoteStopForwarded();
   void NoteGroupKilled();
   // Ferry is done with the command's processes: the guard exits (reaped here when it does so
-  // within 100 ms; else by whoever inherits it).
+  // within a second; else by whoever inherits it).
   void Release();
 
  private:
