@@ -122,7 +122,8 @@ void AddRunCommand(CLI::App& app, Action& action, int* exit_code) {
                   "Creating this file asks for a sync now (default $TMPDIR/ferry-sync-<pid>, "
                   "given to CMD as FERRY_SYNC_TRIGGER)");
   cmd->add_flag("--strict", o->strict, "Preflight warnings stop the run too");
-  cmd->add_flag("--no-preflight", o->no_preflight, "Skip the preflight checks");
+  cmd->add_flag("--no-preflight", o->no_preflight,
+                "Skip the preflight checks (swapped or nested --in/--out are still usage errors)");
   cmd->add_flag("-L,--follow-links", o->follow_links,
                 "Syncs follow symbolic links in output dirs, also out of them (default: such "
                 "links are never uploaded)");
