@@ -1,6 +1,8 @@
 // ferry run [--spec FILE] [--in SRC=DIR]... [--out DIR=DST]... [--resume DIR] [--interval S]
-//           [--grace S] [--delete-after-upload GLOB]... [--trigger-file PATH] -- CMD ARGS...
-// The job lifecycle is in src/job/run.h; spec files in src/job/spec.h.
+//           [--grace S] [--signal-group] [--delete-after-upload GLOB]... [--trigger-file PATH]
+//           -- CMD ARGS...
+// The job lifecycle is in src/job/run.h; spec files in src/job/spec.h; the checks of how inputs
+// and outputs are written in src/job/preflight_rules.h.
 
 #include <chrono>
 #include <cstdio>
@@ -10,7 +12,6 @@
 #include "cli/command.h"
 #include "job/run.h"
 #include "job/spec.h"
-#include "storage/url.h"
 
 namespace ferry::cli {
 
@@ -25,6 +26,7 @@ struct RunCliOptions {
   bool strict = false;
   bool no_preflight = false;
   bool follow_links = false;
+  bool signal_group = false;
 };
 
 Result<std::pair<std::string, std::string>> SplitPair(const std::string& text, bool last,
@@ -62,6 +64,7 @@ Result<job::RunOptions> Combine(const RunCliOptions& o) {
   ro.strict = ro.strict || o.strict;
   ro.follow_symlinks = ro.follow_symlinks || o.follow_links;
   ro.skip_preflight = ro.skip_preflight || o.no_preflight;
+  ro.signal_group = ro.signal_group || o.signal_group;
   ro.delete_after_upload.insert(ro.delete_after_upload.end(), o.delete_after_upload.begin(),
                                 o.delete_after_upload.end());
   if (!o.trigger_file.empty()) ro.trigger_file = o.trigger_file;
@@ -78,22 +81,8 @@ Result<job::RunOptions> Combine(const RunCliOptions& o) {
   if (ro.command.empty()) {
     return InvalidArgument("no command to run: give it after '--' or as 'command:' in --spec");
   }
-  // Every URL is checked as strictly as ferry cp checks it, before anything starts.
-  for (const auto& [src, dir] : ro.inputs) {
-    FERRY_RETURN_IF_ERROR(storage::ParseUrl(src).status().WithContext("--in"));
-    if (!storage::ParseUrl(dir).ok() || storage::ParseUrl(dir)->scheme != storage::Scheme::kLocal) {
-      return InvalidArgument("--in '" + storage::RedactUrl(src) + "=" + storage::RedactUrl(dir) +
-                             "': the part after '=' must be a local directory (SRC=LOCAL_DIR)");
-    }
-  }
-  for (const auto& [dir, dst] : ro.outputs) {
-    FERRY_RETURN_IF_ERROR(storage::ParseUrl(dst).status().WithContext("--out"));
-    if (!storage::ParseUrl(dir).ok() || storage::ParseUrl(dir)->scheme != storage::Scheme::kLocal) {
-      return InvalidArgument("--out '" + storage::RedactUrl(dir) + "=" + storage::RedactUrl(dst) +
-                             "': the part before '=' must be a local directory "
-                             "(LOCAL_DIR=DST_URL)");
-    }
-  }
+  // URLs, swapped sides and nested directories: checked by job::RunJob before anything is
+  // created (preflight_rules.h), reported as usage errors.
   return ro;
 }
 
@@ -131,7 +120,12 @@ void AddRunCommand(CLI::App& app, Action& action, int* exit_code) {
                   "{attempt} {rank} {host} {date})")
       ->allow_extra_args(false);
   cmd->add_option("--interval", o->interval, "Seconds between checkpoint syncs (default 300)");
-  cmd->add_option("--grace", o->grace, "Seconds between SIGTERM and SIGKILL (default 30)");
+  cmd->add_option("--grace", o->grace,
+                  "Seconds from a stop signal (SIGTERM to CMD's main process) to SIGKILL of its "
+                  "whole process group (default 30)");
+  cmd->add_flag("--signal-group", o->signal_group,
+                "On SIGTERM/SIGINT, send SIGTERM to CMD's whole process group at once (default: "
+                "its main process only, so DataLoader workers keep serving while it saves)");
   cmd->add_option("--delete-after-upload", o->delete_after_upload,
                   "GLOB: delete local output files matching it once their upload is verified")
       ->allow_extra_args(false);
@@ -143,7 +137,8 @@ void AddRunCommand(CLI::App& app, Action& action, int* exit_code) {
                   "earlier attempt into DIR (usually an --out dir); FERRY_RESUME_DIR tells CMD")
       ->allow_extra_args(false);
   cmd->add_flag("--strict", o->strict, "Preflight warnings stop the run too");
-  cmd->add_flag("--no-preflight", o->no_preflight, "Skip the preflight checks");
+  cmd->add_flag("--no-preflight", o->no_preflight,
+                "Skip the preflight checks (swapped or nested --in/--out are still usage errors)");
   cmd->add_flag("-L,--follow-links", o->follow_links,
                 "Syncs follow symbolic links in output dirs, also out of them (default: such "
                 "links are never uploaded)");

@@ -42,10 +42,11 @@ RunLifecycle::RunLifecycle(RunPlan plan, RunSystem system, RunWork& work)
     : plan_(std::move(plan)), system_(system), work_(work), trigger_(plan_.options.trigger_file) {}
 
 RunOutcome RunLifecycle::Run(const PreflightObserver& on_preflight) {
-  Prepare();
   // An attempt that cannot be counted is one more preflight problem, shown in its block.
   Status s = Identify();
   if (s.ok() || !plan_.options.skip_preflight) s = Preflight(on_preflight, s);
+  // Nothing is created before the preflight has passed: a run it stops leaves no directories.
+  if (s.ok()) Prepare();
   if (s.ok()) s = Resume();
   if (s.ok()) s = StageIn();
   if (s.ok()) s = StartCommand();
@@ -198,15 +199,27 @@ void RunLifecycle::Supervise() {
       break;
     }
     if (IsStopSignal(sig)) {
-      Log(LogLevel::kWarn, "received signal {}: forwarding SIGTERM to the command, {} s grace", sig,
-          plan_.options.grace.count());
-      system_.processes.SignalGroup(child_.pid, SIGTERM);
+      // By default the main process alone: what it started (DataLoader workers) keeps serving it
+      // while it saves, and is stopped once it has ended (StopLeftovers) or with the group's
+      // SIGKILL. Without tracking nothing would stop what it leaves behind: the group then.
+      if (plan_.options.signal_group || !tracked_) {
+        Log(LogLevel::kWarn,
+            "received signal {}: forwarding SIGTERM to the command's process group, {} s grace",
+            sig, plan_.options.grace.count());
+        system_.processes.SignalGroup(child_.pid, SIGTERM);
+        if (tracked_) system_.processes.TerminateEscaped(child_.pid);
+      } else {
+        Log(LogLevel::kWarn,
+            "received signal {}: forwarding SIGTERM to the command (pid {}); its process group "
+            "gets SIGKILL in {} s",
+            sig, child_.pid, plan_.options.grace.count());
+        system_.processes.Signal(child_.pid, SIGTERM);
+      }
       if (sync) sync->Cancel();  // the final stage-out takes everything
-      if (tracked_) system_.processes.TerminateEscaped(child_.pid);
       NoteStop();
       if (!kill_at) kill_at = *first_stop_at_ + plan_.options.grace;
     } else if (kill_at && clock.Now() >= *kill_at) {
-      Log(LogLevel::kWarn, "grace period over: SIGKILL to the command");
+      Log(LogLevel::kWarn, "grace period over: SIGKILL to the command's process group");
       system_.processes.SignalGroup(child_.pid, SIGKILL);
       kill_at = clock.Now() + kNothingLeftToSend;
     }

@@ -1,14 +1,14 @@
 #pragma once
 // The phases of `ferry run` (docs/semantics/run.md), in order:
 //
-//   Prepare        output dirs exist; a trigger request left by an earlier run is removed
 //   Identify       the attempt, counted from the job's records unless the scheduler gave it
 //                  (job_records.h); the destinations expanded. When it cannot be counted and a
 //                  template uses {attempt} or --resume is given, that is the first error of the
 //                  preflight's block (with --no-preflight it ends the run: exit 1); otherwise a
 //                  warning, and the attempt is 0
 //   Preflight      RunWork::Preflight, shown to the observer; an error (under --strict a warning
-//                  too) ends the run with exit 1
+//                  too) ends the run with exit 1 before anything was created
+//   Prepare        output dirs exist; a trigger request left by an earlier run is removed
 //   Resume         with --resume: the job's newest complete checkpoint set copied into the resume
 //                  directory (nothing there is fine); stoppable like stage-in; an error ends the
 //                  run (exit 1)
@@ -17,7 +17,8 @@
 //   StartCommand   a stop signal still pending ends the run the same way; else ferry tracks the
 //                  command's descendants (when the system lets it) and starts the command
 //   Supervise      until the command ends: periodic syncs, on-demand syncs (SIGUSR1, the trigger
-//                  file), stop signals forwarded at once, SIGKILL after the grace period
+//                  file), stop signals forwarded at once (to the main process, or with
+//                  signal_group to the process group), SIGKILL to the group after the grace period
 //   StopLeftovers  what the command left running is stopped before anything is staged out
 //   FinalStageOut  the final sync; a second stop signal cancels it (128+signal)
 //   Outcome        the exit-status rule (DecideExit)
@@ -31,9 +32,10 @@
 // next one.
 //
 // Stop signals (SIGTERM, SIGINT): the first one once the command has started begins the
-// shutdown; the command gets SIGTERM if it still runs, and the final stage-out runs whatever
-// happened. Every later one (also one that comes while leftovers are being stopped) cancels the
-// final stage-out. Before the command starts, any stop signal ends the run.
+// shutdown; the command's main process (its process group with signal_group, or when its
+// descendants cannot be tracked) gets SIGTERM if it still runs, and the final stage-out runs
+// whatever happened. Every later one (also one that comes while leftovers are being stopped)
+// cancels the final stage-out. Before the command starts, any stop signal ends the run.
 //
 // Not thread-safe: one thread drives the phases; only RunWork's calls run on task threads.
 
@@ -89,10 +91,10 @@ class RunLifecycle final {
 
   // The phases, in the order Run() calls them. A Status that is not OK ends the run: Outcome()
   // turns it into the exit status.
-  void Prepare();
   Status Identify();
   // `identified`: what Identify returned; an error there is reported as a preflight error.
   Status Preflight(const PreflightObserver& on_preflight, const Status& identified = Status());
+  void Prepare();
   Status Resume();
   Status StageIn();
   Status StartCommand();

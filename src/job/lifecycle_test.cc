@@ -99,9 +99,9 @@ TEST_F(LifecycleTest, StopSignalIsForwardedAtOnceWhileAPeriodicSyncIsInFlight) {
   RunOutcome out = Run();
   ASSERT_EQ(processes_.sent.size(), 1u);
   EXPECT_EQ(processes_.sent[0].at, milliseconds(15'250));  // not at the sync's end, not at a poll
-  EXPECT_EQ(processes_.sent[0].group, kPid);
+  EXPECT_EQ(processes_.sent[0].target, kPid);
   EXPECT_EQ(processes_.sent[0].sig, SIGTERM);
-  EXPECT_EQ(processes_.escaped_terminated, std::vector<milliseconds>{milliseconds(15'250)});
+  EXPECT_FALSE(processes_.sent[0].whole_group);  // the main process only
   // The sync in flight was stopped; the final stage-out took everything.
   ASSERT_EQ(tasks_.records.size(), 2u);
   EXPECT_EQ(tasks_.records[0]->started, seconds(10));
@@ -122,10 +122,14 @@ TEST_F(LifecycleTest, GracePeriodThenSigkillAndLeftoversGetTheSameDeadline) {
   ASSERT_EQ(processes_.sent.size(), 3u);
   EXPECT_EQ(processes_.sent[0].at, seconds(1));
   EXPECT_EQ(processes_.sent[0].sig, SIGTERM);
+  EXPECT_FALSE(processes_.sent[0].whole_group);
   EXPECT_EQ(processes_.sent[1].at, seconds(4));
   EXPECT_EQ(processes_.sent[1].sig, SIGTERM);
+  EXPECT_FALSE(processes_.sent[1].whole_group);
   EXPECT_EQ(processes_.sent[2].at, seconds(31));  // grace counted from the first signal
   EXPECT_EQ(processes_.sent[2].sig, SIGKILL);
+  EXPECT_TRUE(processes_.sent[2].whole_group);         // workers and all
+  EXPECT_TRUE(processes_.escaped_terminated.empty());  // stopped with the leftovers
   ASSERT_EQ(processes_.leftover_calls.size(), 1u);
   EXPECT_EQ(processes_.leftover_calls[0].at, seconds(31));
   EXPECT_EQ(processes_.leftover_calls[0].kill_at, seconds(31));
@@ -133,6 +137,42 @@ TEST_F(LifecycleTest, GracePeriodThenSigkillAndLeftoversGetTheSameDeadline) {
   EXPECT_EQ(out.exit_code, 137);
   // The wait before SIGKILL is one wake-up at the deadline plus the trigger file's polls.
   EXPECT_LE(signals_.waits(), 70);
+}
+
+TEST_F(LifecycleTest, MainProcessThatSavesAndExitsHasItsGroupStoppedAsLeftoversOnTheSameDeadline) {
+  processes_.term_takes = seconds(4);  // catches SIGTERM, saves a checkpoint, exits 0
+  processes_.on_term = {.code = 0};
+  signals_.SendAt(seconds(2), SIGTERM);
+  RunOutcome out = Run();
+  ASSERT_EQ(processes_.sent.size(), 1u);  // neither the group nor the escaped got anything
+  EXPECT_EQ(processes_.sent[0].target, kPid);
+  EXPECT_FALSE(processes_.sent[0].whole_group);
+  EXPECT_TRUE(processes_.escaped_terminated.empty());
+  // What it started (DataLoader workers, a background job) is stopped once it has ended,
+  // before the final stage-out, with the grace period of the first signal.
+  ASSERT_EQ(processes_.leftover_calls.size(), 1u);
+  EXPECT_EQ(processes_.leftover_calls[0].at, seconds(6));
+  EXPECT_EQ(processes_.leftover_calls[0].kill_at, seconds(32));
+  EXPECT_EQ(Kinds(work_), std::vector<SyncKind>{SyncKind::kFinal});
+  EXPECT_EQ(work_.syncs[0].child.how, "exited 0");
+  EXPECT_EQ(out.exit_code, 0);
+}
+
+TEST_F(LifecycleTest, SignalGroupSendsSigtermToTheWholeGroupAndTheEscapedAtOnce) {
+  plan_.options.signal_group = true;
+  processes_.term_takes.reset();  // ignores SIGTERM
+  signals_.SendAt(seconds(1), SIGINT);
+  RunOutcome out = Run();
+  ASSERT_EQ(processes_.sent.size(), 2u);
+  EXPECT_EQ(processes_.sent[0].at, seconds(1));
+  EXPECT_EQ(processes_.sent[0].sig, SIGTERM);
+  EXPECT_TRUE(processes_.sent[0].whole_group);
+  EXPECT_EQ(processes_.sent[0].target, kPid);
+  EXPECT_EQ(processes_.escaped_terminated, std::vector<milliseconds>{seconds(1)});
+  EXPECT_EQ(processes_.sent[1].at, seconds(31));
+  EXPECT_EQ(processes_.sent[1].sig, SIGKILL);
+  EXPECT_TRUE(processes_.sent[1].whole_group);
+  EXPECT_EQ(out.exit_code, 137);
 }
 
 TEST_F(LifecycleTest, PeriodicSyncsAreAnIntervalApartFromTheEndOfTheLastAndNeverSpin) {
@@ -322,6 +362,7 @@ TEST_F(LifecycleTest, FailedPreflightIsShownAndTheCommandNeverStarts) {
   EXPECT_EQ(out.error.message(), "preflight failed; the command was not started");
   EXPECT_FALSE(processes_.started);
   EXPECT_TRUE(work_.syncs.empty());
+  EXPECT_FALSE(fs::exists(dir_ / "out"));  // nothing is created before the preflight passed
 }
 
 TEST_F(LifecycleTest, StrictMakesPreflightWarningsFatal) {
@@ -385,7 +426,9 @@ TEST_F(LifecycleTest, UntrackedDescendantsAreNeitherSignalledNorStopped) {
       Status(StatusCode::kFailedPrecondition, "/proc is not this process's pid namespace");
   signals_.SendAt(seconds(1), SIGTERM);
   Run();
-  EXPECT_EQ(processes_.sent.size(), 1u);
+  // Nothing would stop what the main process leaves behind: the whole group gets SIGTERM.
+  ASSERT_EQ(processes_.sent.size(), 1u);
+  EXPECT_TRUE(processes_.sent[0].whole_group);
   EXPECT_TRUE(processes_.escaped_terminated.empty());
   EXPECT_TRUE(processes_.leftover_calls.empty());
 }

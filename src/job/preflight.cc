@@ -8,6 +8,7 @@
 
 #include "base/strings.h"
 #include "job/doctor.h"
+#include "job/preflight_rules.h"
 
 namespace ferry::job {
 
@@ -65,6 +66,16 @@ void CheckCredentials(storage::StoreRegistry& registry, const std::vector<std::s
   }
 }
 
+// The nearest directory at or above `dir` that exists: a directory not created yet will live on
+// its filesystem. The preflight creates nothing (a run it stops leaves no directories behind).
+std::string NearestExisting(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::absolute(dir, ec);
+  if (ec) return dir;
+  while (!std::filesystem::exists(p, ec) && p.has_relative_path()) p = p.parent_path();
+  return p.string();
+}
+
 }  // namespace
 
 PreflightReport RunPreflight(storage::StoreRegistry& registry,
@@ -87,10 +98,8 @@ PreflightReport RunPreflight(storage::StoreRegistry& registry,
       continue;
     }
     r.lines.push_back("input  " + src + ": readable, " + HumanBytes(*size));
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
     struct statvfs vfs;
-    if (::statvfs(dir.c_str(), &vfs) == 0) {
+    if (::statvfs(NearestExisting(dir).c_str(), &vfs) == 0) {
       uint64_t free_bytes = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
       if (free_bytes < *size) {
         r.errors.push_back("stage-in target " + dir + " has " + HumanBytes(free_bytes) +
@@ -110,20 +119,18 @@ PreflightReport RunPreflight(storage::StoreRegistry& registry,
     } else {
       r.lines.push_back("output " + dst + ": write, read back and delete work");
     }
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    auto d = DiagnosePath(dir, {.measure = false});
+    auto d = DiagnosePath(NearestExisting(dir), {.measure = false});
     if (d.ok()) {
       r.lines.push_back("output dir " + dir + ": " + d->verdict.kind + " (" +
                         std::string(PersistenceName(d->verdict.persistence)) + ")");
+      std::optional<MountVerdict> destination;
       if (auto path = out.ok() ? out->store->LocalPathFor(out->key) : std::nullopt) {
-        auto dd =
-            DiagnosePath(std::filesystem::path(*path).parent_path().string(), {.measure = false});
-        if (dd.ok() && (dd->verdict.persistence == Persistence::kContainer ||
-                        dd->verdict.persistence == Persistence::kRam)) {
-          r.warnings.push_back("output destination " + dst + " is on " + dd->verdict.kind + ": " +
-                               dd->verdict.verdict);
-        }
+        auto dd = DiagnosePath(NearestExisting(std::filesystem::path(*path).parent_path().string()),
+                               {.measure = false});
+        if (dd.ok()) destination = dd->verdict;
+      }
+      if (auto finding = OutputPersistence(dir, d->verdict, dst, destination)) {
+        (finding->error ? r.errors : r.warnings).push_back(finding->line);
       }
     }
   }

@@ -143,7 +143,7 @@ int ReapExitedChildren(pid_t watched, std::optional<int>* watched_status) {
 }
 
 LeftoverReport StopLeftovers(Clock::time_point kill_at, std::chrono::milliseconds give_up_after,
-                             const std::string& proc_root) {
+                             const std::string& proc_root, pid_t spare) {
   LeftoverReport report;
   const pid_t self = ::getpid();
   std::set<pid_t> found, termed, killed;
@@ -155,6 +155,7 @@ LeftoverReport StopLeftovers(Clock::time_point kill_at, std::chrono::millisecond
   while (true) {
     ReapExitedChildren(-1, nullptr);
     std::vector<ProcEntry> live = Descendants(self, ReadProcTable(proc_root));
+    std::erase_if(live, [spare](const ProcEntry& e) { return e.pid == spare; });
     if (live.empty()) break;
     auto now = Clock::now();
     for (const auto& e : live) {

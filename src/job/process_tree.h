@@ -62,12 +62,13 @@ struct LeftoverReport {
   std::vector<pid_t> alive;   // still alive when StopLeftovers gave up (uninterruptible sleep)
 };
 
-// Stops every live descendant of this process: SIGTERM at once (processes that appear later
-// get it when found), until `kill_at` for them to exit, then SIGKILL, reaping what was re-parented
-// here. Gives up `give_up_after` after `kill_at` (a process in uninterruptible sleep cannot be
-// killed) and names what is left. `proc_root` is for tests.
+// Stops every live descendant of this process but `spare` (ferry's guard, run_guard.h; 0 =
+// none): SIGTERM at once (processes that appear later get it when found), until `kill_at` for
+// them to exit, then SIGKILL, reaping what was re-parented here. Gives up `give_up_after` after
+// `kill_at` (a process in uninterruptible sleep cannot be killed) and names what is left.
+// `proc_root` is for tests.
 LeftoverReport StopLeftovers(std::chrono::steady_clock::time_point kill_at,
                              std::chrono::milliseconds give_up_after = std::chrono::seconds(5),
-                             const std::string& proc_root = "/proc");
+                             const std::string& proc_root = "/proc", pid_t spare = 0);
 
 }  // namespace ferry::job

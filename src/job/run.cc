@@ -13,6 +13,7 @@
 #include "base/time_format.h"
 #include "job/job_records.h"
 #include "job/lifecycle.h"
+#include "job/preflight_rules.h"
 #include "job/resume.h"
 #include "job/run_plan.h"
 #include "job/run_system_posix.h"
@@ -142,10 +143,16 @@ RunOutcome RunJob(const RunOptions& options, storage::StoreRegistry& registry,
   // Signals are held from the start (and restored last): one that comes during preflight or
   // stage-in stays pending until a phase takes it.
   PosixSignalSource signals;
-  auto plan = PlanRun(options, env, ::getpid());
+  // Mistakes in how inputs and outputs are written are usage errors, before anything is created.
+  auto checked = CheckRunSides(options);
+  if (!checked.ok()) return {2, checked.status()};
+  if (Status apart = CheckInputsApartFromOutputs(*checked); !apart.ok()) return {2, apart};
+  auto plan = PlanRun(*checked, env, ::getpid());
   if (!plan.ok()) return {2, plan.status()};
   SteadyClock clock;
-  PosixProcessLauncher processes(signals.original_mask());
+  PosixProcessLauncher processes(
+      signals.original_mask(),
+      {.grace = plan->options.grace, .signal_group = plan->options.signal_group});
   ThreadTaskRunner tasks;
   StoreRunWork work(registry);
   RunLifecycle lifecycle(*plan, {clock, signals, processes, tasks}, work);

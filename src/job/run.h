@@ -14,8 +14,10 @@
 // environment, sync every output directory to its destination every `interval` (files still
 // being written are left for the next round) and on SIGUSR1 or the trigger file, then a final
 // sync after the command ends: normal exit, non-zero exit, killed by a signal, or ferry itself
-// receiving SIGTERM/SIGINT, which it forwards to the command at once (periodic syncs run beside
-// the wait for signals and are stopped), waiting `grace` before SIGKILL. A stop signal before the
+// receiving SIGTERM/SIGINT, which it forwards at once to the command's main process (its whole
+// process group with `signal_group`; periodic syncs run beside the wait for signals and are
+// stopped), waiting `grace` before SIGKILL to the group. A guard process (run_guard.h) stops the
+// command the same way if ferry itself is killed. A stop signal before the
 // command starts (preflight, stage-in) ends ferry without starting it; a second one stops the
 // final sync. ferry is a child subreaper, so processes the command leaves running stay below it;
 // they get SIGTERM when the command ends and SIGKILL after `grace`, before the final sync. After
@@ -57,6 +59,11 @@ struct RunOptions {
   // earlier attempt) is copied here; the command is told through FERRY_RESUME_DIR and friends.
   // Empty = no resume.
   std::string resume_dir;
+  // Where a stop signal to ferry (SIGTERM, SIGINT) goes. Default: SIGTERM to the command's main
+  // process only, so the processes it started (DataLoader workers) keep serving while it saves;
+  // the whole process group gets SIGKILL when `grace` ends. true: SIGTERM to the whole process
+  // group (and to processes that left it) at once.
+  bool signal_group = false;
 };
 
 // What the destination template fields {job} {attempt} {rank} {host} {date} stand for

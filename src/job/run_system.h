@@ -6,6 +6,7 @@
 //   Clock           the monotonic time intervals and the grace period are measured with
 //   SignalSource    the signals ferry run handles itself, held and waited for (sigtimedwait)
 //   ProcessLauncher the command: start (fork/exec), signal, reap; the processes it leaves behind
+//                   (the real one also starts a guard that stops the command if ferry dies)
 //   TaskRunner      work that runs beside the wait for signals (a sync, a stage-in copy)
 //
 // The real implementations (run_system_posix.h) are thin wrappers of the system calls. None of
@@ -67,6 +68,8 @@ class ProcessLauncher {
   // plus `env`. Returns its pid, which is also its process group id.
   virtual Result<pid_t> Start(const std::vector<std::string>& argv,
                               const std::vector<std::pair<std::string, std::string>>& env) = 0;
+  // Sends `sig` to process `pid` alone (the command's main process).
+  virtual void Signal(pid_t pid, int sig) = 0;
   // Sends `sig` to every process of process group `group`.
   virtual void SignalGroup(pid_t group, int sig) = 0;
   // SIGTERM to the processes below ferry that left process group `group` (setsid, daemons).

@@ -8,6 +8,8 @@
 #include <set>
 #include <thread>
 
+#include "base/log.h"
+
 extern char** environ;
 
 namespace ferry::job {
@@ -77,6 +79,11 @@ int PosixSignalSource::Wait(std::chrono::milliseconds timeout) {
 
 int PosixSignalSource::TakePendingStop() { return TakeIfPending({SIGTERM, SIGINT}); }
 
+PosixProcessLauncher::~PosixProcessLauncher() {
+  // Done with a command that was reaped; one still running is left to the guard.
+  if (guard_ && command_ended_) guard_->Release();
+}
+
 Status PosixProcessLauncher::TrackDescendants() {
   if (!BecomeSubreaper()) {
     return Status(StatusCode::kFailedPrecondition,
@@ -85,6 +92,7 @@ Status PosixProcessLauncher::TrackDescendants() {
   if (!ProcShowsThisProcess()) {
     return Status(StatusCode::kFailedPrecondition, "/proc is not this process's pid namespace");
   }
+  tracking_ = true;
   return Status();
 }
 
@@ -92,11 +100,35 @@ Result<pid_t> PosixProcessLauncher::Start(
     const std::vector<std::string>& argv,
     const std::vector<std::pair<std::string, std::string>>& env) {
   if (argv.empty()) return InvalidArgument("no command to run");
+  // The guard first: from the command's first instruction on, ferry's death stops it.
+  if (guard_) {
+    if (command_ended_) guard_->Release();
+    guard_.reset();
+  }
+  std::vector<std::pair<std::string, std::string>> full_env = env;
+  if (policy_.guard) {
+    // Without tracking, the lifecycle signals the whole group at once; the guard does the same.
+    GuardConfig config{.grace = policy_.grace,
+                       .signal_group = policy_.signal_group || !tracking_,
+                       .scan_proc = tracking_,
+                       .token = NewGuardToken()};
+    auto guard = RunGuard::Start(config);
+    if (guard.ok()) {
+      guard_ = std::move(*guard);
+      full_env.emplace_back(kGuardTokenVariable, config.token);
+    } else {
+      Log(LogLevel::kWarn, "{}: the command will not be stopped if ferry is killed",
+          guard.status().message());
+    }
+  }
+  const int guard_fd = guard_ ? guard_->fd() : -1;
+  command_ = 0;
+  command_ended_ = false;
   // Everything the child needs is built here: between fork and exec only async-signal-safe
   // calls are made (other threads may hold the allocator's locks at the fork).
   std::vector<std::string> env_entries;
   std::set<std::string> replaced;
-  for (const auto& [name, value] : env) {
+  for (const auto& [name, value] : full_env) {
     env_entries.push_back(name + "=" + value);
     replaced.insert(name);
   }
@@ -121,6 +153,7 @@ Result<pid_t> PosixProcessLauncher::Start(
   }
   if (pid == 0) {
     ::setpgid(0, 0);  // its own process group: signals reach the whole training process tree
+    if (guard_fd >= 0) TellGuardCommandStarted(guard_fd);  // covered even if ferry dies now
     ::sigprocmask(SIG_SETMASK, &child_mask_, nullptr);
     ::execvpe(args[0], args.data(), envp.data());
     const char* why = std::strerror(errno);
@@ -131,14 +164,30 @@ Result<pid_t> PosixProcessLauncher::Start(
     ::_exit(127);
   }
   ::setpgid(pid, pid);  // also here, so no signal to the group can come before the child's call
+  command_ = pid;
+  if (guard_) guard_->NoteCommand(pid);
   return pid;
 }
 
-void PosixProcessLauncher::SignalGroup(pid_t group, int sig) { ::kill(-group, sig); }
+void PosixProcessLauncher::TellGuard(pid_t target, int sig) {
+  if (!guard_ || target != command_) return;
+  if (sig == SIGTERM) guard_->NoteStopForwarded();
+  if (sig == SIGKILL) guard_->NoteGroupKilled();
+}
+
+void PosixProcessLauncher::Signal(pid_t pid, int sig) {
+  ::kill(pid, sig);
+  if (sig == SIGTERM) TellGuard(pid, sig);
+}
+
+void PosixProcessLauncher::SignalGroup(pid_t group, int sig) {
+  ::kill(-group, sig);
+  TellGuard(group, sig);
+}
 
 void PosixProcessLauncher::TerminateEscaped(pid_t group) {
   for (const auto& e : Descendants(::getpid(), ReadProcTable())) {
-    if (e.pgid != group) ::kill(e.pid, SIGTERM);
+    if (e.pgid != group && e.pid != guard_pid()) ::kill(e.pid, SIGTERM);
   }
 }
 
@@ -146,12 +195,17 @@ std::optional<ProcessExit> PosixProcessLauncher::ReapExited(pid_t command) {
   std::optional<int> status;
   ReapExitedChildren(command, &status);
   if (!status) return std::nullopt;
+  if (command == command_) command_ended_ = true;
   if (WIFSIGNALED(*status)) return ProcessExit{.signal = WTERMSIG(*status)};
   return ProcessExit{.code = WEXITSTATUS(*status)};
 }
 
 LeftoverReport PosixProcessLauncher::StopLeftovers(SteadyTime kill_at) {
-  return job::StopLeftovers(kill_at);
+  LeftoverReport report =
+      job::StopLeftovers(kill_at, std::chrono::seconds(5), "/proc", guard_pid());
+  // Nothing of the command is left (but what cannot be killed): the guard has done its job.
+  if (guard_) guard_->Release();
+  return report;
 }
 
 std::unique_ptr<BackgroundTask> ThreadTaskRunner::Start(

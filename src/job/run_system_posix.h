@@ -6,7 +6,9 @@
 #include <signal.h>
 
 #include <chrono>
+#include <memory>
 
+#include "job/run_guard.h"
 #include "job/run_system.h"
 
 namespace ferry::job {
@@ -38,21 +40,48 @@ class PosixSignalSource final : public SignalSource {
   sigset_t original_;
 };
 
+// How the command is to be stopped: what the guard does if ferry dies (run_guard.h). The
+// lifecycle makes the same choices while ferry lives.
+struct StopPolicy {
+  std::chrono::seconds grace{30};
+  bool signal_group = false;  // RunOptions::signal_group
+  bool guard = true;          // start a guard with the command
+};
+
+// Start() forks a guard (run_guard.h) before the command and tells it what ferry sends the
+// command; StopLeftovers() releases it once nothing is left, or the destructor once the command
+// was reaped. A launcher destroyed while its command still runs leaves the guard to stop it.
 class PosixProcessLauncher final : public ProcessLauncher {
  public:
   // `child_mask`: the signal mask the command starts with (PosixSignalSource::original_mask).
-  explicit PosixProcessLauncher(const sigset_t& child_mask) : child_mask_(child_mask) {}
+  explicit PosixProcessLauncher(const sigset_t& child_mask, StopPolicy policy = {})
+      : child_mask_(child_mask), policy_(policy) {}
+  ~PosixProcessLauncher() override;
+  PosixProcessLauncher(const PosixProcessLauncher&) = delete;
+  PosixProcessLauncher& operator=(const PosixProcessLauncher&) = delete;
 
   Status TrackDescendants() override;
   Result<pid_t> Start(const std::vector<std::string>& argv,
                       const std::vector<std::pair<std::string, std::string>>& env) override;
+  void Signal(pid_t pid, int sig) override;
   void SignalGroup(pid_t group, int sig) override;
   void TerminateEscaped(pid_t group) override;
   std::optional<ProcessExit> ReapExited(pid_t command) override;
   LeftoverReport StopLeftovers(SteadyTime kill_at) override;
 
+  // The guard of the command started last; 0 when there is none (tests).
+  pid_t guard_pid() const { return guard_ ? guard_->pid() : 0; }
+
  private:
+  // The guard's part of a SIGTERM or SIGKILL ferry sent to the command.
+  void TellGuard(pid_t target, int sig);
+
   sigset_t child_mask_;
+  StopPolicy policy_;
+  bool tracking_ = false;  // TrackDescendants succeeded
+  std::unique_ptr<RunGuard> guard_;
+  pid_t command_ = 0;
+  bool command_ended_ = false;
 };
 
 // One std::thread per task.

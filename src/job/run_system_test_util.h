@@ -120,8 +120,9 @@ class FakeProcessLauncher final : public ProcessLauncher {
 
   struct Sent {
     milliseconds at;
-    pid_t group;
+    pid_t target;  // the process, or with whole_group the process group
     int sig;
+    bool whole_group;  // SignalGroup rather than Signal
   };
 
   FakeProcessLauncher(FakeClock& clock, FakeSignalSource& signals)
@@ -159,11 +160,9 @@ class FakeProcessLauncher final : public ProcessLauncher {
     return kPid;
   }
 
-  void SignalGroup(pid_t group, int sig) override {
-    sent.push_back({clock_.Elapsed(), group, sig});
-    if (sig == SIGKILL) End(clock_.Now(), {.signal = SIGKILL});
-    if (sig == SIGTERM && term_takes) End(clock_.Now() + *term_takes, on_term);
-  }
+  // The main process reacts alike to a signal of its own and to one to its group.
+  void Signal(pid_t pid, int sig) override { Receive(pid, sig, false); }
+  void SignalGroup(pid_t group, int sig) override { Receive(group, sig, true); }
 
   void TerminateEscaped(pid_t) override { escaped_terminated.push_back(clock_.Elapsed()); }
 
@@ -181,6 +180,12 @@ class FakeProcessLauncher final : public ProcessLauncher {
   }
 
  private:
+  void Receive(pid_t target, int sig, bool whole_group) {
+    sent.push_back({clock_.Elapsed(), target, sig, whole_group});
+    if (sig == SIGKILL) End(clock_.Now(), {.signal = SIGKILL});
+    if (sig == SIGTERM && term_takes) End(clock_.Now() + *term_takes, on_term);
+  }
+
   void End(SteadyTime when, ProcessExit how) {
     if (end_ && end_->first <= when) return;
     end_ = {when, how};

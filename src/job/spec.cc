@@ -71,15 +71,15 @@ class SpecReader {
     if (!root.IsMap()) return Error("the top level must be a mapping of settings");
     RunOptions o;
     static const std::set<std::string> kKnown = {
-        "command",      "inputs",       "outputs",   "interval",
-        "grace",        "strict",       "preflight", "delete_after_upload",
-        "trigger_file", "follow_links", "resume"};
+        "command",      "inputs",       "outputs",      "interval",
+        "grace",        "strict",       "preflight",    "delete_after_upload",
+        "trigger_file", "follow_links", "signal_group", "resume"};
     for (const auto& kv : root) {
       auto key = kv.first.as<std::string>();
       if (!kKnown.contains(key)) {
         return Error("unknown key '" + key +
                      "' (known: command inputs outputs interval grace strict preflight "
-                     "delete_after_upload trigger_file follow_links resume)");
+                     "delete_after_upload trigger_file follow_links signal_group resume)");
       }
     }
     if (auto n = root["command"]) {
@@ -104,6 +104,7 @@ class SpecReader {
     }
     if (auto n = root["strict"]) o.strict = n.as<bool>();
     if (auto n = root["follow_links"]) o.follow_symlinks = n.as<bool>();
+    if (auto n = root["signal_group"]) o.signal_group = n.as<bool>();
     if (auto n = root["preflight"]) o.skip_preflight = !n.as<bool>();
     if (auto n = root["delete_after_upload"]) {
       FERRY_ASSIGN_OR_RETURN(o.delete_after_upload, Strings(n, "delete_after_upload"));

@@ -6,7 +6,8 @@
 //   inputs:  [{src: "s3://bucket/datasets/imagenet/", dir: /scratch/data}]   # or "SRC=DIR"
 //   outputs: [{dir: /scratch/out, dst: "s3://bucket/runs/{job}/{attempt}/"}] # or "DIR=DST"
 //   interval: 300        # seconds between checkpoint syncs
-//   grace: 30            # seconds between SIGTERM and SIGKILL
+//   grace: 30            # seconds from SIGTERM (the command's main process) to SIGKILL (its group)
+//   signal_group: false  # SIGTERM to the whole process group at once (--signal-group)
 //   strict: false        # preflight warnings are fatal
 //   preflight: true
 //   delete_after_upload: ["ckpt-*.pt"]                  # or one glob

@@ -21,6 +21,7 @@ preflight: false
 delete_after_upload: "ckpt-*.pt"
 trigger_file: /scratch/sync
 follow_links: true
+signal_group: true
 )",
                         "job.yaml");
   ASSERT_TRUE(o.ok()) << o.status().message();
@@ -37,6 +38,8 @@ follow_links: true
   EXPECT_EQ(o->delete_after_upload, std::vector<std::string>{"ckpt-*.pt"});
   EXPECT_EQ(o->trigger_file, "/scratch/sync");
   EXPECT_TRUE(o->follow_symlinks);
+  EXPECT_TRUE(o->signal_group);
+  EXPECT_FALSE(ParseJobSpec("grace: 5\n", "job.yaml")->signal_group);  // the main process only
 }
 
 TEST(JobSpec, JsonIsYamlToo) {

@@ -208,7 +208,9 @@ Result<Outcome> CopyWhole(RunContext& ctx, const Item& item) {
   };
   if (Status s = SourceStillAsListed(ctx, item); !s.ok()) return unread(s);
   uint32_t crc = Crc32cOf(data);
-  auto src_crc = CrcFromMetadata(info);
+  // A local file's checksum xattr survives a rewrite in place by another program: the bytes just
+  // read are the source of truth there (ReadsChecksums), the stored CRC32C only elsewhere.
+  auto src_crc = ReadsChecksums(ctx.src_caps) ? std::nullopt : CrcFromMetadata(info);
   if (src_crc && *src_crc != crc) return unread(Mismatch(ctx, item, *src_crc, crc));
   if (std::string md5 = Md5OfEtag(ctx.src_caps, info.etag); !src_crc && !md5.empty()) {
     // Uploaded by another tool in one PUT: its ETag is the MD5.

@@ -335,3 +335,18 @@ def test_shard_ls_of_an_index_url_with_a_query(ferry, web, tmp_path):
     no_query_secrets(p)
     # The query stays the query: nothing is appended after it.
     assert QueryBlindHandler.targets == [f"/ds/train.index.json?token={SIG}"]
+
+
+def test_a_downloaded_file_rewritten_in_place_uploads(ferry, prefix, tmp_path):
+    # ferry records a downloaded file's CRC32C in an xattr; a program that rewrites the file in
+    # place keeps the xattr. The upload must trust the bytes, not the stale xattr.
+    (tmp_path / "src").write_bytes(b"0\n")
+    ferry.run("cp", tmp_path / "src", prefix + "a", check=True)
+    local = tmp_path / "local"
+    ferry.run("cp", prefix + "a", local, check=True)
+    with open(local, "r+b") as f:
+        f.write(b"3")
+    p = ferry.run("cp", local, prefix + "b")
+    assert p.returncode == 0, p.stderr.decode()
+    assert ferry.run("cat", prefix + "b", check=True).stdout == b"3\n"
+    ferry.run("rm", "-r", "-q", prefix)

@@ -129,7 +129,7 @@ def test_concurrent_runs_with_one_template_do_not_collide(ferry, prefix, tmp_pat
 
 
 def test_ferry_killed_leaves_synced_checkpoints_intact(ferry, prefix, tmp_path):
-    script = "echo 1 > $FERRY_OUTPUT/ckpt-1.pt; sleep 8"  # the orphan ends by itself
+    script = "echo 1 > $FERRY_OUTPUT/ckpt-1.pt; sleep 8"  # ferry's guard stops it
     proc = subprocess.Popen([ferry.binary, *run_args(tmp_path, prefix, script)], env=base_env(ferry.rgw),
                             stderr=subprocess.PIPE)
     deadline = time.time() + 20
@@ -495,7 +495,10 @@ def kill9_check(ferry, s3, bucket, root, tmp_path, trial, stats):
         proc.kill()
         proc.wait()
     writer = int(pid_file.read_text())
-    time.sleep(0.5)
+    for _ in range(100):  # ferry's guard stops the command (SIGTERM: the writer does not catch it)
+        if not alive(writer):
+            break
+        time.sleep(0.05)
     stats["orphan_alive_after_kill"] += alive(writer)
     if alive(writer):
         os.kill(writer, signal.SIGKILL)
@@ -559,6 +562,7 @@ def test_kill9_during_run_sync(ferry, s3, bucket, prefix, tmp_path, trials):
     report = os.environ.get("FERRY_KILL9_REPORT")
     if report:
         pathlib.Path(report).write_text(json.dumps(dict(stats), indent=1))
+    assert stats["orphan_alive_after_kill"] == 0  # issue 12: nothing outlives a SIGKILLed ferry
 
 
 def test_sigterm_during_a_long_sync_reaches_the_command_within_a_second(ferry, fault_proxy, prefix,
@@ -608,3 +612,237 @@ def test_sigterm_during_stage_in_stops_it_and_does_not_start_the_command(ferry, 
     assert not marker.exists()
     assert b"during stage-in" in proc.stderr.read()
     s3.delete_object(Bucket=bucket, Key=key)
+
+
+# --- Issue 12: PyTorch-safe stop signals, nothing left behind when ferry is SIGKILLed ----------
+
+# A training loop over a DataLoader with two worker processes. argv: a directory for the test's
+# files, "save" (on SIGTERM: keep consuming batches for a second, then save a checkpoint and
+# exit 0, as preemption-aware training does) or "ignore" (SIGTERM is ignored). Each worker leaves
+# its pid in the directory; "ready" appears once batches flow. Bounded: 60 s.
+TRAINER = r"""
+import os, signal, subprocess, sys, time
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+work, mode = sys.argv[1], sys.argv[2]
+extra = sys.argv[3:]  # "children": also start a background sleep and a setsid'd one
+
+class Slow(Dataset):
+    def __len__(self):
+        return 1 << 20
+    def __getitem__(self, i):
+        time.sleep(0.005)
+        return torch.tensor([i])
+
+def worker_init(_):
+    open(os.path.join(work, f"worker-{os.getpid()}"), "w").close()
+
+stop_at = None
+def on_term(sig, frame):
+    global stop_at
+    stop_at = time.monotonic()
+signal.signal(signal.SIGTERM, on_term if mode == "save" else signal.SIG_IGN)
+
+if "children" in extra:
+    subprocess.Popen(["sleep", "300"])
+    subprocess.Popen(["sleep", "301"], start_new_session=True)  # leaves the process group
+
+batches = after = 0
+deadline = time.monotonic() + 60
+for batch in DataLoader(Slow(), batch_size=4, num_workers=2, worker_init_fn=worker_init):
+    batches += 1
+    if batches == 10:
+        open(os.path.join(work, "ready"), "w").close()
+    if stop_at is not None:
+        after += 1
+        if time.monotonic() - stop_at >= 1.0:
+            break
+    if time.monotonic() > deadline:
+        sys.exit(3)
+torch.save({"batches": batches, "after_sigterm": after}, os.path.join(os.environ["FERRY_OUTPUT"], "ckpt.pt"))
+print(f"saved after {after} batches past SIGTERM", file=sys.stderr)
+"""
+
+
+def start_trainer(ferry, tmp_path, dst, mode, *extra, flags=(), env=None):
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    (tmp_path / "trainer.py").write_text(TRAINER)
+    log = open(tmp_path / "ferry.log", "wb")
+    proc = subprocess.Popen([ferry.binary, "run", "--out", f"{tmp_path / 'out'}={dst}", "--interval", "300",
+                             *flags, "--", "/usr/bin/python3", str(tmp_path / "trainer.py"), str(work), mode,
+                             *extra], env=base_env(ferry.rgw, **(env or {})), stderr=log)
+    log.close()
+    for _ in range(1200):
+        if (work / "ready").exists() or proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    assert (work / "ready").exists(), (tmp_path / "ferry.log").read_text()
+    workers = [int(p.name.split("-")[1]) for p in work.glob("worker-*")]
+    assert len(workers) == 2
+    return proc, workers
+
+
+def test_sigterm_lets_a_pytorch_script_save_while_its_dataloader_workers_keep_serving(ferry, prefix,
+                                                                                      tmp_path):
+    import torch
+    proc, workers = start_trainer(ferry, tmp_path, prefix, "save")
+    try:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+        log = (tmp_path / "ferry.log").read_text()
+        assert proc.returncode == 0, log
+        assert "killed by signal" not in log, log  # no "DataLoader worker ... is killed by signal"
+        ckpt = torch.load(tmp_path / "out" / "ckpt.pt")
+        assert ckpt["after_sigterm"] >= 5, ckpt  # the workers served it for the whole second
+        m = manifest(ferry, prefix)
+        assert m["final"] and m["exit_code"] == 0 and [f["path"] for f in m["files"]] == ["ckpt.pt"]
+        assert ferry.run("cat", prefix + "ckpt.pt", check=True).stdout == (tmp_path / "out" / "ckpt.pt").read_bytes()
+        assert not any(alive(w) for w in workers)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_signal_group_restores_sigterm_to_the_whole_group(ferry, prefix, tmp_path):
+    # The old delivery, kept behind a flag: the workers die with the SIGTERM, and PyTorch says so.
+    proc, workers = start_trainer(ferry, tmp_path, prefix, "save", flags=("--signal-group",))
+    try:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+        log = (tmp_path / "ferry.log").read_text()
+        assert proc.returncode != 0 and "killed by signal" in log, log
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_script_ignoring_sigterm_is_killed_with_its_workers_after_the_grace_period(ferry, prefix, tmp_path):
+    proc, workers = start_trainer(ferry, tmp_path, prefix, "ignore", flags=("--grace", "2"))
+    try:
+        start = time.time()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+        assert proc.returncode == 137, (tmp_path / "ferry.log").read_text()
+        assert time.time() - start >= 1.9  # SIGKILL only when the grace period ended
+        assert all(alive(w) is False for w in workers)  # SIGKILL went to the whole group
+        assert manifest(ferry, prefix)["exit"] == "killed by signal 9"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def marked_processes(marker):
+    """pid -> argv of every process whose environment holds `marker`."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or not alive(int(entry)):
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if marker.encode() not in f.read().split(b"\0"):
+                    continue
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                found[int(entry)] = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+    return found
+
+
+@pytest.mark.parametrize("mode,grace", [("save", "30"), ("ignore", "2")])
+def test_ferry_killed_leaves_nothing_of_the_command_running(ferry, prefix, tmp_path, mode, grace):
+    """kill -9 ferry: its guard stops the command as ferry would have (SIGTERM to the main
+    process, then to what it started, SIGKILL after the grace period): the DataLoader workers, a
+    background sleep, a setsid'd sleep and the guard itself are all gone within seconds."""
+    import uuid
+    marker = f"FERRY_TEST_MARKER={uuid.uuid4().hex}"
+    proc, workers = start_trainer(ferry, tmp_path, prefix, mode, "children", flags=("--grace", grace),
+                                  env={marker.split("=")[0]: marker.split("=")[1]})
+    try:
+        before = marked_processes(marker)
+        assert len(before) >= 6, before  # ferry, python, 2 workers, 2 sleeps (and the guard)
+        proc.kill()
+        proc.wait()
+        deadline = time.time() + 15
+        left = marked_processes(marker)
+        while left and time.time() < deadline:
+            time.sleep(0.2)
+            left = marked_processes(marker)
+        assert not left, f"still running after ferry was SIGKILLed: {left}"
+        if mode == "save":  # the main process got SIGTERM first and saved its checkpoint
+            assert (tmp_path / "out" / "ckpt.pt").exists()
+    finally:
+        for pid in marked_processes(marker):
+            os.kill(pid, signal.SIGKILL)
+
+
+# --- Issue 12: mistakes caught before anything is created or started --------------------------
+
+def run_in(ferry, cwd, *args):
+    return subprocess.run([ferry.binary, *map(str, args)], env=base_env(ferry.rgw), cwd=cwd,
+                          capture_output=True, timeout=60)
+
+
+def test_swapped_sides_are_one_line_usage_errors_that_show_the_right_order(ferry, prefix, tmp_path):
+    from conftest import one_line_error
+    marker = tmp_path / "ran"
+    p = run_in(ferry, tmp_path, "run", "--out", f"{prefix}x/={tmp_path}/scratch/out", "--", "touch", marker)
+    assert p.returncode == 2
+    err = one_line_error(p)
+    assert "the sides look swapped" in err and f"write --out {tmp_path}/scratch/out={prefix}x/" in err, err
+    p = run_in(ferry, tmp_path, "run", "--in", f"{tmp_path}/data={prefix}ds", "--out",
+               f"{tmp_path}/o={prefix}", "--", "touch", marker)
+    assert p.returncode == 2
+    err = one_line_error(p)
+    assert "the sides look swapped" in err and f"write --in {prefix}ds={tmp_path}/data" in err, err
+    # The same mistake in a spec file, with a relative local side: no 's3:' directory either.
+    spec = tmp_path / "job.yaml"
+    spec.write_text(f'outputs: [{{dir: "{prefix}x/", dst: "scratch/out"}}]\ncommand: [touch, {marker}]\n')
+    p = run_in(ferry, tmp_path, "run", "--spec", spec)
+    assert p.returncode == 2 and "the sides look swapped" in one_line_error(p)
+    assert not marker.exists()
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["job.yaml"]  # nothing was created
+
+
+@pytest.mark.parametrize("in_dir,out_dir,says", [
+    ("data", "data/out", "is inside the input directory"),
+    ("out/data", "out", "is inside the output directory"),
+    ("same", "same/", "name the same directory"),
+])
+def test_input_and_output_dirs_must_not_nest(ferry, prefix, tmp_path, in_dir, out_dir, says):
+    from conftest import one_line_error
+    marker = tmp_path / "ran"
+    for extra in ([], ["--no-preflight"]):  # not a preflight check: it cannot be skipped
+        p = run_in(ferry, tmp_path, "run", *extra, "--in", f"{prefix}ds/={tmp_path / in_dir}",
+                   "--out", f"{tmp_path / out_dir}={prefix}runs/", "--", "touch", marker)
+        assert p.returncode == 2
+        assert says in one_line_error(p)
+    assert not marker.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_fleeting_output_without_a_remote_destination_fails_the_preflight(ferry, tmp_path):
+    import uuid
+    shm = pathlib.Path("/dev/shm") / f"ferry-test-{uuid.uuid4().hex[:8]}"  # tmpfs: RAM
+    marker = tmp_path / "ran"
+    try:
+        p = ferry.run("run", "--out", f"{shm}/out={shm}/results/", "--", "touch", marker)
+        err = p.stderr.decode()
+        assert p.returncode == 1, err
+        errors = [line for line in err.splitlines() if "error:" in line]
+        assert len(errors) == 2, err  # the preflight's line, then "preflight failed"
+        assert (f"output {shm}/out: it is on tmpfs (RAM) and its destination {shm}/results/ is local and "
+                "on tmpfs (RAM): the results would not outlive the job") in errors[0]
+        assert "preflight failed" in errors[1]
+        assert not marker.exists() and not (shm / "out").exists()
+        # A persistent output dir with that destination only gets the warning it always got.
+        p = ferry.run("run", "--out", f"{tmp_path}/out={shm}/results/", "--", "true")
+        err = p.stderr.decode()
+        assert p.returncode == 0, err
+        assert f"warning: output destination {shm}/results/ is on tmpfs (RAM)" in err
+        # A fleeting output dir whose destination persists is what ferry run is for.
+        p = ferry.run("run", "--out", f"{shm}/out2={tmp_path}/results/", "--", "true")
+        assert p.returncode == 0, p.stderr.decode()
+    finally:
+        shutil.rmtree(shm, ignore_errors=True)
