@@ -1,0 +1,570 @@
+"""Every fenced code block in README.md and docs/**/*.md is run or checked (issue 12).
+
+The convention (docs/development.md, "Code blocks in the docs"): the fence's info string says
+what a block is. `sh` and `python` blocks are run as written, in the order of their file, against
+the real ferry binary, the test's Ceph RGW and ferry.data from the build; `text` blocks (output
+samples, URL tables, layouts, diagrams) are not run; `synopsis` blocks are checked against
+`ferry ... --help`. A block without a tag, or with a tag or attribute this file does not know,
+fails the test, so nothing slips through unclassified. Attributes after the tag:
+  exit=N              the block must end with status N (default 0)
+  no-run: REASON      not run (the reason is listed in the summary); sh: `bash -n`, and every repo
+                      script it calls exists and knows the flags it is given; python: compile()
+  excerpt=PATH        python lines quoted from PATH (a runnable file some test runs); `...` lines
+                      stand for elided code; every other line must be in PATH, in order
+  context=NAME        python run inside a context this file supplies (CONTEXTS below)
+
+Example names in the snippets are mapped to real resources by PLACEHOLDERS (a textual
+substitution before running); the table is documented in docs/development.md too.
+"""
+import dataclasses
+import io
+import json
+import os
+import pathlib
+import re
+import shlex
+import subprocess
+import textwrap
+import uuid
+
+import pytest
+
+from conftest import ROOT, python_env
+
+DOC_FILES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
+RUN_TAGS = {"sh", "python"}
+QUIET_TAGS = {"text", "synopsis"}
+BLOCK_TIMEOUT = 120
+
+
+# ---------------------------------------------------------------------------------------------
+# Finding and classifying blocks
+
+@dataclasses.dataclass
+class Block:
+    path: str          # relative to the repository root
+    line: int          # line of the opening fence (1-based)
+    number: int        # n-th fenced block of its file (1-based)
+    info: str          # the whole info string
+    text: str          # the content, dedented by the fence's indentation
+    lang: str = ""
+    attrs: dict = dataclasses.field(default_factory=dict)
+    no_run: str = ""   # the stated reason when not run
+
+    def where(self):
+        return f"{self.path}:{self.line} (block {self.number}, ```{self.info})"
+
+
+FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+
+
+def find_blocks(path):
+    """The fenced code blocks of a Markdown file (CommonMark fences, also inside list items)."""
+    lines = path.read_text().splitlines()
+    rel = str(path.relative_to(ROOT))
+    blocks, i = [], 0
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if not m or (m["fence"][0] == "`" and "`" in m["info"]):
+            i += 1
+            continue
+        indent, fence, start = len(m["indent"]), m["fence"], i
+        body = []
+        i += 1
+        while i < len(lines):
+            s = lines[i].strip()
+            if s.startswith(fence[0] * len(fence)) and not s.lstrip(fence[0]):
+                break
+            body.append(lines[i][indent:] if lines[i][:indent].isspace() else lines[i].lstrip())
+            i += 1
+        else:
+            raise AssertionError(f"{rel}:{start + 1}: code fence never closed")
+        blocks.append(Block(rel, start + 1, len(blocks) + 1, m["info"].strip(), "\n".join(body) + "\n"))
+        i += 1
+    return blocks
+
+
+ATTRIBUTE = re.compile(r"^(exit=\d+|excerpt=\S+|context=[\w-]+)$")
+
+
+def classify(block):
+    """Fills lang/attrs/no_run from the info string; returns a list of problems."""
+    info = block.info
+    if not info:
+        return [f"{block.where()}: no tag; say what the block is (sh, python, text, synopsis)"]
+    lang, _, rest = info.partition(" ")
+    block.lang = lang
+    if lang not in RUN_TAGS | QUIET_TAGS:
+        return [f"{block.where()}: unknown tag {lang!r} (sh, python, text, synopsis)"]
+    rest = rest.strip()
+    if rest.startswith("no-run:"):
+        block.no_run = rest[len("no-run:"):].strip()
+        if lang not in RUN_TAGS or not block.no_run:
+            return [f"{block.where()}: no-run needs a reason and an sh or python block"]
+        return []
+    problems = []
+    for word in rest.split():
+        if not ATTRIBUTE.match(word):
+            problems.append(f"{block.where()}: unknown attribute {word!r}")
+            continue
+        key, value = word.split("=", 1)
+        block.attrs[key] = value
+    if block.attrs and lang not in RUN_TAGS:
+        problems.append(f"{block.where()}: attributes only on sh and python blocks")
+    if ("excerpt" in block.attrs or "context" in block.attrs) and lang != "python":
+        problems.append(f"{block.where()}: excerpt= and context= are for python blocks")
+    if "context" in block.attrs and block.attrs["context"] not in CONTEXTS:
+        problems.append(f"{block.where()}: unknown context {block.attrs['context']!r}")
+    if "excerpt" in block.attrs and not (ROOT / block.attrs["excerpt"]).is_file():
+        problems.append(f"{block.where()}: excerpt source {block.attrs['excerpt']} does not exist")
+    return problems
+
+
+def all_blocks():
+    blocks, problems = [], []
+    for path in DOC_FILES:
+        for block in find_blocks(path):
+            problems += classify(block)
+            blocks.append(block)
+    return blocks, problems
+
+
+# ---------------------------------------------------------------------------------------------
+# Placeholders, contexts and claims
+
+# Example names in snippets -> real resources. Matched where a name starts (after a space, `=`,
+# a quote, `(` or a line start), replaced in one pass. Keep in sync with docs/development.md.
+PLACEHOLDERS = {
+    "s3://bucket/": "a prefix on the test RGW; a small shard dataset is packed at ds/train and "
+                    "datasets/train",
+    "s3://datasets/": "a prefix on the test RGW; the same dataset is packed at imagenet-shards/",
+    "s3://runs/": "a prefix on the test RGW",
+    "/nas/": "a temp dir; imagenet/train/ holds a small image folder (CLASS/CLASS_N.JPEG + .cls)",
+    "/scratch/": "an empty temp dir",
+    "/tmp/rgw": "a temp dir holding the test RGW's env file (rgw.sh start reuses the running "
+                "server, rgw.sh stop removes the dir)",
+}
+PLACEHOLDER_RE = re.compile(r"(?<![\w/.:-])(" + "|".join(re.escape(p) for p in PLACEHOLDERS)
+                            + r")(?![\w-])")
+
+
+@dataclasses.dataclass
+class Context:
+    doc: str
+    prelude: str
+    epilogue: str
+
+
+CONTEXTS = {
+    # docs/semantics/run.md's on-demand sync: the snippet is the body of a training command.
+    "ferry-run": Context(
+        doc="the command of `ferry run --out /scratch/ctx-N=s3://runs/ctx-N/`, after a prelude "
+            "(import os, time, torch; a `state` and a `step`); afterwards every file in the "
+            "output dir must be in the manifest ferry wrote, with its size",
+        prelude=textwrap.dedent("""\
+            import os, time
+            import torch
+            state, step = {"weights": torch.zeros(4)}, 7
+            """),
+        epilogue=textwrap.dedent("""\
+            import json, subprocess
+            url = os.environ["FERRY_OUTPUT_URL_0"] + "_ferry/manifest.json"
+            manifest = json.loads(subprocess.run(["ferry", "cat", url], check=True,
+                                                 capture_output=True).stdout)
+            listed = {f["path"]: f["size"] for f in manifest["files"]}
+            out = os.environ["FERRY_OUTPUT"]
+            for name in os.listdir(out):
+                assert listed.get(name) == os.path.getsize(os.path.join(out, name)), (name, manifest)
+            """)),
+}
+
+
+@dataclasses.dataclass
+class Special:
+    """What one block needs beyond running as written: found by its file and a piece of its
+    text (a Special whose block is gone fails the test, so claims do not vanish silently)."""
+    path: str
+    contains: str
+    why: str
+    env: dict = dataclasses.field(default_factory=dict)
+    check: object = None   # check(page, block, completed_process) raises AssertionError
+
+
+def check_venv_install(page, block, p):
+    site = page.work / ".venv/lib"
+    assert f"installed ferry.data into {site}" in p.stdout, p.stdout
+
+
+def check_pack_names(page, block, p):
+    # shards.md: `pack SRC s3://b/ds/train` writes train-000000.tar, ... and train.index.json.
+    listing = page.ferry("ls", page.substitute("s3://datasets/imagenet/"))
+    assert "train-000000.tar" in listing and "train.index.json" in listing, listing
+
+
+def check_resume_twice(page, block, p):
+    """resume.md: the same command on an empty node continues the job as attempt 1."""
+    job = page.run_id
+    runs = page.substitute("s3://bucket/runs/")
+    latest = json.loads(page.ferry("cat", f"{runs}{job}/_ferry/latest.json"))
+    assert (latest["attempt"], latest["state"], latest["final"]) == (0, "succeeded", True), latest
+    page.rmtree(page.scratch / "ckpt")   # the next attempt lands on another machine
+    p2 = page.run(block)
+    assert p2.returncode == 0, page.report(p2)
+    assert "resumed from attempt 0" in p2.stderr, page.report(p2)
+    latest = json.loads(page.ferry("cat", f"{runs}{job}/_ferry/latest.json"))
+    assert (latest["attempt"], latest["state"]) == (1, "succeeded"), latest
+    # "What is where"
+    listing = page.ferry("ls", "-r", f"{runs}{job}/")
+    for name in ("0/ckpt.pt", "0/_ferry/manifest.json", "1/ckpt.pt", "_ferry/latest.json",
+                 "_ferry/attempts/rank0/"):
+        assert f"{runs}{job}/{name}" in listing, (name, listing)
+    manifest = json.loads(page.ferry("cat", f"{runs}{job}/1/_ferry/manifest.json"))
+    assert manifest["resumed_from"]["attempt"] == 0, manifest
+
+
+SPECIALS = [
+    Special("README.md", "scripts/install-python.sh",
+            "installs ferry.data into a venv itself: runs without the test's PYTHONPATH",
+            env={"PYTHONPATH": None}, check=check_venv_install),
+    Special("docs/guides/nas-to-shards.md", "ferry shard pack", "shard names", check=check_pack_names),
+    Special("docs/guides/resume.md", "ferry run --resume", "a second attempt resumes the first",
+            check=check_resume_twice),
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# The resources behind the placeholders
+
+BUILD_DIR = pathlib.Path(os.environ.get("FERRY_PYTHONPATH") or ROOT / "build/dev/python").parent
+STUB_TRAIN = '''\
+"""train.py of docs/examples/job.yaml: writes two checkpoints and a log into $FERRY_OUTPUT."""
+import os, sys
+out = os.environ["FERRY_OUTPUT"]
+assert os.listdir(os.environ["FERRY_INPUT_0"]), "stage-in brought nothing"
+for step in (1, 2):
+    with open(os.path.join(out, f"ckpt-{step}.pt"), "wb") as f:
+        f.write(os.urandom(1000))
+with open(os.path.join(out, "log.txt"), "w") as f:
+    f.write(" ".join(sys.argv[1:]) + "\\n")
+'''
+
+
+def jpeg(shade):
+    from PIL import Image
+    buf = io.BytesIO()
+    Image.new("RGB", (8, 8), (shade, 64, 128)).save(buf, "JPEG")
+    return buf.getvalue()
+
+
+def write_samples(root, names):
+    """One small JPEG and a class label per sample name."""
+    for i, name in enumerate(names):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(jpeg(i * 7 % 256))
+        (root / name).with_suffix(".cls").write_text(str(i % 2))
+
+
+class Docs:
+    """The module's shared resources: a bin dir for PATH, datasets on RGW."""
+
+    def __init__(self, ferry, rgw, root):
+        self.ferry, self.rgw, self.root = ferry, rgw, root
+        self.prefix = f"s3://{rgw['FERRY_TEST_S3_BUCKET']}/docs-{uuid.uuid4().hex[:10]}/"
+        self.bin = root / "bin"
+        self.bin.mkdir()
+        (self.bin / "ferry").symlink_to(ferry.binary)
+        for name in ("python3", "python"):   # the python a user runs sees torch and ferry.data
+            (self.bin / name).symlink_to("/usr/bin/python3")
+
+
+@pytest.fixture(scope="module")
+def docs(ferry, rgw, tmp_path_factory):
+    d = Docs(ferry, rgw, tmp_path_factory.mktemp("docs"))
+    samples = d.root / "samples"
+    write_samples(samples, [f"s{i:04d}.jpg" for i in range(24)])
+    for url in ("bucket/ds/train", "bucket/datasets/train", "datasets/imagenet-shards/"):
+        ferry.run("shard", "pack", samples, d.prefix + url, "--samples-per-shard", "6", check=True)
+    yield d
+    ferry.run("rm", "-r", "-q", d.prefix)
+
+
+class Page:
+    """One doc file's run: its own scratch dirs, job name and working directory, shared by its
+    blocks in order (as a reader following the page would)."""
+
+    def __init__(self, docs, rel):
+        self.docs, self.rel = docs, rel
+        self.dir = docs.root / re.sub(r"\W+", "-", rel)
+        self.scratch, self.nas, self.rgw_dir = self.dir / "scratch", self.dir / "nas", self.dir / "rgw"
+        self.work = self.dir / "work"   # stands in for the repository root
+        for d in (self.scratch, self.rgw_dir, self.work / "build"):
+            d.mkdir(parents=True)
+        write_samples(self.nas / "imagenet/train",
+                      [f"{c}/{c}_{10026 + i}.JPEG" for c in ("n01440764", "n01443537") for i in range(4)])
+        env_file = pathlib.Path(os.environ["FERRY_RGW_ENV"])
+        (self.rgw_dir / "env").write_text(env_file.read_text())
+        for name in ("scripts", "tests", "bench", "docs"):
+            (self.work / name).symlink_to(ROOT / name)
+        (self.work / "build/release").symlink_to(BUILD_DIR)
+        (self.work / "train_resume.py").symlink_to(ROOT / "docs/examples/train_resume.py")
+        (self.work / "train.py").write_text(STUB_TRAIN)
+        self.run_id = f"docs-{uuid.uuid4().hex[:8]}"   # FERRY_RUN_ID, as a scheduler would set it
+        self.map = {"s3://bucket/": docs.prefix + "bucket/", "s3://datasets/": docs.prefix + "datasets/",
+                    "s3://runs/": docs.prefix + "runs/", "/nas/": f"{self.nas}/",
+                    "/scratch/": f"{self.scratch}/", "/tmp/rgw": str(self.rgw_dir)}
+        assert set(self.map) == set(PLACEHOLDERS)
+
+    def substitute(self, text):
+        return PLACEHOLDER_RE.sub(lambda m: self.map[m[1]], text)
+
+    def env(self, **extra):
+        env = python_env(self.docs.rgw, PATH=f"{self.docs.bin}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+                         FERRY_RUN_ID=self.run_id)
+        for k, v in extra.items():
+            if v is None:
+                env.pop(k, None)
+            else:
+                env[k] = v
+        return env
+
+    def ferry(self, *args):
+        p = subprocess.run(["ferry", *map(str, args)], env=self.env(), capture_output=True, text=True,
+                           timeout=BLOCK_TIMEOUT)
+        assert p.returncode == 0, f"ferry {' '.join(map(str, args))}: {p.stderr}"
+        return p.stdout
+
+    @staticmethod
+    def rmtree(path):
+        subprocess.run(["rm", "-rf", str(path)], check=True)
+
+    def run(self, block, **env):
+        """Runs a block as written (after placeholder substitution) in the working directory."""
+        special = special_for(block)
+        env = {**(special.env if special else {}), **env}
+        text = self.substitute(block.text)
+        if block.lang == "sh":
+            script = self.dir / f"block-{block.number}.sh"
+            script.write_text(text)
+            cmd = ["bash", "-e", "-o", "pipefail", str(script)]
+        elif "context" in block.attrs:
+            ctx = CONTEXTS[block.attrs["context"]]
+            script = self.dir / f"block-{block.number}.py"
+            script.write_text(ctx.prelude + text + ctx.epilogue)
+            out = self.scratch / f"ctx-{block.number}"
+            cmd = ["ferry", "run", "--out", f"{out}={self.map['s3://runs/']}ctx-{block.number}/", "--",
+                   "python3", str(script)]
+        else:
+            script = self.dir / f"block-{block.number}.py"
+            script.write_text(text)
+            cmd = ["python3", str(script)]
+        p = subprocess.run(cmd, cwd=self.work, env=self.env(**env), capture_output=True, text=True,
+                           timeout=BLOCK_TIMEOUT)
+        p.script = script.read_text()
+        return p
+
+    @staticmethod
+    def report(p):
+        return (f"exit status {p.returncode}\n--- as run ---\n{p.script}--- stdout (end) ---\n"
+                f"{p.stdout[-2000:]}\n--- stderr (end) ---\n{p.stderr[-3000:]}")
+
+
+def special_for(block):
+    found = [s for s in SPECIALS if s.path == block.path and s.contains in block.text]
+    assert len(found) <= 1, f"{block.where()}: more than one Special matches"
+    return found[0] if found else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks for blocks that are not run
+
+def strip_sh_comment(line):
+    return re.sub(r"(^|\s)#.*$", "", line)
+
+
+def check_not_run_sh(block):
+    """`bash -n`; each repo script the block calls exists and mentions every --flag it gets;
+    each `--preset NAME` is a preset of CMakePresets.json."""
+    problems = []
+    p = subprocess.run(["bash", "-n"], input=block.text, capture_output=True, text=True)
+    if p.returncode:
+        problems.append(f"bash -n: {p.stderr.strip()}")
+    presets = json.loads((ROOT / "CMakePresets.json").read_text())
+    preset_names = {p["name"] for kind in ("configurePresets", "buildPresets", "testPresets")
+                    for p in presets.get(kind, [])}
+    cwd = ROOT
+    for line in block.text.splitlines():
+        for segment in re.split(r"&&|\|\||;|\|", strip_sh_comment(line)):
+            try:
+                words = shlex.split(segment)
+            except ValueError:
+                continue
+            if words[:1] == ["cd"] and len(words) == 2:
+                cwd = cwd / words[1]
+                continue
+            for i, word in enumerate(words):
+                if word == "--preset" and i + 1 < len(words) and words[i + 1] not in preset_names:
+                    problems.append(f"no CMake preset {words[i + 1]!r}")
+                if not re.fullmatch(r"[\w./-]+\.(sh|py)", word):
+                    continue
+                script = cwd / word
+                if not script.is_file():
+                    problems.append(f"{word}: no such file (from {cwd.relative_to(ROOT) or '.'})")
+                    break
+                source = script.read_text()
+                for flag in words[i + 1:]:
+                    name = flag.split("=", 1)[0]
+                    if name.startswith("--") and name not in source:
+                        problems.append(f"{word} does not know {name}")
+                break
+    return problems
+
+
+def check_not_run(block):
+    if block.lang == "sh":
+        return check_not_run_sh(block)
+    try:
+        compile(block.text, block.where(), "exec")
+    except SyntaxError as e:
+        return [f"does not compile: {e}"]
+    return []
+
+
+def normalise_py(line):
+    return re.sub(r"\s+#[^'\"]*$", "", line.strip())
+
+
+def check_excerpt(block):
+    """Each run of lines between `...` lines appears, in order, in the source (comments at the
+    end of a line and blank lines aside)."""
+    source = [normalise_py(x) for x in (ROOT / block.attrs["excerpt"]).read_text().splitlines()]
+    source = [x for x in source if x]
+    chunks, chunk = [], []
+    for line in block.text.splitlines():
+        if line.strip() == "...":
+            chunks.append(chunk)
+            chunk = []
+        elif normalise_py(line):
+            chunk.append(normalise_py(line))
+    chunks.append(chunk)
+    at = 0
+    for chunk in filter(None, chunks):
+        for start in range(at, len(source) - len(chunk) + 1):
+            if source[start:start + len(chunk)] == chunk:
+                at = start + len(chunk)
+                break
+        else:
+            return [f"not in {block.attrs['excerpt']} (in this order): {chunk[0]!r} ..."]
+    return []
+
+
+class Help:
+    """`ferry [SUB...] --help`, parsed: flags and subcommands."""
+
+    def __init__(self, ferry_bin):
+        self.ferry_bin, self.cache = ferry_bin, {}
+
+    def get(self, path):
+        if path not in self.cache:
+            p = subprocess.run([self.ferry_bin, *path, "--help"], capture_output=True, text=True)
+            assert p.returncode == 0, f"ferry {' '.join(path)} --help: {p.stderr}"
+            subs = re.findall(r"^  (\w+)\s", p.stdout.split("Subcommands:", 1)[1], re.M) \
+                if "Subcommands:" in p.stdout else []
+            self.cache[path] = (p.stdout, subs)
+        return self.cache[path]
+
+    def knows(self, path, flag):
+        """A flag of the command, of one of its subcommands, or a global one."""
+        text, subs = self.get(path)
+        texts = [text, self.get(())[0]] + [self.get(path + (s,))[0] for s in subs]
+        pattern = re.escape(flag) + r"(?![\w-])"
+        return any(re.search(r"(?<![\w-])" + pattern, t) for t in texts)
+
+
+def check_synopsis(block, helper):
+    """Each `ferry SUB ...` line names real subcommands, and its flags (also on the indented
+    lines that follow it) are in that command's --help."""
+    problems, path = [], None
+    for line in block.text.splitlines():
+        code = strip_sh_comment(line)
+        if line.startswith("ferry "):
+            path, words = (), code.split()[1:]
+            for word in words:
+                if word.startswith("-") or word == "...":
+                    continue
+                if word in helper.get(path)[1]:
+                    path += (word,)
+                else:
+                    break
+            flags_from = code
+        elif path is not None and line[:1].isspace() and code.strip():
+            flags_from = re.split(r"\s{2,}", code.strip())[0]   # option lists: the option part
+        else:
+            continue
+        for flag in re.findall(r"(?<![\w-])(--[a-z][\w-]*|-[a-zA-Z])(?![\w-])", flags_from):
+            if not helper.knows(path, flag):
+                problems.append(f"`ferry {' '.join(path)}` has no {flag}: {line.strip()!r}")
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------
+# The tests
+
+def kind(block):
+    if block.lang in QUIET_TAGS:
+        return block.lang
+    if block.no_run:
+        return "no-run"
+    return "excerpt" if "excerpt" in block.attrs else "run"
+
+
+def test_every_block_is_classified():
+    blocks, problems = all_blocks()
+    for special in SPECIALS:
+        if not any(b.path == special.path and special.contains in b.text and kind(b) == "run"
+                   for b in blocks):
+            problems.append(f"{special.path}: no run block contains {special.contains!r} any more "
+                            f"({special.why}); update SPECIALS")
+    assert not problems, "\n".join(problems)
+    counts = {}
+    for b in blocks:
+        counts[kind(b)] = counts.get(kind(b), 0) + 1
+    not_run = [f"  {b.path}:{b.line}: {b.no_run}" for b in blocks if b.no_run]
+    print(f"\ndoc code blocks: {len(blocks)} in {len(DOC_FILES)} files; run {counts.get('run', 0)}; "
+          f"checked without running: synopsis {counts.get('synopsis', 0)}, excerpt "
+          f"{counts.get('excerpt', 0)}, no-run {counts.get('no-run', 0)}; text {counts.get('text', 0)}")
+    print("not run:\n" + "\n".join(not_run))
+
+
+@pytest.fixture(scope="module")
+def helper(ferry_bin):
+    return Help(ferry_bin)
+
+
+@pytest.mark.parametrize("rel", [str(p.relative_to(ROOT)) for p in DOC_FILES])
+def test_doc_blocks(rel, docs, helper):
+    """The file's blocks in order: run blocks run (and must end with their exit status), the
+    others are checked. Every failing block is reported with its file and line."""
+    failures, page = [], None
+    for block in find_blocks(ROOT / rel):
+        problems = classify(block)
+        if not problems:
+            k = kind(block)
+            if k == "synopsis":
+                problems = check_synopsis(block, helper)
+            elif k == "no-run":
+                problems = check_not_run(block)
+            elif k == "excerpt":
+                problems = check_excerpt(block)
+            elif k == "run":
+                page = page or Page(docs, rel)
+                p = page.run(block)
+                want = int(block.attrs.get("exit", 0))
+                if p.returncode != want:
+                    problems = [f"expected exit status {want}: {page.report(p)}"]
+                elif special_for(block) and special_for(block).check:
+                    try:
+                        special_for(block).check(page, block, p)
+                    except AssertionError as e:
+                        problems = [f"claim not met ({special_for(block).why}): {e}\n{page.report(p)}"]
+        failures += [f"{block.where()}: {x}" for x in problems]
+    assert not failures, "\n\n".join(failures)
