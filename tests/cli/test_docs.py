@@ -23,6 +23,7 @@ import os
 import pathlib
 import re
 import shlex
+import signal
 import subprocess
 import textwrap
 import uuid
@@ -35,6 +36,14 @@ DOC_FILES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
 RUN_TAGS = {"sh", "python"}
 QUIET_TAGS = {"text", "synopsis"}
 BLOCK_TIMEOUT = 120
+# The files of docs/examples/ (not Markdown) and the test that runs each; an excerpt= block must
+# quote one of those a test runs.
+EXAMPLES = {
+    "job.yaml": "tests/cli/test_docs.py",          # test_example_job_spec below
+    "train_resume.py": "tests/cli/test_resume.py",
+    "slurm.sbatch": None,                          # the Slurm example's own test (another branch)
+    "kubernetes-job.yaml": None,                   # the Kubernetes example's own test (likewise)
+}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -75,7 +84,8 @@ def find_blocks(path):
             s = lines[i].strip()
             if s.startswith(fence[0] * len(fence)) and not s.lstrip(fence[0]):
                 break
-            body.append(lines[i][indent:] if lines[i][:indent].isspace() else lines[i].lstrip())
+            line = lines[i]
+            body.append(line[indent:] if line[:indent].strip() == "" else line.lstrip())
             i += 1
         else:
             raise AssertionError(f"{rel}:{start + 1}: code fence never closed")
@@ -144,8 +154,8 @@ PLACEHOLDERS = {
     "/tmp/rgw": "a temp dir holding the test RGW's env file (rgw.sh start reuses the running "
                 "server, rgw.sh stop removes the dir)",
 }
-PLACEHOLDER_RE = re.compile(r"(?<![\w/.:-])(" + "|".join(re.escape(p) for p in PLACEHOLDERS)
-                            + r")(?![\w-])")
+PLACEHOLDER_RE = re.compile(r"(?<![\w/.:-])(" + "|".join(
+    re.escape(p) + ("" if p.endswith("/") else r"(?![\w-])") for p in PLACEHOLDERS) + ")")
 
 
 @dataclasses.dataclass
@@ -186,7 +196,8 @@ class Special:
     path: str
     contains: str
     why: str
-    env: dict = dataclasses.field(default_factory=dict)
+    env: dict = dataclasses.field(default_factory=dict)   # None removes a variable
+    preload: bool = False  # LD_PRELOAD for every process, not only python3 on PATH (ASan build)
     check: object = None   # check(page, block, completed_process) raises AssertionError
 
 
@@ -206,26 +217,26 @@ def check_resume_twice(page, block, p):
     job = page.run_id
     runs = page.substitute("s3://bucket/runs/")
     latest = json.loads(page.ferry("cat", f"{runs}{job}/_ferry/latest.json"))
-    assert (latest["attempt"], latest["state"], latest["final"]) == (0, "succeeded", True), latest
+    assert (latest["attempt"], latest["state"], latest["final"]) == ("0", "succeeded", True), latest
     page.rmtree(page.scratch / "ckpt")   # the next attempt lands on another machine
     p2 = page.run(block)
     assert p2.returncode == 0, page.report(p2)
     assert "resumed from attempt 0" in p2.stderr, page.report(p2)
     latest = json.loads(page.ferry("cat", f"{runs}{job}/_ferry/latest.json"))
-    assert (latest["attempt"], latest["state"]) == (1, "succeeded"), latest
+    assert (latest["attempt"], latest["state"]) == ("1", "succeeded"), latest
     # "What is where"
     listing = page.ferry("ls", "-r", f"{runs}{job}/")
     for name in ("0/ckpt.pt", "0/_ferry/manifest.json", "1/ckpt.pt", "_ferry/latest.json",
                  "_ferry/attempts/rank0/"):
-        assert f"{runs}{job}/{name}" in listing, (name, listing)
+        assert any(x.startswith(name) for x in listing.split()), (name, listing)
     manifest = json.loads(page.ferry("cat", f"{runs}{job}/1/_ferry/manifest.json"))
-    assert manifest["resumed_from"]["attempt"] == 0, manifest
+    assert manifest["resumed_from"]["attempt"] == "0", manifest
 
 
 SPECIALS = [
     Special("README.md", "scripts/install-python.sh",
             "installs ferry.data into a venv itself: runs without the test's PYTHONPATH",
-            env={"PYTHONPATH": None}, check=check_venv_install),
+            env={"PYTHONPATH": None}, preload=True, check=check_venv_install),
     Special("docs/guides/nas-to-shards.md", "ferry shard pack", "shard names", check=check_pack_names),
     Special("docs/guides/resume.md", "ferry run --resume", "a second attempt resumes the first",
             check=check_resume_twice),
@@ -270,11 +281,18 @@ class Docs:
     def __init__(self, ferry, rgw, root):
         self.ferry, self.rgw, self.root = ferry, rgw, root
         self.prefix = f"s3://{rgw['FERRY_TEST_S3_BUCKET']}/docs-{uuid.uuid4().hex[:10]}/"
+        # An ASan build's ferry._native needs the ASan runtime preloaded into python (conftest's
+        # python_env), but curl and other tools hang with it: only python3 on PATH gets it.
+        self.preload = python_env(rgw).get("LD_PRELOAD", "")
         self.bin = root / "bin"
         self.bin.mkdir()
         (self.bin / "ferry").symlink_to(ferry.binary)
         for name in ("python3", "python"):   # the python a user runs sees torch and ferry.data
-            (self.bin / name).symlink_to("/usr/bin/python3")
+            wrapper = self.bin / name
+            preload = (f"export LD_PRELOAD={shlex.quote(self.preload)} ASAN_OPTIONS=detect_leaks=0\n"
+                       if self.preload else "")
+            wrapper.write_text(f"#!/bin/sh\n{preload}exec /usr/bin/python3 \"$@\"\n")
+            wrapper.chmod(0o755)
 
 
 @pytest.fixture(scope="module")
@@ -317,9 +335,12 @@ class Page:
     def substitute(self, text):
         return PLACEHOLDER_RE.sub(lambda m: self.map[m[1]], text)
 
-    def env(self, **extra):
+    def env(self, preload=False, **extra):
         env = python_env(self.docs.rgw, PATH=f"{self.docs.bin}:{os.environ.get('PATH', '/usr/bin:/bin')}",
                          FERRY_RUN_ID=self.run_id)
+        if not preload:
+            env.pop("LD_PRELOAD", None)
+            env.pop("ASAN_OPTIONS", None)
         for k, v in extra.items():
             if v is None:
                 env.pop(k, None)
@@ -337,10 +358,9 @@ class Page:
     def rmtree(path):
         subprocess.run(["rm", "-rf", str(path)], check=True)
 
-    def run(self, block, **env):
+    def run(self, block):
         """Runs a block as written (after placeholder substitution) in the working directory."""
-        special = special_for(block)
-        env = {**(special.env if special else {}), **env}
+        special = special_for(block) or Special("", "", "")
         text = self.substitute(block.text)
         if block.lang == "sh":
             script = self.dir / f"block-{block.number}.sh"
@@ -357,10 +377,21 @@ class Page:
             script = self.dir / f"block-{block.number}.py"
             script.write_text(text)
             cmd = ["python3", str(script)]
-        p = subprocess.run(cmd, cwd=self.work, env=self.env(**env), capture_output=True, text=True,
-                           timeout=BLOCK_TIMEOUT)
+        p = self.spawn(cmd, self.env(special.preload, **special.env))
         p.script = script.read_text()
         return p
+
+    def spawn(self, cmd, env):
+        """Runs cmd in its own process group; on timeout the whole group is killed."""
+        proc = subprocess.Popen(cmd, cwd=self.work, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            out, err = proc.communicate(timeout=BLOCK_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
+            err += f"\n[test_docs: killed after {BLOCK_TIMEOUT} s]"
+        return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
     @staticmethod
     def report(p):
@@ -435,7 +466,10 @@ def normalise_py(line):
 
 def check_excerpt(block):
     """Each run of lines between `...` lines appears, in order, in the source (comments at the
-    end of a line and blank lines aside)."""
+    end of a line, indentation and blank lines aside); the source is an example a test runs."""
+    name = block.attrs["excerpt"].removeprefix("docs/examples/")
+    if not EXAMPLES.get(name):
+        return [f"excerpt source {block.attrs['excerpt']} is not an example some test runs (EXAMPLES)"]
     source = [normalise_py(x) for x in (ROOT / block.attrs["excerpt"]).read_text().splitlines()]
     source = [x for x in source if x]
     chunks, chunk = [], []
@@ -568,3 +602,33 @@ def test_doc_blocks(rel, docs, helper):
                         problems = [f"claim not met ({special_for(block).why}): {e}\n{page.report(p)}"]
         failures += [f"{block.where()}: {x}" for x in problems]
     assert not failures, "\n\n".join(failures)
+
+
+def test_examples_are_run_by_a_test():
+    """Every file in docs/examples/ is accounted for in EXAMPLES, and the test named runs it."""
+    names = {p.name for p in (ROOT / "docs/examples").iterdir()}
+    assert names == set(EXAMPLES), f"docs/examples/ has {sorted(names)}; update EXAMPLES"
+    for name, test in EXAMPLES.items():
+        if test:
+            assert name in (ROOT / test).read_text(), f"{test} does not mention {name}"
+
+
+def test_example_job_spec(docs):
+    """docs/examples/job.yaml as its first line says: `ferry run --spec job.yaml` (train.py is a
+    stub that writes two checkpoints and a log), and what its comments promise."""
+    page = Page(docs, "docs/examples/job.yaml")
+    (page.work / "job.yaml").write_text(page.substitute((ROOT / "docs/examples/job.yaml").read_text()))
+    p = page.spawn(["ferry", "run", "--spec", "job.yaml"], page.env())
+    p.script = (page.work / "job.yaml").read_text()
+    assert p.returncode == 0, page.report(p)
+    out, runs = page.scratch / "out", page.map["s3://runs/"]
+    assert (out / "log.txt").read_text() == "--epochs 10\n"           # the command, as a list
+    assert sorted(x.name for x in (page.scratch / "data").iterdir()) == sorted(
+        ["shard.index.json"] + [f"shard-{i:06d}.tar" for i in range(4)])  # the input, staged in
+    assert not list(out.glob("ckpt-*.pt")), "delete_after_upload left checkpoints behind"
+    # "latest pointer: s3://runs/resnet50/JOB/_ferry/latest.json"
+    latest = json.loads(page.ferry("cat", f"{runs}resnet50/{page.run_id}/_ferry/latest.json"))
+    assert (latest["run_id"], latest["state"], latest["final"]) == (page.run_id, "succeeded", True)
+    manifest = json.loads(page.ferry("cat", latest["manifest"]))
+    assert sorted(f["path"] for f in manifest["files"]) == ["ckpt-1.pt", "ckpt-2.pt", "log.txt"]
+    assert latest["url"] == f"{runs}resnet50/{page.run_id}/0/"
