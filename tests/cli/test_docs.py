@@ -580,26 +580,28 @@ def test_doc_blocks(rel, docs, helper):
     others are checked. Every failing block is reported with its file and line."""
     failures, page = [], None
     for block in find_blocks(ROOT / rel):
-        problems = classify(block)
-        if not problems:
-            k = kind(block)
-            if k == "synopsis":
-                problems = check_synopsis(block, helper)
-            elif k == "no-run":
-                problems = check_not_run(block)
-            elif k == "excerpt":
-                problems = check_excerpt(block)
-            elif k == "run":
-                page = page or Page(docs, rel)
-                p = page.run(block)
-                want = int(block.attrs.get("exit", 0))
-                if p.returncode != want:
-                    problems = [f"expected exit status {want}: {page.report(p)}"]
-                elif special_for(block) and special_for(block).check:
-                    try:
-                        special_for(block).check(page, block, p)
-                    except AssertionError as e:
-                        problems = [f"claim not met ({special_for(block).why}): {e}\n{page.report(p)}"]
+        unclassified = classify(block)   # these name the block already
+        failures += unclassified
+        if unclassified:
+            continue
+        problems, k = [], kind(block)
+        if k == "synopsis":
+            problems = check_synopsis(block, helper)
+        elif k == "no-run":
+            problems = check_not_run(block)
+        elif k == "excerpt":
+            problems = check_excerpt(block)
+        elif k == "run":
+            page = page or Page(docs, rel)
+            p = page.run(block)
+            want, special = int(block.attrs.get("exit", 0)), special_for(block)
+            if p.returncode != want:
+                problems = [f"expected exit status {want}: {page.report(p)}"]
+            elif special and special.check:
+                try:
+                    special.check(page, block, p)
+                except AssertionError as e:
+                    problems = [f"claim not met ({special.why}): {e}\n{page.report(p)}"]
         failures += [f"{block.where()}: {x}" for x in problems]
     assert not failures, "\n\n".join(failures)
 
