@@ -68,9 +68,12 @@ FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 
 
 def find_blocks(path):
-    """The fenced code blocks of a Markdown file (CommonMark fences, also inside list items)."""
-    lines = path.read_text().splitlines()
-    rel = str(path.relative_to(ROOT))
+    return parse_blocks(path.read_text(), str(path.relative_to(ROOT)))
+
+
+def parse_blocks(markdown, rel):
+    """The fenced code blocks of a Markdown text (CommonMark fences, also inside list items)."""
+    lines = markdown.splitlines()
     blocks, i = [], 0
     while i < len(lines):
         m = FENCE.match(lines[i])
@@ -574,36 +577,98 @@ def helper(ferry_bin):
     return Help(ferry_bin)
 
 
+def evaluate(block, page, helper):
+    """Runs or checks one block; returns its problems, each naming the block."""
+    problems = classify(block)   # these name the block already
+    if problems:
+        return problems
+    k = kind(block)
+    if k == "synopsis":
+        problems = check_synopsis(block, helper)
+    elif k == "no-run":
+        problems = check_not_run(block)
+    elif k == "excerpt":
+        problems = check_excerpt(block)
+    elif k == "run":
+        p = page().run(block)
+        want, special = int(block.attrs.get("exit", 0)), special_for(block)
+        if p.returncode != want:
+            problems = [f"expected exit status {want}: {page().report(p)}"]
+        elif special and special.check:
+            try:
+                special.check(page(), block, p)
+            except AssertionError as e:
+                problems = [f"claim not met ({special.why}): {e}\n{page().report(p)}"]
+    return [f"{block.where()}: {x}" for x in problems]
+
+
+def lazy_page(docs, rel):
+    """The file's Page, made when its first block runs."""
+    made = []
+    return lambda: made[0] if made else (made.append(Page(docs, rel)) or made[0])
+
+
 @pytest.mark.parametrize("rel", [str(p.relative_to(ROOT)) for p in DOC_FILES])
 def test_doc_blocks(rel, docs, helper):
     """The file's blocks in order: run blocks run (and must end with their exit status), the
     others are checked. Every failing block is reported with its file and line."""
-    failures, page = [], None
-    for block in find_blocks(ROOT / rel):
-        unclassified = classify(block)   # these name the block already
-        failures += unclassified
-        if unclassified:
-            continue
-        problems, k = [], kind(block)
-        if k == "synopsis":
-            problems = check_synopsis(block, helper)
-        elif k == "no-run":
-            problems = check_not_run(block)
-        elif k == "excerpt":
-            problems = check_excerpt(block)
-        elif k == "run":
-            page = page or Page(docs, rel)
-            p = page.run(block)
-            want, special = int(block.attrs.get("exit", 0)), special_for(block)
-            if p.returncode != want:
-                problems = [f"expected exit status {want}: {page.report(p)}"]
-            elif special and special.check:
-                try:
-                    special.check(page, block, p)
-                except AssertionError as e:
-                    problems = [f"claim not met ({special.why}): {e}\n{page.report(p)}"]
-        failures += [f"{block.where()}: {x}" for x in problems]
+    page = lazy_page(docs, rel)
+    failures = [x for block in find_blocks(ROOT / rel) for x in evaluate(block, page, helper)]
     assert not failures, "\n\n".join(failures)
+
+
+SELF_TEST = """\
+```
+no tag
+```
+```sh exit=2
+ferry ls s3:/bucket/typo/
+```
+```sh
+ferry ls s3:/bucket/typo/
+```
+```synopsis
+ferry shard pack SRC DST [--target-size 1G] [--no-such-flag]
+```
+```python excerpt=docs/examples/train_resume.py
+def save_checkpoint(directory, state):
+    ...
+not_in_the_file()
+```
+```sh no-run: for the self-test
+bash scripts/install-deps.sh --no-such-option
+```
+```yaml
+a: 1
+```
+```sh verbose=1
+true
+```
+1. In a list, with placeholders:
+   ```python
+   import os, sys
+   if "s3://bucket/" in sys.argv[0] or not os.path.isdir("/scratch/"):
+       sys.exit("s3://bucket/ or /scratch/ was not replaced")
+   ```
+"""
+
+
+def test_the_checks_catch_broken_blocks(docs, helper):
+    """The harness itself: each kind of mistake in SELF_TEST is reported, the good blocks pass."""
+    page = lazy_page(docs, "self-test.md")
+    problems = {b.number: evaluate(b, page, helper) for b in parse_blocks(SELF_TEST, "self-test.md")}
+    expect = {1: "no tag", 2: None, 3: "expected exit status 0", 4: "has no --no-such-flag",
+              5: "not in docs/examples/train_resume.py", 6: "does not know --no-such-option",
+              7: "unknown tag 'yaml'", 8: "unknown attribute 'verbose=1'", 9: None}
+    assert set(problems) == set(expect)
+    for number, want in expect.items():
+        got = "\n".join(problems[number])
+        assert (want in got) if want else not got, f"block {number}: expected {want!r}, got {got!r}"
+    text = page().substitute(
+        "s3://bucket/a =s3://runs/b '/nas/c' /scratch/d /tmp/rgw/env /tmp/rgwx s3://bucketx/ x/scratch/")
+    m, d = page().map, page().dir
+    assert text == (f"{m['s3://bucket/']}a ={m['s3://runs/']}b '{d}/nas/c' {d}/scratch/d {d}/rgw/env "
+                    "/tmp/rgwx s3://bucketx/ x/scratch/")
 
 
 def test_examples_are_run_by_a_test():
