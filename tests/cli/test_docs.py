@@ -1,20 +1,14 @@
 """Every fenced code block in README.md and docs/**/*.md is run or checked (issue 12).
 
 The convention (docs/development.md, "Code blocks in the docs"): the fence's info string says
-what a block is. `sh` and `python` blocks are run as written, in the order of their file, against
-the real ferry binary, the test's Ceph RGW and ferry.data from the build; `text` blocks (output
-samples, URL tables, layouts, diagrams) are not run; `synopsis` blocks are checked against
-`ferry ... --help`. A block without a tag, or with a tag or attribute this file does not know,
-fails the test, so nothing slips through unclassified. Attributes after the tag:
-  exit=N              the block must end with status N (default 0)
-  no-run: REASON      not run (the reason is listed in the summary); sh: `bash -n`, and every repo
-                      script it calls exists and knows the flags it is given; python: compile()
-  excerpt=PATH        python lines quoted from PATH (a runnable file some test runs); `...` lines
-                      stand for elided code; every other line must be in PATH, in order
-  context=NAME        python run inside a context this file supplies (CONTEXTS below)
+what a block is. `sh` and `python` blocks are run here as written, in the order of their file,
+against the real ferry binary, the test's Ceph RGW and ferry.data from the build; `synopsis`,
+`excerpt=` and `no-run:` blocks are checked without running and `text` blocks are left alone
+(doc_blocks.py finds, classifies and statically checks blocks). A block without a tag, or with
+a tag or attribute nobody knows, fails the test, so nothing slips through unclassified.
 
-Example names in the snippets are mapped to real resources by PLACEHOLDERS (a textual
-substitution before running); the table is documented in docs/development.md too.
+Example names in snippets are mapped to real resources by PLACEHOLDERS (a textual substitution
+before running), fragments run inside CONTEXTS, and SPECIALS check what some blocks claim.
 """
 import dataclasses
 import io
@@ -31,10 +25,9 @@ import uuid
 import pytest
 
 from conftest import ROOT, python_env
+from doc_blocks import (DOC_FILES, Help, check_excerpt, check_not_run, check_synopsis, classify,
+                        find_blocks, kind, parse_blocks)
 
-DOC_FILES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
-RUN_TAGS = {"sh", "python"}
-QUIET_TAGS = {"text", "synopsis"}
 BLOCK_TIMEOUT = 120
 # The files of docs/examples/ (not Markdown) and the test that runs each; an excerpt= block must
 # quote one of those a test runs.
@@ -46,98 +39,11 @@ EXAMPLES = {
 }
 
 
-# ---------------------------------------------------------------------------------------------
-# Finding and classifying blocks
-
-@dataclasses.dataclass
-class Block:
-    path: str          # relative to the repository root
-    line: int          # line of the opening fence (1-based)
-    number: int        # n-th fenced block of its file (1-based)
-    info: str          # the whole info string
-    text: str          # the content, dedented by the fence's indentation
-    lang: str = ""
-    attrs: dict = dataclasses.field(default_factory=dict)
-    no_run: str = ""   # the stated reason when not run
-
-    def where(self):
-        return f"{self.path}:{self.line} (block {self.number}, ```{self.info})"
-
-
-FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
-
-
-def find_blocks(path):
-    return parse_blocks(path.read_text(), str(path.relative_to(ROOT)))
-
-
-def parse_blocks(markdown, rel):
-    """The fenced code blocks of a Markdown text (CommonMark fences, also inside list items)."""
-    lines = markdown.splitlines()
-    blocks, i = [], 0
-    while i < len(lines):
-        m = FENCE.match(lines[i])
-        if not m or (m["fence"][0] == "`" and "`" in m["info"]):
-            i += 1
-            continue
-        indent, fence, start = len(m["indent"]), m["fence"], i
-        body = []
-        i += 1
-        while i < len(lines):
-            s = lines[i].strip()
-            if s.startswith(fence[0] * len(fence)) and not s.lstrip(fence[0]):
-                break
-            line = lines[i]
-            body.append(line[indent:] if line[:indent].strip() == "" else line.lstrip())
-            i += 1
-        else:
-            raise AssertionError(f"{rel}:{start + 1}: code fence never closed")
-        blocks.append(Block(rel, start + 1, len(blocks) + 1, m["info"].strip(), "\n".join(body) + "\n"))
-        i += 1
-    return blocks
-
-
-ATTRIBUTE = re.compile(r"^(exit=\d+|excerpt=\S+|context=[\w-]+)$")
-
-
-def classify(block):
-    """Fills lang/attrs/no_run from the info string; returns a list of problems."""
-    info = block.info
-    if not info:
-        return [f"{block.where()}: no tag; say what the block is (sh, python, text, synopsis)"]
-    lang, _, rest = info.partition(" ")
-    block.lang = lang
-    if lang not in RUN_TAGS | QUIET_TAGS:
-        return [f"{block.where()}: unknown tag {lang!r} (sh, python, text, synopsis)"]
-    rest = rest.strip()
-    if rest.startswith("no-run:"):
-        block.no_run = rest[len("no-run:"):].strip()
-        if lang not in RUN_TAGS or not block.no_run:
-            return [f"{block.where()}: no-run needs a reason and an sh or python block"]
-        return []
-    problems = []
-    for word in rest.split():
-        if not ATTRIBUTE.match(word):
-            problems.append(f"{block.where()}: unknown attribute {word!r}")
-            continue
-        key, value = word.split("=", 1)
-        block.attrs[key] = value
-    if block.attrs and lang not in RUN_TAGS:
-        problems.append(f"{block.where()}: attributes only on sh and python blocks")
-    if ("excerpt" in block.attrs or "context" in block.attrs) and lang != "python":
-        problems.append(f"{block.where()}: excerpt= and context= are for python blocks")
-    if "context" in block.attrs and block.attrs["context"] not in CONTEXTS:
-        problems.append(f"{block.where()}: unknown context {block.attrs['context']!r}")
-    if "excerpt" in block.attrs and not (ROOT / block.attrs["excerpt"]).is_file():
-        problems.append(f"{block.where()}: excerpt source {block.attrs['excerpt']} does not exist")
-    return problems
-
-
 def all_blocks():
     blocks, problems = [], []
     for path in DOC_FILES:
         for block in find_blocks(path):
-            problems += classify(block)
+            problems += classify(block, CONTEXTS)
             blocks.append(block)
     return blocks, problems
 
@@ -409,149 +315,7 @@ def special_for(block):
 
 
 # ---------------------------------------------------------------------------------------------
-# Checks for blocks that are not run
-
-def strip_sh_comment(line):
-    return re.sub(r"(^|\s)#.*$", "", line)
-
-
-def check_not_run_sh(block):
-    """`bash -n`; each repo script the block calls exists and mentions every --flag it gets;
-    each `--preset NAME` is a preset of CMakePresets.json."""
-    problems = []
-    p = subprocess.run(["bash", "-n"], input=block.text, capture_output=True, text=True)
-    if p.returncode:
-        problems.append(f"bash -n: {p.stderr.strip()}")
-    presets = json.loads((ROOT / "CMakePresets.json").read_text())
-    preset_names = {p["name"] for kind in ("configurePresets", "buildPresets", "testPresets")
-                    for p in presets.get(kind, [])}
-    cwd = ROOT
-    for line in block.text.splitlines():
-        for segment in re.split(r"&&|\|\||;|\|", strip_sh_comment(line)):
-            try:
-                words = shlex.split(segment)
-            except ValueError:
-                continue
-            if words[:1] == ["cd"] and len(words) == 2:
-                cwd = cwd / words[1]
-                continue
-            for i, word in enumerate(words):
-                if word == "--preset" and i + 1 < len(words) and words[i + 1] not in preset_names:
-                    problems.append(f"no CMake preset {words[i + 1]!r}")
-                if not re.fullmatch(r"[\w./-]+\.(sh|py)", word):
-                    continue
-                script = cwd / word
-                if not script.is_file():
-                    problems.append(f"{word}: no such file (from {cwd.relative_to(ROOT) or '.'})")
-                    break
-                source = script.read_text()
-                for flag in words[i + 1:]:
-                    name = flag.split("=", 1)[0]
-                    if name.startswith("--") and name not in source:
-                        problems.append(f"{word} does not know {name}")
-                break
-    return problems
-
-
-def check_not_run(block):
-    if block.lang == "sh":
-        return check_not_run_sh(block)
-    try:
-        compile(block.text, block.where(), "exec")
-    except SyntaxError as e:
-        return [f"does not compile: {e}"]
-    return []
-
-
-def normalise_py(line):
-    return re.sub(r"\s+#[^'\"]*$", "", line.strip())
-
-
-def check_excerpt(block):
-    """Each run of lines between `...` lines appears, in order, in the source (comments at the
-    end of a line, indentation and blank lines aside); the source is an example a test runs."""
-    name = block.attrs["excerpt"].removeprefix("docs/examples/")
-    if not EXAMPLES.get(name):
-        return [f"excerpt source {block.attrs['excerpt']} is not an example some test runs (EXAMPLES)"]
-    source = [normalise_py(x) for x in (ROOT / block.attrs["excerpt"]).read_text().splitlines()]
-    source = [x for x in source if x]
-    chunks, chunk = [], []
-    for line in block.text.splitlines():
-        if line.strip() == "...":
-            chunks.append(chunk)
-            chunk = []
-        elif normalise_py(line):
-            chunk.append(normalise_py(line))
-    chunks.append(chunk)
-    at = 0
-    for chunk in filter(None, chunks):
-        for start in range(at, len(source) - len(chunk) + 1):
-            if source[start:start + len(chunk)] == chunk:
-                at = start + len(chunk)
-                break
-        else:
-            return [f"not in {block.attrs['excerpt']} (in this order): {chunk[0]!r} ..."]
-    return []
-
-
-class Help:
-    """`ferry [SUB...] --help`, parsed: flags and subcommands."""
-
-    def __init__(self, ferry_bin):
-        self.ferry_bin, self.cache = ferry_bin, {}
-
-    def get(self, path):
-        if path not in self.cache:
-            p = subprocess.run([self.ferry_bin, *path, "--help"], capture_output=True, text=True)
-            assert p.returncode == 0, f"ferry {' '.join(path)} --help: {p.stderr}"
-            subs = re.findall(r"^  (\w+)\s", p.stdout.split("Subcommands:", 1)[1], re.M) \
-                if "Subcommands:" in p.stdout else []
-            self.cache[path] = (p.stdout, subs)
-        return self.cache[path]
-
-    def knows(self, path, flag):
-        """A flag of the command, of one of its subcommands, or a global one."""
-        text, subs = self.get(path)
-        texts = [text, self.get(())[0]] + [self.get(path + (s,))[0] for s in subs]
-        pattern = re.escape(flag) + r"(?![\w-])"
-        return any(re.search(r"(?<![\w-])" + pattern, t) for t in texts)
-
-
-def check_synopsis(block, helper):
-    """Each `ferry SUB ...` line names real subcommands, and its flags (also on the indented
-    lines that follow it) are in that command's --help."""
-    problems, path = [], None
-    for line in block.text.splitlines():
-        code = strip_sh_comment(line)
-        if line.startswith("ferry "):
-            path, words = (), code.split()[1:]
-            for word in words:
-                if word.startswith("-") or word == "...":
-                    continue
-                if word in helper.get(path)[1]:
-                    path += (word,)
-                else:
-                    break
-            flags_from = code
-        elif path is not None and line[:1].isspace() and code.strip():
-            flags_from = re.split(r"\s{2,}", code.strip())[0]   # option lists: the option part
-        else:
-            continue
-        for flag in re.findall(r"(?<![\w-])(--[a-z][\w-]*|-[a-zA-Z])(?![\w-])", flags_from):
-            if not helper.knows(path, flag):
-                problems.append(f"`ferry {' '.join(path)}` has no {flag}: {line.strip()!r}")
-    return problems
-
-
-# ---------------------------------------------------------------------------------------------
 # The tests
-
-def kind(block):
-    if block.lang in QUIET_TAGS:
-        return block.lang
-    if block.no_run:
-        return "no-run"
-    return "excerpt" if "excerpt" in block.attrs else "run"
 
 
 def test_every_block_is_classified():
@@ -579,7 +343,7 @@ def helper(ferry_bin):
 
 def evaluate(block, page, helper):
     """Runs or checks one block; returns its problems, each naming the block."""
-    problems = classify(block)   # these name the block already
+    problems = classify(block, CONTEXTS)   # these name the block already
     if problems:
         return problems
     k = kind(block)
@@ -588,7 +352,7 @@ def evaluate(block, page, helper):
     elif k == "no-run":
         problems = check_not_run(block)
     elif k == "excerpt":
-        problems = check_excerpt(block)
+        problems = check_excerpt(block, EXAMPLES)
     elif k == "run":
         p = page().run(block)
         want, special = int(block.attrs.get("exit", 0)), special_for(block)
