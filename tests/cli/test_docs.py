@@ -242,7 +242,11 @@ class Page:
         assert set(self.map) == set(PLACEHOLDERS)
 
     def substitute(self, text):
-        return PLACEHOLDER_RE.sub(lambda m: self.map[m[1]], text)
+        out = PLACEHOLDER_RE.sub(lambda m: self.map[m[1]], text)
+        for name in PLACEHOLDERS:   # never run `rgw.sh stop /tmp/rgw` on a developer's server
+            assert not re.search(r"(?<![\w/.:-])" + re.escape(name.rstrip("/")) + r"(?![\w-])", out), \
+                f"placeholder {name} left in: {out}"
+        return out
 
     def env(self, preload=False, **extra):
         env = python_env(self.docs.rgw, PATH=f"{self.docs.bin}:{os.environ.get('PATH', '/usr/bin:/bin')}",
