@@ -120,8 +120,8 @@ def check_not_run_sh(block):
     if p.returncode:
         problems.append(f"bash -n: {p.stderr.strip()}")
     presets = json.loads((ROOT / "CMakePresets.json").read_text())
-    preset_names = {p["name"] for kind in ("configurePresets", "buildPresets", "testPresets")
-                    for p in presets.get(kind, [])}
+    preset_names = {p["name"] for section in ("configurePresets", "buildPresets", "testPresets")
+                    for p in presets.get(section, [])}
     cwd = ROOT
     for line in block.text.splitlines():
         for segment in re.split(r"&&|\|\||;|\|", strip_sh_comment(line)):
@@ -221,14 +221,19 @@ def check_synopsis(block, helper):
     for line in block.text.splitlines():
         code = strip_sh_comment(line)
         if line.startswith("ferry "):
-            path, words = (), code.split()[1:]
-            for word in words:
+            path = ()
+            for word in code.split()[1:]:
                 if word.startswith("-") or word == "...":
                     continue
-                if word in helper.get(path)[1]:
-                    path += (word,)
-                else:
+                subs = helper.get(path)[1]
+                if not re.fullmatch(r"[a-z][\w|-]*", word) or not subs:
+                    break   # an argument (URL, SRC, ...): the command is complete
+                if any(alt not in subs for alt in word.split("|")):
+                    problems.append(f"`ferry {' '.join(path)}` has no subcommand {word!r}: {line.strip()!r}")
                     break
+                if "|" in word:   # `ls|verify`: flags are checked against all of them
+                    break
+                path += (word,)
             flags_from = code
         elif path is not None and line[:1].isspace() and code.strip():
             flags_from = re.split(r"\s{2,}", code.strip())[0]   # option lists: the option part
