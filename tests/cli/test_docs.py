@@ -156,7 +156,7 @@ SPECIALS = [
 # ---------------------------------------------------------------------------------------------
 # The resources behind the placeholders
 
-BUILD_DIR = pathlib.Path(os.environ.get("FERRY_PYTHONPATH") or ROOT / "build/dev/python").parent
+BUILD_DIR = pathlib.Path(os.environ.get("FERRY_PYTHONPATH") or ROOT / "build/dev/python").resolve().parent
 STUB_TRAIN = '''\
 """train.py of docs/examples/job.yaml: writes two checkpoints and a log into $FERRY_OUTPUT."""
 import os, sys
