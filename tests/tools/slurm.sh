@@ -45,14 +45,17 @@ stop() {
       done
     fi
   fi
+  # All three at once (each takes a second or two to exit), then wait for each.
+  local pids=()
   for name in slurmd slurmctld munged; do
     if [[ -f $D/$name.pid ]]; then
-      pid=$(cat "$D/$name.pid")
-      kill "$pid" 2>/dev/null || true
-      for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-      kill -9 "$pid" 2>/dev/null || true
-      rm -f "$D/$name.pid"
+      pids+=("$(cat "$D/$name.pid")")
+      kill "${pids[-1]}" 2>/dev/null || true
     fi
+  done
+  for pid in "${pids[@]}"; do
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
   done
   rm -rf "$D"
 }
