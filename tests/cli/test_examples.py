@@ -69,10 +69,11 @@ class Cluster:
                                       "secret_access_key": self.rgw["FERRY_TEST_S3_SECRET_KEY"]}}
         # The Job controller labels its pods job-name=<the Job's name>.
         fields = {"metadata.labels['job-name']": self.job["metadata"]["name"]}
-        services = {"http://rgw.storage.svc:7480": self.rgw["FERRY_TEST_S3_ENDPOINT"]}
+        # The S3 service's address in the cluster (http://rgw.storage.svc:7480) is RGW's here.
+        services = {"AWS_ENDPOINT_URL": self.rgw["FERRY_TEST_S3_ENDPOINT"]}
         for var in self.container["env"]:
             if "value" in var:
-                image[var["name"]] = services.get(var["value"], var["value"])
+                image[var["name"]] = services.get(var["name"], var["value"])
             elif "secretKeyRef" in var["valueFrom"]:
                 ref = var["valueFrom"]["secretKeyRef"]
                 image[var["name"]] = secrets[ref["name"]][ref["key"]]
