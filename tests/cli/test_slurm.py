@@ -4,7 +4,7 @@ trains docs/examples/train_resume.py under `ferry run --resume` on RGW, is reque
 whose scratch is empty, and finishes with exactly the result of an uninterrupted run.
 
 What Slurm does on `scontrol requeue` of a running batch job (22.05, measured here): slurmstepd
-prints `*** JOB N ON node CANCELLED AT ... DUE TO JOB REQUEUE ***`, sends SIGCONT and SIGTERM to
+prints `*** JOB N ON node CANCELLED AT ... DUE TO JOB REQUEUE ***`, sends SIGTERM to
 *every* process of the job (the batch shell, which the script replaced with ferry, and
 train_resume.py too), and SIGKILL to what is left KillWait (30) seconds later. The job is then
 PENDING (reason BeginTime) for AuthInfo's cred_expire (120 s by default, 10 s in slurm.sh) and
