@@ -2,7 +2,7 @@
 # Installs every Debian package Ferry needs to build, test and benchmark.
 # Idempotent: when everything is present it only runs dpkg-query and exits.
 #   scripts/install-deps.sh --build  what building ferry needs
-#   scripts/install-deps.sh          build + test dependencies (Ceph RGW, pytest, boto3)
+#   scripts/install-deps.sh          build + test dependencies (Ceph RGW, pytest, boto3, Slurm)
 #   scripts/install-deps.sh --bench  also the benchmark peers (awscli, rclone)
 set -euo pipefail
 
@@ -15,9 +15,11 @@ build_pkgs=(
 # clang 19 (Debian 12's clang 14 and 16 cannot use libstdc++ 12's <expected>): libFuzzer targets
 # and the thread-safety analysis (scripts/fuzz.sh, the `clang` preset).
 clang_pkgs=(clang-19 libclang-rt-19-dev)
+# slurm-wlm and munge: tests/tools/slurm.sh runs a single-node Slurm for the sbatch example's test
+# (tests/cli/test_slurm.py); python3-yaml reads the Kubernetes example (tests/cli/test_examples.py).
 test_pkgs=(
   radosgw ceph-mon ceph-osd ceph-common uuid-runtime curl python3 python3-pytest python3-boto3
-  fuse3 rclone python3-torch python3-numpy python3-pil python3-venv
+  fuse3 rclone python3-torch python3-numpy python3-pil python3-venv python3-yaml slurm-wlm munge
 )
 bench_pkgs=(awscli time s3fs fio)
 
