@@ -176,6 +176,7 @@ void RunLifecycle::Supervise() {
   std::optional<SteadyTime> kill_at;  // set once a stop signal was forwarded
   std::unique_ptr<BackgroundTask> sync;
   bool sync_answers_trigger = false;
+  SyncKind sync_kind = SyncKind::kPeriodic;
   bool usr1_pending = false;  // kept while a sync is in flight
   auto finish_sync = [&] {
     sync->Wait();
@@ -215,7 +216,9 @@ void RunLifecycle::Supervise() {
             sig, child_.pid, plan_.options.grace.count());
         system_.processes.Signal(child_.pid, SIGTERM);
       }
-      if (sync) sync->Cancel();  // the final stage-out takes everything
+      // A periodic sync in flight is cancelled: the final stage-out takes everything. One the
+      // command asked for goes on: it may be waiting for it before it saves or exits.
+      if (sync && sync_kind == SyncKind::kPeriodic) sync->Cancel();
       NoteStop();
       if (!kill_at) kill_at = *first_stop_at_ + plan_.options.grace;
     } else if (kill_at && clock.Now() >= *kill_at) {
@@ -226,13 +229,16 @@ void RunLifecycle::Supervise() {
     if (sync && sync->Done()) finish_sync();
     if (sig == SIGUSR1) usr1_pending = true;
     const bool triggered = trigger_.Requested();
-    const bool due = usr1_pending || triggered || clock.Now() >= next_sync;
-    if (due && !sync && !kill_at) {
+    // Requests are served also while the command is being stopped (a script that saves on
+    // SIGTERM asks for its checkpoint's upload and waits); periodic syncs only before.
+    const bool requested = usr1_pending || triggered;
+    const bool periodic = !kill_at && clock.Now() >= next_sync;
+    if ((requested || periodic) && !sync) {
       if (triggered) trigger_.ClearFailed();
-      SyncKind kind = usr1_pending || triggered ? SyncKind::kOnDemand : SyncKind::kPeriodic;
+      sync_kind = requested ? SyncKind::kOnDemand : SyncKind::kPeriodic;
       usr1_pending = false;
       sync_answers_trigger = triggered;
-      sync = StartSync(kind);
+      sync = StartSync(sync_kind);
     }
   }
   if (sync) {

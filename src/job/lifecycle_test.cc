@@ -213,6 +213,36 @@ TEST_F(LifecycleTest, TriggerFileAsksForASyncAndIsRemovedOnceItIsDone) {
   EXPECT_FALSE(fs::exists(failed()));
 }
 
+TEST_F(LifecycleTest, TriggerRequestAfterAStopSignalIsServedWithinTheGracePeriod) {
+  // The command saves on SIGTERM, asks for the upload and waits for the answer.
+  processes_.term_takes.reset();  // it handles SIGTERM itself
+  tasks_.durations = {seconds(1)};
+  signals_.SendAt(seconds(2), SIGTERM);
+  signals_.DoAt(seconds(4), [&] { Touch(trigger()); });
+  bool answered_before_exit = false;
+  signals_.DoAt(milliseconds(5'900), [&] { answered_before_exit = !fs::exists(trigger()); });
+  processes_.exits_at = seconds(6);
+  Run();
+  EXPECT_EQ(Kinds(work_), (std::vector<SyncKind>{SyncKind::kOnDemand, SyncKind::kFinal}));
+  EXPECT_FALSE(work_.syncs[0].cancelled);
+  EXPECT_TRUE(answered_before_exit);
+  EXPECT_FALSE(fs::exists(failed()));
+}
+
+TEST_F(LifecycleTest, TriggerRequestPendingWhenTheStopSignalComesIsServedAndNotCancelled) {
+  processes_.term_takes.reset();  // it handles SIGTERM itself
+  tasks_.durations = {seconds(3)};
+  signals_.DoAt(milliseconds(2'600), [&] { Touch(trigger()); });  // picked up at 3 s
+  signals_.SendAt(seconds(4), SIGTERM);                           // while it uploads
+  processes_.exits_at = seconds(8);
+  Run();
+  ASSERT_EQ(Kinds(work_), (std::vector<SyncKind>{SyncKind::kOnDemand, SyncKind::kFinal}));
+  EXPECT_FALSE(tasks_.records[0]->cancelled);
+  EXPECT_EQ(tasks_.records[0]->ended, seconds(6));
+  EXPECT_FALSE(fs::exists(trigger()));
+  EXPECT_FALSE(fs::exists(failed()));
+}
+
 TEST_F(LifecycleTest, TriggerRequestWhoseSyncSkippedFilesIsAnsweredWithAFailedFile) {
   tasks_.durations = {seconds(1), seconds(1)};
   work_.on_demand_rounds = {{.skipped = 1,

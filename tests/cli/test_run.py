@@ -846,3 +846,23 @@ def test_fleeting_output_without_a_remote_destination_fails_the_preflight(ferry,
         assert p.returncode == 0, p.stderr.decode()
     finally:
         shutil.rmtree(shm, ignore_errors=True)
+
+
+def test_a_sync_asked_for_after_sigterm_is_served_within_the_grace_period(ferry, prefix, tmp_path):
+    # The command saves on SIGTERM, asks for the upload and waits for it (docs/guides/resume.md).
+    script = ('trap \'echo saved > $FERRY_OUTPUT/ckpt.pt; touch $FERRY_SYNC_TRIGGER; '
+              'while [ -e $FERRY_SYNC_TRIGGER ]; do sleep 0.05; done; '
+              'test ! -e $FERRY_SYNC_TRIGGER.failed && exit 0; exit 5\' TERM; '
+              'touch $FERRY_OUTPUT/started; while true; do sleep 0.1; done')
+    proc = subprocess.Popen([ferry.binary, "run", "--grace", "30", "--out", f"{tmp_path / 'out'}={prefix}",
+                             "--", "bash", "-c", script], env=base_env(ferry.rgw), stderr=subprocess.PIPE)
+    deadline = time.time() + 30
+    while not (tmp_path / "out" / "started").exists() and time.time() < deadline:
+        time.sleep(0.05)
+    start = time.time()
+    proc.send_signal(signal.SIGTERM)
+    err = proc.communicate(timeout=60)[1].decode()
+    assert proc.returncode == 0, err
+    assert time.time() - start < 15, "the command waited for its sync until the grace period ended"
+    m = manifest(ferry, prefix)
+    assert "ckpt.pt" in {f["path"] for f in m["files"]} and m["state"] == "interrupted"
