@@ -35,8 +35,8 @@ BLOCK_TIMEOUT = 120
 EXAMPLES = {
     "job.yaml": "tests/cli/test_docs.py",          # test_example_job_spec below
     "train_resume.py": "tests/cli/test_resume.py",
-    "slurm.sbatch": None,                          # the Slurm example's own test (another branch)
-    "kubernetes-job.yaml": None,                   # the Kubernetes example's own test (likewise)
+    "slurm.sbatch": "tests/cli/test_slurm.py",
+    "kubernetes-job.yaml": "tests/cli/test_examples.py",
 }
 
 
