@@ -75,7 +75,25 @@ class Context:
     epilogue: str
 
 
+_MANIFEST_CHECK = textwrap.dedent("""\
+    import json, subprocess
+    url = os.environ["FERRY_OUTPUT_URL_0"] + "_ferry/manifest.json"
+    manifest = json.loads(subprocess.run(["ferry", "cat", url], check=True,
+                                         capture_output=True).stdout)
+    listed = {f["path"]: f["size"] for f in manifest["files"]}
+    out = os.environ["FERRY_OUTPUT"]
+    for name in os.listdir(out):
+        assert listed.get(name) == os.path.getsize(os.path.join(out, name)), (name, manifest)
+    """)
+
 CONTEXTS = {
+    # docs/guides/nas-to-shards.md's train.py: a whole script that takes DATASET [EPOCHS].
+    "train-script": Context(
+        doc="a script run as the command of `ferry run --out /scratch/ctx-N=s3://runs/ctx-N/` "
+            "with the arguments `s3://datasets/imagenet/train 2` (the dataset the guide packed "
+            "before; 2 epochs): it must train and exit 0",
+        prelude='import os, sys\nsys.argv[1:] = ["s3://datasets/imagenet/train", "2"]\n',
+        epilogue=""),
     # docs/semantics/run.md's on-demand sync: the snippet is the body of a training command.
     "ferry-run": Context(
         doc="the command of `ferry run --out /scratch/ctx-N=s3://runs/ctx-N/`, after a prelude "
@@ -86,16 +104,7 @@ CONTEXTS = {
             import torch
             state, step = {"weights": torch.zeros(4)}, 7
             """),
-        epilogue=textwrap.dedent("""\
-            import json, subprocess
-            url = os.environ["FERRY_OUTPUT_URL_0"] + "_ferry/manifest.json"
-            manifest = json.loads(subprocess.run(["ferry", "cat", url], check=True,
-                                                 capture_output=True).stdout)
-            listed = {f["path"]: f["size"] for f in manifest["files"]}
-            out = os.environ["FERRY_OUTPUT"]
-            for name in os.listdir(out):
-                assert listed.get(name) == os.path.getsize(os.path.join(out, name)), (name, manifest)
-            """)),
+        epilogue=_MANIFEST_CHECK),
 }
 
 
@@ -279,7 +288,7 @@ class Page:
         elif "context" in block.attrs:
             ctx = CONTEXTS[block.attrs["context"]]
             script = self.dir / f"block-{block.number}.py"
-            script.write_text(ctx.prelude + text + ctx.epilogue)
+            script.write_text(self.substitute(ctx.prelude) + text + ctx.epilogue)
             out = self.scratch / f"ctx-{block.number}"
             cmd = ["ferry", "run", "--out", f"{out}={self.map['s3://runs/']}ctx-{block.number}/", "--",
                    "python3", str(script)]
