@@ -3,29 +3,21 @@
 scratch directory, no scheduler variables) and finishes with exactly the samples, in exactly the
 order, and exactly the weights of an uninterrupted run."""
 import json
-import os
-import random
 import signal
 import subprocess
-import time
+import uuid
 
 import pytest
 
-from conftest import ROOT, python_env
-
-SCRIPT = ROOT / "docs/examples/train_resume.py"
+from conftest import python_env
+from training import SCRIPT, pack_dataset, read, reference, wait_for_checkpoint
 
 
 @pytest.fixture(scope="module")
 def dataset(ferry, rgw, tmp_path_factory):
     """240 samples in 12 shards on RGW."""
-    src = tmp_path_factory.mktemp("samples")
-    rnd = random.Random(7)
-    for i in range(240):
-        (src / f"s{i:04d}.cls").write_text(str(i % 10))
-        (src / f"s{i:04d}.bin").write_bytes(rnd.randbytes(rnd.randint(10, 2000)))
-    url = f"s3://{rgw['FERRY_TEST_S3_BUCKET']}/resume-ds-{os.getpid()}/train"
-    ferry.run("shard", "pack", src, url, "--samples-per-shard", "20", check=True)
+    url = f"s3://{rgw['FERRY_TEST_S3_BUCKET']}/resume-ds-{uuid.uuid4().hex[:8]}/train"
+    pack_dataset(ferry, tmp_path_factory.mktemp("samples") / "src", url)
     yield url
     ferry.run("rm", "-r", url.rsplit("/", 1)[0] + "/")
 
@@ -37,15 +29,6 @@ def train_args(dataset, workers, *extra):
     return args + list(extra)
 
 
-def reference(rgw, tmp_path, dataset, workers):
-    """The uninterrupted run, without ferry."""
-    out = tmp_path / "reference"
-    p = subprocess.run(["/usr/bin/python3", SCRIPT, *train_args(dataset, workers), "--out", out],
-                       env=python_env(rgw), capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, p.stderr[-3000:]
-    return (out / "result.txt").read_text()
-
-
 def ferry_run(ferry, scratch, dst, job, dataset, workers, *extra):
     cmd = [ferry.binary, "-v", "run", "--resume", scratch, "--out", f"{scratch}={dst}",
            "--interval", "3600", "--grace", "20", "--",
@@ -54,28 +37,18 @@ def ferry_run(ferry, scratch, dst, job, dataset, workers, *extra):
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def read(ferry, url):
-    p = ferry.run("cat", url)
-    return p.stdout.decode() if p.returncode == 0 else None
-
-
 @pytest.mark.parametrize("workers,catch", [(0, False), (2, False), (2, True)],
                          ids=["workers0", "workers2-persistent", "workers2-persistent-saves-on-sigterm"])
 def test_preempted_training_resumes_exactly(ferry, rgw, prefix, tmp_path, dataset, workers, catch):
-    want = reference(rgw, tmp_path, dataset, workers)
+    want = reference(rgw, tmp_path / "reference", train_args(dataset, workers))
     dst = prefix + "runs/{job}/{attempt}/"
     extra = ["--step-seconds", "0.15"] + (["--catch-sigterm"] if catch else [])
 
     # Attempt 0: stopped (SIGTERM, as Kubernetes or Slurm would) once a checkpoint has been
     # uploaded, mid-epoch.
     first = ferry_run(ferry, tmp_path / "node1" / "ckpt", dst, "job-a", dataset, workers, *extra)
-    deadline = time.time() + 120
-    while time.time() < deadline and first.poll() is None:
-        text = read(ferry, prefix + "runs/job-a/0/_ferry/manifest.json")
-        if text and any(f["path"] == "ckpt.pt" for f in json.loads(text)["files"]):
-            break
-        time.sleep(0.2)
-    assert first.poll() is None, "the training ended before it could be stopped: " + first.stderr.read()
+    wait_for_checkpoint(ferry, prefix + "runs/job-a/0/_ferry/manifest.json",
+                        lambda: first.poll() is None)
     first.send_signal(signal.SIGTERM)
     out, err = first.communicate(timeout=120)
     assert "resumed" not in err and "nothing to resume" in err, err

@@ -1,4 +1,4 @@
-"""What the tests of the resume examples share (tests/cli/test_slurm.py, test_examples.py): a small
+"""What the resume tests share (tests/cli/test_resume.py, test_slurm.py, test_examples.py): a small
 shard dataset on RGW, the uninterrupted reference run of docs/examples/train_resume.py, a "node"
 whose PATH has `ferry` and a `python3` with PyTorch, and polling a job's uploads."""
 import json
