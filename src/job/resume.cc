@@ -1,9 +1,12 @@
 #include "job/resume.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "base/crc32c.h"
 #include "base/log.h"
+#include "base/mutex.h"
+#include "base/thread_pool.h"
 #include "transfer/copy_engine.h"
 
 namespace ferry::job {
@@ -24,6 +27,37 @@ Result<uint32_t> CrcOf(storage::Store& store, const std::string& key) {
     return Status();
   }));
   return crc.value();
+}
+
+// Copies one file of a set and checks it against the manifest. Returns whether it was copied
+// (false: the same content was already there).
+Result<bool> StageOne(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
+                      const ManifestFile& f, const std::atomic<bool>& cancel) {
+  const std::string name = "'" + src.store->UrlFor(src.key) + "'";
+  transfer::ProgressCounters counters;
+  transfer::CopyResult r =
+      transfer::RunCopy(src, dst, {.cancel = &cancel, .report_in_sync = true}, counters);
+  if (!r.status.ok()) return r.status.WithContext("resuming " + name);
+  if (r.report.in_sync.size() != 1) {
+    return Status(StatusCode::kInternal, "resuming " + name + ": the copy reported nothing");
+  }
+  const transfer::InSyncObject& got = r.report.in_sync.front();
+  if (got.src.size != f.size) {
+    return Status(StatusCode::kDataLoss, "resuming " + name + ": " + std::to_string(got.src.size) +
+                                             " bytes, the manifest says " + std::to_string(f.size));
+  }
+  if (f.crc32c) {
+    std::optional<uint32_t> crc = got.crc32c;
+    if (!crc) {
+      FERRY_ASSIGN_OR_RETURN(crc, CrcOf(*dst.store, dst.key));
+    }
+    if (*crc != *f.crc32c) {
+      return Status(StatusCode::kDataLoss, "resuming " + name + ": CRC32C " + Crc32cHex(*crc) +
+                                               ", the manifest says " + Crc32cHex(*f.crc32c) +
+                                               " (changed since the checkpoint was written?)");
+    }
+  }
+  return got.copied;
 }
 
 }  // namespace
@@ -59,42 +93,37 @@ Result<StagedResume> StageResume(storage::StoreRegistry& registry, const ResumeS
   FERRY_ASSIGN_OR_RETURN(auto to, registry.Open(local_dir + "/"));
   const std::string from_prefix = storage::DirectoryPrefix(from.key);
   const std::string to_prefix = storage::DirectoryPrefix(to.key);
+  // A few files at a time (a set is often a large model file and many small shards; each large
+  // file is copied in parallel parts by the copy engine itself).
+  constexpr size_t kFilesAtOnce = 4;
+  Mutex mu;
   StagedResume staged;
-  for (const auto& f : source.files) {
-    storage::OpenedUrl src = from, dst = to;
-    src.key = from_prefix + f.path;
-    src.url.trailing_slash = false;
-    dst.key = to_prefix + f.path;
-    dst.url.trailing_slash = false;
-    const std::string name = "'" + src.store->UrlFor(src.key) + "'";
-    transfer::ProgressCounters counters;
-    transfer::CopyResult r =
-        transfer::RunCopy(src, dst, {.cancel = &cancel, .report_in_sync = true}, counters);
-    if (!r.status.ok()) return r.status.WithContext("resuming " + name);
-    if (r.report.in_sync.size() != 1) {
-      return Status(StatusCode::kInternal, "resuming " + name + ": the copy reported nothing");
+  Status first_error;
+  {
+    ThreadPool pool(
+        static_cast<int>(std::min(kFilesAtOnce, std::max<size_t>(1, source.files.size()))));
+    for (const auto& f : source.files) {
+      pool.Submit([&, &f = f] {
+        storage::OpenedUrl src = from, dst = to;
+        src.key = from_prefix + f.path;
+        src.url.trailing_slash = false;
+        dst.key = to_prefix + f.path;
+        dst.url.trailing_slash = false;
+        Result<bool> copied = StageOne(src, dst, f, cancel);
+        MutexLock lock(mu);
+        if (!copied.ok()) {
+          if (first_error.ok()) first_error = copied.status();
+          return;
+        }
+        ++staged.files;
+        staged.bytes += f.size;
+        (*copied ? staged.copied : staged.unchanged) += 1;
+      });
     }
-    const transfer::InSyncObject& got = r.report.in_sync.front();
-    if (got.src.size != f.size) {
-      return Status(StatusCode::kDataLoss,
-                    "resuming " + name + ": " + std::to_string(got.src.size) +
-                        " bytes, the manifest says " + std::to_string(f.size));
-    }
-    if (f.crc32c) {
-      std::optional<uint32_t> crc = got.crc32c;
-      if (!crc) {
-        FERRY_ASSIGN_OR_RETURN(crc, CrcOf(*dst.store, dst.key));
-      }
-      if (*crc != *f.crc32c) {
-        return Status(StatusCode::kDataLoss, "resuming " + name + ": CRC32C " + Crc32cHex(*crc) +
-                                                 ", the manifest says " + Crc32cHex(*f.crc32c) +
-                                                 " (changed since the checkpoint was written?)");
-      }
-    }
-    ++staged.files;
-    staged.bytes += f.size;
-    (got.copied ? staged.copied : staged.unchanged) += 1;
+    pool.WaitIdle();
   }
+  MutexLock lock(mu);
+  if (!first_error.ok()) return first_error;
   return staged;
 }
 

@@ -135,3 +135,31 @@ def test_two_pods_of_one_job_starting_together_get_different_attempts(ferry, pre
     assert len(set(attempts)) == 4, attempts  # never two pods in one destination
     for a in attempts:
         assert read(ferry, f"{prefix}runs/job-r/{a}/attempt") == f"{a}\n"
+
+
+def test_a_set_of_many_files_comes_back_whole(ferry, prefix, tmp_path):
+    dst = prefix + "runs/{job}/{attempt}/"
+    script = ("mkdir -p $FERRY_OUTPUT/shards/a $FERRY_OUTPUT/shards/b; "
+              "for i in 0 1 2 3 4 5 6 7 8 9; do head -c $((i * 1000 + 1)) /dev/urandom > "
+              "$FERRY_OUTPUT/shards/$([ $i -lt 5 ] && echo a || echo b)/part-$i.pt; done; "
+              "head -c 40000000 /dev/urandom > $FERRY_OUTPUT/model.pt")
+    p = ferry.run("run", "--out", f"{tmp_path / 'a'}={dst}", "--", "bash", "-c", script,
+                  env={"FERRY_RUN_ID": "job-m"})
+    assert p.returncode == 0, p.stderr.decode()
+    b = tmp_path / "b"
+    p = ferry.run("run", "--resume", b, "--out", f"{b}={dst}", "--", "true", env={"FERRY_RUN_ID": "job-m"})
+    assert p.returncode == 0, p.stderr.decode()
+    got = sorted(str(f.relative_to(b)) for f in b.rglob("*") if f.is_file())
+    want = sorted(str(f.relative_to(tmp_path / "a")) for f in (tmp_path / "a").rglob("*") if f.is_file())
+    assert got == want and len(got) == 11
+    for rel in got:
+        assert (b / rel).read_bytes() == (tmp_path / "a" / rel).read_bytes(), rel
+    # One damaged file among many: named, and the command does not start.
+    (tmp_path / "evil").write_bytes(b"x" * 5001)
+    ferry.run("cp", tmp_path / "evil", prefix + "runs/job-m/1/shards/b/part-5.pt", check=True)
+    c = tmp_path / "c"
+    p = ferry.run("run", "--resume", c, "--out", f"{c}={dst}", "--", "touch", tmp_path / "started",
+                  env={"FERRY_RUN_ID": "job-m"})
+    err = p.stderr.decode()
+    assert p.returncode == 1 and "part-5.pt" in err and "CRC32C" in err, err
+    assert not (tmp_path / "started").exists()
