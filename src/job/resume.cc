@@ -29,14 +29,21 @@ Result<uint32_t> CrcOf(storage::Store& store, const std::string& key) {
   return crc.value();
 }
 
+// A few files at a time (a set is often a large model file and many small shards; each large
+// file is copied in parallel parts by the copy engine itself), sharing one ferry cp's buffer
+// budget.
+constexpr size_t kFilesAtOnce = 4;
+constexpr uint64_t kMemoryPerFile = (512ull << 20) / kFilesAtOnce;
+
 // Copies one file of a set and checks it against the manifest. Returns whether it was copied
 // (false: the same content was already there).
 Result<bool> StageOne(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
                       const ManifestFile& f, const std::atomic<bool>& cancel) {
   const std::string name = "'" + src.store->UrlFor(src.key) + "'";
   transfer::ProgressCounters counters;
-  transfer::CopyResult r =
-      transfer::RunCopy(src, dst, {.cancel = &cancel, .report_in_sync = true}, counters);
+  transfer::CopyResult r = transfer::RunCopy(
+      src, dst, {.max_memory = kMemoryPerFile, .cancel = &cancel, .report_in_sync = true},
+      counters);
   if (!r.status.ok()) return r.status.WithContext("resuming " + name);
   if (r.report.in_sync.size() != 1) {
     return Status(StatusCode::kInternal, "resuming " + name + ": the copy reported nothing");
@@ -93,9 +100,6 @@ Result<StagedResume> StageResume(storage::StoreRegistry& registry, const ResumeS
   FERRY_ASSIGN_OR_RETURN(auto to, registry.Open(local_dir + "/"));
   const std::string from_prefix = storage::DirectoryPrefix(from.key);
   const std::string to_prefix = storage::DirectoryPrefix(to.key);
-  // A few files at a time (a set is often a large model file and many small shards; each large
-  // file is copied in parallel parts by the copy engine itself).
-  constexpr size_t kFilesAtOnce = 4;
   Mutex mu;
   StagedResume staged;
   Status first_error;
