@@ -2,7 +2,8 @@
 # Installs every Debian package Ferry needs to build, test and benchmark.
 # Idempotent: when everything is present it only runs dpkg-query and exits.
 #   scripts/install-deps.sh --build  what building ferry needs
-#   scripts/install-deps.sh          build + test dependencies (Ceph RGW, pytest, boto3, Slurm)
+#   scripts/install-deps.sh          build + test dependencies (Ceph RGW, pytest, boto3, Slurm,
+#                                    the npm clients in tests/tools/npm)
 #   scripts/install-deps.sh --bench  also the benchmark peers (awscli, rclone)
 set -euo pipefail
 
@@ -36,11 +37,30 @@ for p in "${want[@]}"; do
 done
 if ((${#missing[@]} == 0)); then
   echo "install-deps: all ${#want[@]} packages present"
-  exit 0
+else
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt_get() { apt-get -o DPkg::Lock::Timeout=600 "$@"; }
+  # Refresh package lists only when an install fails for lack of them.
+  apt_get install -y --no-install-recommends "${missing[@]}" ||
+    { apt_get update && apt_get install -y --no-install-recommends "${missing[@]}"; }
 fi
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-apt_get() { apt-get -o DPkg::Lock::Timeout=600 "$@"; }
-# Refresh package lists only when an install fails for lack of them.
-apt_get install -y --no-install-recommends "${missing[@]}" ||
-  { apt_get update && apt_get install -y --no-install-recommends "${missing[@]}"; }
+
+# npm clients the tests drive (tests/tools/npm/package.json, pinned by its package-lock.json):
+# installed again only when the lock file changed since the last install. Node and npm from
+# Debian unless some node with npm is there already (a NodeSource nodejs conflicts with
+# Debian's npm package).
+if [[ "${1:-}" != "--build" ]]; then
+  if ! command -v npm >/dev/null; then
+    apt-get -o DPkg::Lock::Timeout=600 install -y --no-install-recommends nodejs npm
+  fi
+  npm_dir="$(cd "$(dirname "$0")/.." && pwd)/tests/tools/npm"
+  stamp="$npm_dir/node_modules/.ferry-installed"
+  if [[ ! -f "$stamp" || "$npm_dir/package-lock.json" -nt "$stamp" ]]; then
+    echo "install-deps: npm ci in tests/tools/npm"
+    npm ci --prefix "$npm_dir" --no-audit --no-fund --loglevel=error
+    touch "$stamp"
+  else
+    echo "install-deps: npm clients present"
+  fi
+fi

@@ -1,0 +1,396 @@
+#!/usr/bin/env python3
+"""A local stand-in for the Hugging Face Hub and its CDN, for testing `ferry serve`'s /hf proxy
+with real clients (docs/semantics/hf.md lists the behaviour it reproduces).
+
+  tests/tools/hf_standin.py --port-file HUB_PORT --cdn-port-file CDN_PORT [--log LOG.jsonl]
+                            [--lfs-size BYTES] [--lifetime SECONDS]
+
+Two HTTP servers on 127.0.0.1: the Hub (resolve, API) and a CDN that serves LFS blobs only at
+signed, expiring URLs. Every request is logged as one JSON line: {"server", "method", "path",
+"range", "auth"} so tests can assert that a warm run makes no upstream requests and that clients
+never reach the CDN.
+
+Fixture repos (contents are deterministic; commit ids, git-blob sha1s and sha256s are real):
+  models/org/tiny-model      branch main (2 commits: v1.0 tag on the first), small files
+                             (config.json, README.md, nested/vocab.txt), LFS files
+                             (model.safetensors of --lfs-size bytes, nested/shard-00001.bin),
+                             an LFS file served with Xet headers (xet.safetensors)
+  models/org/old-name        renamed: every URL answers 307 with a relative Location to tiny-model
+  models/org/gated-model     needs `Authorization: Bearer hf_granted` (401 GatedRepo otherwise)
+  datasets/org/tiny-dataset  data/train-00000.parquet (LFS), README.md
+Behaviour: HEAD/GET {type}/{repo}/resolve/{rev}/{path}: small files answer 307 (relative) to
+/api/resolve-cache/...; LFS files answer 302 (absolute) to the CDN with X-Linked-Etag/-Size;
+X-Repo-Commit always; errors carry X-Error-Code (RepoNotFound 401, RevisionNotFound 404,
+EntryNotFound 404, GatedRepo 401). API: /api/{models,datasets}/{repo}[/revision/{rev}],
+/api/.../tree/{rev}[/{path}] (2 entries per page, Link rel="next"), POST /api/.../paths-info/{rev}.
+Faults (POST /__control with JSON {"cdn": "truncate|corrupt|503|stall", "times": N}) apply to
+the next N CDN GETs.
+"""
+import argparse
+import hashlib
+import hmac
+import json
+import random
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+SECRET = b"cdn-signing-key"
+LOCK = threading.Lock()
+FAULTS = {"cdn": None, "times": 0}
+
+
+def git_blob_sha1(data):
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def make_repos(lfs_size):
+    rnd = random.Random(13)
+
+    def blob(n):
+        return rnd.randbytes(n)
+
+    def commit(files, parent=""):
+        h = hashlib.sha1(parent.encode())
+        for name in sorted(files):
+            h.update(name.encode() + b"\0" + hashlib.sha1(files[name]).digest())
+        return h.hexdigest()
+
+    v1 = {"config.json": b'{"hidden": 8}\n', "README.md": b"# tiny v1\n",
+          "model.safetensors": blob(lfs_size)}
+    main = dict(v1, **{"config.json": b'{"hidden": 16}\n', "README.md": b"# tiny\n",
+                       "nested/vocab.txt": b"a\nb\nc\n", "nested/shard-00001.bin": blob(300_000),
+                       "xet.safetensors": blob(200_000)})
+    c1 = commit(v1)
+    c2 = commit(main, c1)
+    gated = {"config.json": b'{"gated": true}\n', "weights.bin": blob(100_000)}
+    data = {"README.md": b"# data\n", "data/train-00000.parquet": blob(250_000)}
+    return {
+        "models/org/tiny-model": {"commits": {c1: v1, c2: main}, "refs": {"main": c2, "v1.0": c1}},
+        "models/org/gated-model": {"commits": {commit(gated): gated}, "refs": {"main": commit(gated)},
+                                   "gated": True},
+        "datasets/org/tiny-dataset": {"commits": {commit(data): data}, "refs": {"main": commit(data)}},
+    }
+
+
+LFS_MIN = 100_000  # files at least this large are LFS files
+
+
+def is_lfs(data):
+    return len(data) >= LFS_MIN
+
+
+class State:
+    def __init__(self, lfs_size, log_path):
+        self.repos = make_repos(lfs_size)
+        self.blobs = {}  # sha256 -> bytes (the CDN's content)
+        for repo in self.repos.values():
+            for files in repo["commits"].values():
+                for data in files.values():
+                    if is_lfs(data):
+                        self.blobs[hashlib.sha256(data).hexdigest()] = data
+        self.log_path = log_path
+        self.hub_port = self.cdn_port = 0
+
+    def log(self, **entry):
+        if self.log_path:
+            with LOCK, open(self.log_path, "a") as f:
+                f.write(json.dumps(entry) + "\n")
+
+
+STATE = None
+
+
+def parse_range(header, size):
+    """(start, end inclusive) or None for the whole body; 'invalid' when unsatisfiable."""
+    if not header or not header.startswith("bytes="):
+        return None
+    first, _, last = header[6:].split(",")[0].partition("-")
+    if first == "":
+        n = int(last)
+        return (max(0, size - n), size - 1) if n > 0 else "invalid"
+    start = int(first)
+    end = min(int(last), size - 1) if last else size - 1
+    return (start, end) if start < size and start <= end else "invalid"
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_name = "hub"
+
+    def log_message(self, *args):
+        pass
+
+    def record(self):
+        STATE.log(server=self.server_name, method=self.command, path=self.path,
+                  range=self.headers.get("Range"), auth=bool(self.headers.get("Authorization")))
+
+    def send(self, code, body=b"", headers=None, head=False):
+        self.send_response(code)
+        headers = dict(headers or {})
+        headers.setdefault("Content-Length", str(len(body)))
+        for k, v in headers.items():
+            self.send_header(k, v)
+        self.end_headers()
+        if not head and body:
+            self.wfile.write(body)
+
+    def error(self, code, kind, message, head=False):
+        self.send(code, json.dumps({"error": message}).encode(),
+                  {"Content-Type": "application/json", "X-Error-Code": kind,
+                   "X-Error-Message": message}, head)
+
+    def send_bytes(self, data, headers, head):
+        r = parse_range(self.headers.get("Range"), len(data))
+        if r == "invalid":
+            return self.send(416, b"", {"Content-Range": f"bytes */{len(data)}"}, head)
+        headers = dict(headers, **{"Accept-Ranges": "bytes"})
+        if r is None:
+            return self.send(200, data, headers, head)
+        start, end = r
+        headers["Content-Range"] = f"bytes {start}-{end}/{len(data)}"
+        return self.send(206, data[start:end + 1], headers, head)
+
+
+class HubHandler(Handler):
+    server_name = "hub"
+
+    def do_HEAD(self):
+        self.handle_request(head=True)
+
+    def do_GET(self):
+        self.handle_request(head=False)
+
+    def do_POST(self):
+        self.record()
+        url = urllib.parse.urlsplit(self.path)
+        if url.path == "/__control":
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+            with LOCK:
+                FAULTS.update(body)
+            return self.send(200, b"{}")
+        length = int(self.headers.get("Content-Length", 0))
+        body = self.rfile.read(length).decode()
+        parts = url.path.split("/")
+        # /api/{type}s/{org}/{name}/paths-info/{rev}
+        if len(parts) >= 7 and parts[1] == "api" and parts[5] == "paths-info":
+            repo, rev = f"{parts[2]}/{parts[3]}/{parts[4]}", "/".join(parts[6:])
+            found = self.find(repo, rev, False)
+            if found is None:
+                return
+            commit, files = found
+            if self.headers.get("Content-Type", "").startswith("application/json"):
+                req = json.loads(body or "{}")
+                paths, expand = req.get("paths", []), bool(req.get("expand"))
+            else:
+                form = urllib.parse.parse_qs(body)
+                paths, expand = form.get("paths", []), form.get("expand", ["false"])[0] == "true"
+            out = [self.entry(p, files[p], commit if expand else None) for p in paths if p in files]
+            return self.send(200, json.dumps(out).encode(), {"Content-Type": "application/json"})
+        return self.error(404, "EntryNotFound", "no such endpoint")
+
+    def find(self, repo, rev, head):
+        """(commit, files) or None after answering with the error."""
+        repo = repo.replace("models/org/old-name", "models/org/tiny-model")
+        r = STATE.repos.get(repo)
+        if r is None:
+            self.error(401, "RepoNotFound", f"Repository Not Found for url: {self.path}", head)
+            return None
+        if r.get("gated") and self.headers.get("Authorization") != "Bearer hf_granted":
+            self.error(401, "GatedRepo", f"Access to model {repo} is restricted", head)
+            return None
+        rev = urllib.parse.unquote(rev)
+        commit = r["refs"].get(rev, rev)
+        if commit not in r["commits"]:
+            self.error(404, "RevisionNotFound", f"Invalid rev id: {rev}", head)
+            return None
+        return commit, r["commits"][commit]
+
+    @staticmethod
+    def entry(path, data, commit=None):
+        """A tree / paths-info entry; with `commit` (expand=true) also lastCommit and
+        securityFileStatus, as the Hub adds them."""
+        e = {"type": "file", "oid": git_blob_sha1(data), "size": len(data), "path": path}
+        if is_lfs(data):
+            e["lfs"] = {"oid": hashlib.sha256(data).hexdigest(), "size": len(data),
+                        "pointerSize": 134}
+        if commit:
+            e["lastCommit"] = {"id": commit, "title": "Upload", "date": "2026-01-01T00:00:00.000Z"}
+            e["securityFileStatus"] = {"status": "safe"}
+        return e
+
+    def handle_request(self, head):
+        self.record()
+        url = urllib.parse.urlsplit(self.path)
+        parts = [urllib.parse.unquote(p) for p in url.path.split("/")[1:]]
+        if parts and parts[0] == "api":
+            return self.api(parts[1:], url, head)
+        kind = "datasets" if parts and parts[0] == "datasets" else "models"
+        if kind == "datasets":
+            parts = parts[1:]
+        if len(parts) < 5 or parts[2] != "resolve":
+            return self.error(404, "EntryNotFound", "not found", head)
+        repo, rev, path = f"{kind}/{parts[0]}/{parts[1]}", parts[3], "/".join(parts[4:])
+        if repo == "models/org/old-name":
+            # Renamed: a relative redirect, as the Hub answers.
+            return self.send(307, b"", {"Location": url.path.replace("/org/old-name/", "/org/tiny-model/")}, head)
+        found = self.find(repo, rev, head)
+        if found is None:
+            return
+        commit, files = found
+        if path not in files:
+            return self.error(404, "EntryNotFound", f"{path} does not exist at {rev}", head)
+        data = files[path]
+        headers = {"X-Repo-Commit": commit, "ETag": f'"{git_blob_sha1(data)}"'}
+        if not is_lfs(data):
+            loc = f"/api/resolve-cache/{repo}/{commit}/{urllib.parse.quote(path)}"
+            return self.send(307, b"", dict(headers, Location=loc), head)
+        sha = hashlib.sha256(data).hexdigest()
+        expires = int(time.time()) + 60
+        sig = hmac.new(SECRET, f"{sha}:{expires}".encode(), "sha256").hexdigest()
+        headers.update({"X-Linked-Etag": f'"{sha}"', "X-Linked-Size": str(len(data)),
+                        "ETag": f'"{sha}"',
+                        "Location": f"http://127.0.0.1:{STATE.cdn_port}/repos/{sha[:2]}/{sha}"
+                                    f"?Expires={expires}&Signature={sig}"})
+        if path.startswith("xet"):
+            headers.update({"X-Xet-Hash": hashlib.sha256(b"xet" + data).hexdigest(),
+                            "X-Xet-Refresh-Route": f"/api/{repo}/xet-read-token/{commit}",
+                            "Link": f'<http://127.0.0.1:{STATE.hub_port}/api/{repo}/xet-read-token/'
+                                    f'{commit}>; rel="xet-auth"'})
+        return self.send(302, b"", headers, head)
+
+    def api(self, parts, url, head):
+        # resolve-cache/{type}/{org}/{name}/{commit}/{path}
+        if parts and parts[0] == "resolve-cache":
+            repo = f"{parts[1]}/{parts[2]}/{parts[3]}"
+            found = self.find(repo, parts[4], head)
+            if found is None:
+                return
+            commit, files = found
+            path = "/".join(parts[5:])
+            if path not in files:
+                return self.error(404, "EntryNotFound", f"{path} does not exist", head)
+            data = files[path]
+            return self.send_bytes(data, {"X-Repo-Commit": commit, "ETag": f'"{git_blob_sha1(data)}"',
+                                          "Content-Type": "application/octet-stream"}, head)
+        if len(parts) < 3 or parts[0] not in ("models", "datasets"):
+            return self.error(404, "EntryNotFound", "no such endpoint", head)
+        repo = f"{parts[0]}/{parts[1]}/{parts[2]}"
+        rest = parts[3:]
+        if repo == "models/org/old-name":
+            return self.send(307, b"", {"Location": url.path.replace("/org/old-name", "/org/tiny-model")}, head)
+        rev = "main"
+        if rest[:1] == ["revision"]:
+            rev = "/".join(rest[1:])
+            rest = []
+        if rest[:1] == ["tree"]:
+            rev = rest[1] if len(rest) > 1 else "main"
+        found = self.find(repo, rev, head)
+        if found is None:
+            return
+        commit, files = found
+        if not rest:
+            info = {"id": repo.split("/", 1)[1], "sha": commit, "private": False,
+                    "gated": bool(STATE.repos[repo].get("gated")),
+                    "siblings": [{"rfilename": p} for p in sorted(files)]}
+            return self.send(200, json.dumps(info).encode(), {"Content-Type": "application/json"}, head)
+        # tree/{rev}[/{path}]?recursive=true&cursor=N
+        base = "/".join(rest[2:])
+        query = urllib.parse.parse_qs(url.query)
+        recursive = query.get("recursive", ["false"])[0] == "true"
+        entries, dirs = [], set()
+        for p in sorted(files):
+            if base and not p.startswith(base + "/"):
+                continue
+            rel = p[len(base) + 1:] if base else p
+            if "/" in rel and not recursive:
+                d = (base + "/" if base else "") + rel.split("/")[0]
+                if d not in dirs:
+                    dirs.add(d)
+                    entries.append({"type": "directory", "oid": "0" * 40, "size": 0, "path": d})
+                continue
+            entries.append(self.entry(p, files[p], commit if query.get("expand") == ["true"] else None))
+        cursor = int(query.get("cursor", ["0"])[0])
+        page = entries[cursor:cursor + 2]
+        headers = {"Content-Type": "application/json"}
+        if cursor + 2 < len(entries):
+            q = dict((k, v[0]) for k, v in query.items())
+            q["cursor"] = str(cursor + 2)
+            headers["Link"] = (f'<http://127.0.0.1:{STATE.hub_port}{url.path}?'
+                               f'{urllib.parse.urlencode(q)}>; rel="next"')
+        return self.send(200, json.dumps(page).encode(), headers, head)
+
+
+class CdnHandler(Handler):
+    server_name = "cdn"
+
+    def do_HEAD(self):
+        self.serve(head=True)
+
+    def do_GET(self):
+        self.serve(head=False)
+
+    def serve(self, head):
+        self.record()
+        url = urllib.parse.urlsplit(self.path)
+        q = urllib.parse.parse_qs(url.query)
+        sha = url.path.rsplit("/", 1)[-1]
+        expires = q.get("Expires", ["0"])[0]
+        want = hmac.new(SECRET, f"{sha}:{expires}".encode(), "sha256").hexdigest()
+        if not hmac.compare_digest(q.get("Signature", [""])[0], want) or int(expires) < time.time():
+            return self.send(403, b"<Error><Code>AccessDenied</Code></Error>", {}, head)
+        data = STATE.blobs.get(sha)
+        if data is None:
+            return self.send(404, b"<Error><Code>NoSuchKey</Code></Error>", {}, head)
+        fault = None
+        if not head:
+            with LOCK:
+                if FAULTS.get("cdn") and FAULTS.get("times", 0) > 0:
+                    fault = FAULTS["cdn"]
+                    FAULTS["times"] -= 1
+        if fault == "503":
+            return self.send(503, b"<Error><Code>SlowDown</Code></Error>", {"Retry-After": "1"})
+        if fault in ("truncate", "corrupt", "stall"):
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("ETag", f'"{sha}"')
+            self.end_headers()
+            half = len(data) // 2
+            if fault == "corrupt":
+                self.wfile.write(data[:half] + bytes([data[half] ^ 1]) + data[half + 1:])
+                return
+            self.wfile.write(data[:half])
+            self.wfile.flush()
+            if fault == "stall":
+                time.sleep(3600)
+            self.close_connection = True
+            return
+        return self.send_bytes(data, {"ETag": f'"{sha}"', "Content-Type": "application/octet-stream"}, head)
+
+
+def main():
+    global STATE
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port-file", required=True)
+    ap.add_argument("--cdn-port-file", required=True)
+    ap.add_argument("--log")
+    ap.add_argument("--lfs-size", type=int, default=3 << 20)
+    ap.add_argument("--lifetime", type=float, default=600)
+    a = ap.parse_args()
+    STATE = State(a.lfs_size, a.log)
+    cdn = ThreadingHTTPServer(("127.0.0.1", 0), CdnHandler)
+    hub = ThreadingHTTPServer(("127.0.0.1", 0), HubHandler)
+    cdn.daemon_threads = hub.daemon_threads = True
+    STATE.cdn_port, STATE.hub_port = cdn.server_address[1], hub.server_address[1]
+    for server in (cdn, hub):
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    with open(a.cdn_port_file, "w") as f:
+        f.write(str(STATE.cdn_port))
+    with open(a.port_file, "w") as f:
+        f.write(str(STATE.hub_port))
+    time.sleep(a.lifetime)
+
+
+if __name__ == "__main__":
+    main()
