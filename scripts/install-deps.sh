@@ -17,10 +17,12 @@ build_pkgs=(
 # and the thread-safety analysis (scripts/fuzz.sh, the `clang` preset).
 clang_pkgs=(clang-19 libclang-rt-19-dev)
 # slurm-wlm and munge: tests/tools/slurm.sh runs a single-node Slurm for the sbatch example's test
-# (tests/cli/test_slurm.py); python3-yaml reads the Kubernetes example (tests/cli/test_examples.py).
+# (tests/cli/test_slurm.py); python3-yaml reads the Kubernetes example (tests/cli/test_examples.py);
+# nginx-light serves the PyPI stand-in (tests/tools/pypi_standin.py).
 test_pkgs=(
   radosgw ceph-mon ceph-osd ceph-common uuid-runtime curl python3 python3-pytest python3-boto3
   fuse3 rclone python3-torch python3-numpy python3-pil python3-venv python3-yaml slurm-wlm munge
+  nginx-light
 )
 bench_pkgs=(awscli time s3fs fio)
 

@@ -89,3 +89,53 @@ def test_cdn_faults_and_signed_urls(hub, tmp_path):
     assert len(got) == 3145728 // 2  # cut short
     got = subprocess.run(["curl", "-s", location], capture_output=True).stdout
     assert hashlib.sha256(got).hexdigest() in location  # the next one is whole
+
+
+@pytest.fixture
+def pypi(tmp_path):
+    d = tmp_path / "pypi"
+    subprocess.run([sys.executable, ROOT / "tests/tools/pypi_standin.py", "start", d], check=True,
+                   capture_output=True)
+    url = (d / "env").read_text().strip().split("=", 1)[1]
+    yield url, d
+    subprocess.run([sys.executable, ROOT / "tests/tools/pypi_standin.py", "stop", d], check=True)
+
+
+def pip(venv, *args):
+    env = dict(os.environ, PIP_FIND_LINKS="", PIP_NO_CACHE_DIR="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
+    return subprocess.run([venv / "bin/pip", *map(str, args)], capture_output=True, text=True,
+                          env=env, timeout=300)
+
+
+def test_pip_installs_from_the_pypi_standin(pypi, tmp_path):
+    url, d = pypi
+    venv = tmp_path / "venv"
+    subprocess.run(["/usr/bin/python3", "-m", "venv", venv], check=True)
+    p = pip(venv, "install", "--index-url", url, "ferrydemo-alpha", "FerryDemo.Gamma")
+    assert p.returncode == 0, p.stderr
+    assert "ferrydemo-alpha-2.0" in p.stdout and "ferrydemo-beta-0.2" in p.stdout
+    p = pip(venv, "install", "--index-url", url, "ferrydemo-alpha==1.1")
+    assert p.returncode == 0 and "yanked" in p.stderr and "broken build" in p.stderr, p.stderr
+    # --require-hashes against the sha256 the pages publish.
+    page = json.loads(subprocess.run(["curl", "-s", "-H", "Accept: application/vnd.pypi.simple.v1+json",
+                                      url + "ferrydemo-beta/"], capture_output=True).stdout)
+    wheel = next(f for f in page["files"] if f["filename"].startswith("ferrydemo_beta-0.1"))
+    assert "dist-info-metadata" not in wheel and wheel["core-metadata"]["sha256"]  # PEP 714
+    (tmp_path / "req.txt").write_text(f"ferrydemo-beta==0.1 --hash=sha256:{wheel['hashes']['sha256']}\n")
+    p = pip(venv, "install", "--index-url", url, "--require-hashes", "-r", tmp_path / "req.txt")
+    assert p.returncode == 0, p.stderr
+    (tmp_path / "bad.txt").write_text("ferrydemo-beta==0.1 --hash=sha256:" + "0" * 64 + "\n")
+    p = pip(venv, "install", "--force-reinstall", "--index-url", url, "--require-hashes", "-r", tmp_path / "bad.txt")
+    assert p.returncode != 0 and "THESE PACKAGES DO NOT MATCH THE HASHES" in p.stderr
+    # HTML by default and for text/html, with Vary: Accept; .metadata files are served.
+    h = subprocess.run(["curl", "-s", "-D", "-", "-o", "/dev/null", url + "ferrydemo-alpha/"],
+                       capture_output=True, text=True).stdout
+    assert "Content-Type: text/html" in h and "Vary: Accept" in h
+    html = subprocess.run(["curl", "-s", url + "ferrydemo-alpha/"], capture_output=True, text=True).stdout
+    assert 'data-requires-python="&gt;=3.8"' in html and 'data-yanked="broken build"' in html
+    assert "data-dist-info-metadata=" in html and "data-core-metadata=" in html
+    base = url.rsplit("/simple/", 1)[0]
+    meta = subprocess.run(["curl", "-s", f"{base}/files/ferrydemo-alpha/ferrydemo_alpha-2.0-py3-none-any.whl.metadata"],
+                          capture_output=True).stdout
+    assert b"Requires-Dist: ferrydemo-beta>=0.2" in meta
+    assert "GET /files/ferrydemo-alpha/" in (d / "access.log").read_text()
