@@ -4,9 +4,11 @@
 
 #include "server/server.h"
 
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 
 #include <optional>
@@ -24,24 +26,31 @@ struct Server::Impl {
   Impl(ServerOptions options, const Router& router)
       : core(std::make_unique<ServerCore>(std::move(options), router)) {}
 
+  // Runs on the acceptor's strand (as do its completions and the timer's).
   void DoAccept() {
-    acceptor->async_accept(asio::make_strand(ioc),
-                           [this](boost::system::error_code ec, tcp::socket socket) {
-                             if (ec == asio::error::operation_aborted || !acceptor->is_open())
-                               return;
-                             if (ec) {
-                               Log(LogLevel::kWarn, "serve: accept failed: {}", ec.message());
-                             } else if (!core->stopping) {
-                               std::make_shared<Session>(std::move(socket), *core)->Start();
-                             }
-                             DoAccept();
-                           });
+    acceptor->async_accept(
+        asio::make_strand(ioc), [this](boost::system::error_code ec, tcp::socket socket) {
+          if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
+          if (ec) {
+            // Out of file descriptors and the like: wait a moment instead of spinning.
+            Log(LogLevel::kWarn, "serve: accept failed: {}", ec.message());
+            accept_backoff->expires_after(std::chrono::milliseconds(50));
+            accept_backoff->async_wait(
+                asio::bind_executor(acceptor->get_executor(), [this](boost::system::error_code) {
+                  if (acceptor->is_open()) DoAccept();
+                }));
+            return;
+          }
+          if (!core->stopping) std::make_shared<Session>(std::move(socket), *core)->Start();
+          DoAccept();
+        });
   }
 
   // Declaration order is destruction order reversed: see the file comment.
   std::unique_ptr<ServerCore> core;
   asio::io_context ioc;
   std::optional<tcp::acceptor> acceptor;
+  std::optional<asio::steady_timer> accept_backoff;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::vector<std::thread> threads;
   uint16_t port = 0;
@@ -88,6 +97,7 @@ Status Server::Start() {
   tcp::endpoint endpoint(addr, o.port);
   std::string where = (addr.is_v6() ? "[" + host + "]" : host) + ":" + std::to_string(o.port);
   s.acceptor.emplace(asio::make_strand(s.ioc));
+  s.accept_backoff.emplace(s.ioc);
   s.acceptor->open(endpoint.protocol(), ec);
   if (!ec) s.acceptor->set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) s.acceptor->bind(endpoint, ec);
@@ -121,6 +131,7 @@ void Server::Shutdown(std::chrono::milliseconds grace) {
   asio::post(s.acceptor->get_executor(), [&s] {
     boost::system::error_code ignored;
     s.acceptor->close(ignored);
+    s.accept_backoff->cancel();
   });
   for (auto& session : core.Sessions()) session->CloseIdle();
   auto now = std::chrono::steady_clock::now();

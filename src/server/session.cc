@@ -200,7 +200,10 @@ void Session::Respond(Response r) {
   } else {
     body_ = std::move(r.body);
     length_ = body_.size();
-    res_->content_length(body_.size());
+    // 204 and 304 carry no body and (204) must not carry Content-Length (RFC 9110 8.6).
+    if (!(body_.empty() && (status_ == 204 || status_ == 304))) {
+      res_->content_length(body_.size());
+    }
   }
   res_->body().data = nullptr;
   res_->body().more = true;
