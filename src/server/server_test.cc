@@ -216,6 +216,27 @@ class ServerTest : public ::testing::Test {
                return r;
              })
         .IgnoreError();
+    router_
+        .Add("GET", "/fail",
+             [](const Request&) {
+               // 10 bytes, then the source fails: a body declared as 1000 bytes must come out
+               // truncated.
+               class Failing final : public BodySource {
+                public:
+                 Result<size_t> Read(char* buf, size_t) override {
+                   if (done_) return Status(StatusCode::kDataLoss, "upstream checksum mismatch");
+                   done_ = true;
+                   std::memset(buf, 'f', 10);
+                   return size_t{10};
+                 }
+                 bool done_ = false;
+               };
+               Response r;
+               r.stream = std::make_unique<Failing>();
+               r.content_length = 1000;
+               return r;
+             })
+        .IgnoreError();
     router_.Add("POST", "/echo", [](const Request& req) { return TextResponse(200, req.body); })
         .IgnoreError();
     router_
@@ -399,6 +420,38 @@ TEST_F(ServerTest, ShutdownDeadlineAbortsAndCancelsBlockedSources) {
   EXPECT_EQ(r.status, 200);
   EXPECT_FALSE(r.complete);  // truncated: no last chunk
   close(fd);
+}
+
+TEST_F(ServerTest, FailingSourceTruncatesTheBody) {
+  StartServer();
+  HttpResult r = Get(port_, "/fail");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_FALSE(r.complete);
+  EXPECT_EQ(r.body, std::string(10, 'f'));
+  EXPECT_EQ(Get(port_, "/healthz").status, 200);
+}
+
+TEST_F(ServerTest, ReadAndWriteTimeoutsCloseTheConnection) {
+  ServerOptions o;
+  o.read_timeout = 300ms;
+  o.write_timeout = 300ms;
+  StartServer(std::move(o));
+  int silent = Connect(port_);  // sends nothing
+  int stuck = Connect(port_);   // asks for 64 MiB and never reads
+  SendAll(stuck, "GET /blob/67108864 HTTP/1.1\r\nHost: t\r\n\r\n");
+  auto start = std::chrono::steady_clock::now();
+  char c;
+  EXPECT_EQ(recv(silent, &c, 1, 0), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  // The stuck stream's writes time out: the server drops the stream.
+  bool dropped = false;
+  for (int i = 0; i < 50 && !dropped; ++i) {
+    std::this_thread::sleep_for(100ms);
+    dropped = server_->metrics().GetGauge("ferry_http_streams_active", "").value() == 0;
+  }
+  EXPECT_TRUE(dropped);
+  close(silent);
+  close(stuck);
 }
 
 TEST(ServerStartTest, RefusesNonLoopbackUnlessAllowedAndBadHosts) {
