@@ -407,6 +407,22 @@ TEST_F(ServerTest, ShutdownLetsAStreamInFlightFinish) {
   close(idle);
 }
 
+TEST_F(ServerTest, ShutdownAnswersARequestThatHadBegun) {
+  StartServer();
+  int fd = Connect(port_);
+  SendAll(fd, "GET /healthz HTTP/1.1\r\nHost: t\r\n");  // the blank line is still missing
+  std::this_thread::sleep_for(100ms);
+  std::thread stopper([&] { server_->Shutdown(10s); });
+  std::this_thread::sleep_for(200ms);
+  SendAll(fd, "\r\n");
+  HttpResult r = Reader(fd).Read();
+  stopper.join();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "ok\n");
+  EXPECT_EQ(r.headers["connection"], "close");
+  close(fd);
+}
+
 TEST_F(ServerTest, ShutdownDeadlineAbortsAndCancelsBlockedSources) {
   StartServer();
   int fd = Connect(port_);

@@ -81,7 +81,9 @@ void Session::Start() {
 
 void Session::CloseIdle() {
   asio::post(stream_.get_executor(), [self = shared_from_this()] {
-    if (self->reading_) self->Close();
+    // Between requests: nothing of a next request has arrived. A request partly received is
+    // read, answered (with Connection: close) and then the connection ends.
+    if (self->reading_ && self->buffer_.size() == 0 && !self->parser_->got_some()) self->Close();
   });
 }
 

@@ -65,7 +65,7 @@ class Session final : public std::enable_shared_from_this<Session> {
   ~Session();
 
   void Start();      // registers with the core and reads the first request
-  void CloseIdle();  // shutdown: closes the connection if it is between requests
+  void CloseIdle();  // shutdown: closes the connection if no request has begun on it
   void Abort();      // shutdown deadline: cancels the body source and closes
 
  private:
