@@ -13,7 +13,7 @@
 set(FERRY_LAYER_MODULES
     base http http/testing aws
     storage storage/memory storage/local storage/remote storage/s3 storage/web storage/testing
-    backends transfer shard mount job cli apps python)
+    backends server transfer shard mount job cli apps python)
 
 set(FERRY_LAYER_ALLOW_base "")
 set(FERRY_LAYER_ALLOW_http base)
@@ -29,13 +29,15 @@ set(FERRY_LAYER_ALLOW_storage/web storage storage/remote http base)
 set(FERRY_LAYER_ALLOW_storage/testing storage base)
 # The composition root: the only module that knows the concrete backends.
 set(FERRY_LAYER_ALLOW_backends storage storage/local storage/s3 storage/web aws http base)
+# The HTTP server (ferry serve): Beast/Asio, limits, auth, routing; handlers come from above.
+set(FERRY_LAYER_ALLOW_server base)
 # Everything above storage sees stores only through storage/ (no backend, no aws, no http).
 set(FERRY_LAYER_ALLOW_transfer storage base)
 set(FERRY_LAYER_ALLOW_shard storage base)
 set(FERRY_LAYER_ALLOW_mount storage base)
 set(FERRY_LAYER_ALLOW_job transfer storage base)
 # Only the binaries' wiring links the composition root.
-set(FERRY_LAYER_ALLOW_cli backends job transfer shard mount storage base)
+set(FERRY_LAYER_ALLOW_cli backends job transfer shard mount server storage base)
 set(FERRY_LAYER_ALLOW_apps cli base)
 set(FERRY_LAYER_ALLOW_python backends shard storage base)
 
@@ -50,7 +52,8 @@ set(FERRY_LAYER_THIRD_PARTY
     "CLI/=cli"
     "yaml-cpp/=job/spec.cc"
     "openssl/=base/hash.cc"
-    "isa-l/=base/crc32c.cc")
+    "isa-l/=base/crc32c.cc"
+    "boost/=server")
 
 # ferry_layer_module(<path relative to src/> <out-var>): the module a file or include belongs
 # to; "" when none.

@@ -1,0 +1,100 @@
+#pragma once
+// The plain values an HTTP handler sees: Request in, Response out (house style 8 and 26).
+// Nothing here knows about sockets or the HTTP library; handlers are tested with these values.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+
+namespace ferry::server {
+
+// An ordered list of header fields with case-insensitive names. Duplicates are kept in order.
+class Headers final {
+ public:
+  void Add(std::string name, std::string value);
+  // Replaces every field called `name` by one with `value`.
+  void Set(std::string_view name, std::string value);
+  void Remove(std::string_view name);
+  // The first value of `name`, or nullopt.
+  std::optional<std::string_view> Get(std::string_view name) const;
+  bool Has(std::string_view name) const { return Get(name).has_value(); }
+  const std::vector<std::pair<std::string, std::string>>& fields() const { return fields_; }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> fields_;
+};
+
+// One request as the server received and validated it (server/path.h decides what a valid
+// target is; the body is within ServerOptions::body_limit).
+struct Request {
+  std::string method;  // "GET", "HEAD", "POST", ... as sent (upper case by convention)
+  // The percent-decoded path: starts with '/', no "." or ".." segment, no empty segment except
+  // a trailing one, no NUL, backslash or control character, no '/' that was encoded.
+  std::string path;
+  std::string raw_query;                                    // after '?', undecoded; "" if none
+  std::vector<std::pair<std::string, std::string>> query;   // decoded ('+' is a space)
+  std::vector<std::pair<std::string, std::string>> params;  // from the route's {name}s
+  Headers headers;
+  std::string body;
+  std::string peer;  // "127.0.0.1:53412"
+
+  // The first query parameter / path parameter called `name`, or nullopt.
+  std::optional<std::string_view> Query(std::string_view name) const;
+  std::optional<std::string_view> Param(std::string_view name) const;
+};
+
+// A response body the server pulls from, chunk by chunk, so a blob of any size passes through a
+// bounded buffer (house style 27). The server calls Read() on one of its worker threads, never
+// on an I/O thread, one call at a time per source, and only after the previous chunk was
+// written to the client; so Read() may block (waiting for a cache that is still being filled)
+// without delaying other connections, and a slow client simply stops the pulls.
+class BodySource {
+ public:
+  virtual ~BodySource() = default;
+  // Copies up to `n` (> 0) bytes into `buf`; blocks until at least one byte is there or the
+  // body ended. Returns the count, 0 at the end of the body, or an error (the server then
+  // aborts the connection: the client sees a truncated body, never a wrong one).
+  virtual Result<size_t> Read(char* buf, size_t n) = 0;
+  // Called from another thread when the server gives up on the response (client gone, or the
+  // shutdown deadline passed): a Read() blocked now or later should return an error promptly.
+  // Must be thread-safe. Default: nothing (fine for sources that never block long).
+  virtual void Cancel() {}
+};
+
+// What a handler returns. The body is either `body` (a string) or `stream` (pulled by the
+// server); with a stream, `content_length` sets Content-Length, otherwise the body is sent
+// chunked. Move-only.
+struct Response {
+  int status = 200;
+  Headers headers;
+  std::string body;
+  std::unique_ptr<BodySource> stream;
+  std::optional<uint64_t> content_length;  // only used with `stream`
+  bool close = false;                      // close the connection after this response
+};
+
+// A body source over a string (tests, small generated bodies).
+std::unique_ptr<BodySource> StringSource(std::string data);
+
+Response TextResponse(int status, std::string text,
+                      std::string content_type = "text/plain; charset=utf-8");
+// `json` must already be serialized JSON.
+Response JsonResponse(int status, std::string json);
+// {"error": message} with `status`; the message is one line (newlines become spaces).
+Response ErrorResponse(int status, std::string_view message);
+// The HTTP status for a Status code (NotFound 404, InvalidArgument 400, Unauthenticated 401,
+// PermissionDenied 403, Unavailable 503, DeadlineExceeded 504, ...; anything unknown is 500).
+int HttpStatusFor(const Status& status);
+// ErrorResponse(HttpStatusFor(status), status.message()).
+Response ErrorResponse(const Status& status);
+// "Not Found" for 404, and so on; "" for unknown codes.
+std::string_view ReasonPhrase(int status);
+
+}  // namespace ferry::server

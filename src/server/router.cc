@@ -1,0 +1,108 @@
+#include "server/router.h"
+
+#include <set>
+
+#include "base/strings.h"
+
+namespace ferry::server {
+
+Status Router::Add(std::string method, std::string_view pattern, Handler handler) {
+  if (pattern.empty() || pattern[0] != '/') {
+    return InvalidArgument("route pattern '" + std::string(pattern) + "' must start with '/'");
+  }
+  Route route{
+      .method = std::move(method), .pattern = std::string(pattern), .handler = std::move(handler)};
+  std::vector<std::string_view> parts = Split(pattern.substr(1), '/');
+  std::set<std::string, std::less<>> names;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    std::string_view p = parts[i];
+    if (p.size() >= 2 && p.front() == '{' && p.back() == '}') {
+      std::string_view name = p.substr(1, p.size() - 2);
+      Segment::Kind kind = Segment::kParam;
+      if (EndsWith(name, "...")) {
+        name.remove_suffix(3);
+        kind = Segment::kRest;
+        if (i + 1 != parts.size()) {
+          return InvalidArgument("route pattern '" + std::string(pattern) +
+                                 "': a {name...} catch-all must be the last segment");
+        }
+      }
+      if (name.empty() || !names.emplace(name).second) {
+        return InvalidArgument("route pattern '" + std::string(pattern) +
+                               "': empty or duplicate parameter name");
+      }
+      route.segments.push_back({kind, std::string(name)});
+    } else {
+      route.segments.push_back({Segment::kLiteral, std::string(p)});
+    }
+  }
+  routes_.push_back(std::move(route));
+  return Status();
+}
+
+bool Router::Has(std::string_view method, std::string_view pattern) const {
+  for (const Route& r : routes_) {
+    if (r.method == method && r.pattern == pattern) return true;
+  }
+  return false;
+}
+
+bool Router::Match(const Route& route, std::string_view path,
+                   std::vector<std::pair<std::string, std::string>>* params) {
+  std::vector<std::string_view> parts = Split(path.substr(1), '/');
+  params->clear();
+  size_t i = 0;
+  for (const Segment& seg : route.segments) {
+    if (seg.kind == Segment::kRest) {
+      std::string rest;
+      for (size_t j = i; j < parts.size(); ++j) {
+        if (j > i) rest += '/';
+        rest += parts[j];
+      }
+      params->emplace_back(seg.text, std::move(rest));
+      return true;
+    }
+    if (i >= parts.size()) return false;
+    if (seg.kind == Segment::kLiteral) {
+      if (parts[i] != seg.text) return false;
+    } else {
+      if (parts[i].empty()) return false;
+      params->emplace_back(seg.text, std::string(parts[i]));
+    }
+    ++i;
+  }
+  return i == parts.size();
+}
+
+Response Router::Dispatch(Request request) const {
+  std::vector<std::pair<std::string, std::string>> params;
+  const Route* get_route = nullptr;
+  std::vector<std::pair<std::string, std::string>> get_params;
+  std::set<std::string> allowed;
+  for (const Route& r : routes_) {
+    if (!Match(r, request.path, &params)) continue;
+    if (r.method == request.method) {
+      request.params = std::move(params);
+      return r.handler(request);
+    }
+    if (request.method == "HEAD" && r.method == "GET" && get_route == nullptr) {
+      get_route = &r;
+      get_params = params;
+    }
+    allowed.insert(r.method);
+  }
+  if (get_route != nullptr) {
+    request.params = std::move(get_params);
+    return get_route->handler(request);
+  }
+  if (allowed.empty()) return ErrorResponse(404, "no route for " + request.path);
+  std::string allow;
+  if (allowed.contains("GET")) allowed.insert("HEAD");
+  for (const std::string& m : allowed) allow += (allow.empty() ? "" : ", ") + m;
+  Response r = ErrorResponse(405, "method " + request.method + " not allowed for " + request.path +
+                                      " (allowed: " + allow + ")");
+  r.headers.Set("Allow", allow);
+  return r;
+}
+
+}  // namespace ferry::server

@@ -1,0 +1,488 @@
+// The server with real sockets on 127.0.0.1 (house style 26: the server once with a socket).
+// The client is plain POSIX sockets, so these tests do not trust Beast to check Beast.
+
+#include "server/server.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "base/strings.h"
+
+namespace ferry::server {
+namespace {
+
+using namespace std::chrono_literals;
+
+char PatternByte(uint64_t i) { return static_cast<char>((i * 31 + (i >> 12)) & 0xff); }
+
+// Produces `total` pattern bytes, at most `step` per Read, sleeping `delay` before each.
+class PatternSource final : public BodySource {
+ public:
+  PatternSource(uint64_t total, size_t step, std::chrono::microseconds delay)
+      : total_(total), step_(step), delay_(delay) {}
+  Result<size_t> Read(char* buf, size_t n) override {
+    if (delay_.count() > 0) std::this_thread::sleep_for(delay_);
+    size_t k = static_cast<size_t>(std::min<uint64_t>({n, step_, total_ - pos_}));
+    for (size_t i = 0; i < k; ++i) buf[i] = PatternByte(pos_ + i);
+    pos_ += k;
+    return k;
+  }
+
+ private:
+  uint64_t total_, pos_ = 0;
+  size_t step_;
+  std::chrono::microseconds delay_;
+};
+
+// Blocks in Read() until Cancel(): a cache waiting for bytes that never come.
+class BlockingSource final : public BodySource {
+ public:
+  explicit BlockingSource(std::atomic<int>* cancelled) : cancelled_(cancelled) {}
+  Result<size_t> Read(char* buf, size_t) override {
+    if (!first_) {
+      first_ = true;
+      buf[0] = 'x';
+      return size_t{1};
+    }
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [this] { return cancel_; });
+    return Status(StatusCode::kCancelled, "cancelled");
+  }
+  void Cancel() override {
+    {
+      std::lock_guard lock(mu_);
+      cancel_ = true;
+    }
+    cancelled_->fetch_add(1);
+    cv_.notify_all();
+  }
+
+ private:
+  std::atomic<int>* cancelled_;
+  bool first_ = false;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool cancel_ = false;
+};
+
+int Connect(uint16_t port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    close(fd);
+    return -1;
+  }
+  timeval tv{.tv_sec = 20, .tv_usec = 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  return fd;
+}
+
+void SendAll(int fd, std::string_view s) {
+  while (!s.empty()) {
+    ssize_t n = send(fd, s.data(), s.size(), MSG_NOSIGNAL);
+    if (n <= 0) return;
+    s.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+struct HttpResult {
+  int status = 0;
+  std::map<std::string, std::string> headers;  // lower-case names
+  std::string body;
+  bool complete = false;  // the whole body arrived (by length, last chunk or EOF)
+};
+
+// Reads one response from a connection (buffering what follows for the next call).
+class Reader {
+ public:
+  explicit Reader(int fd) : fd_(fd) {}
+  HttpResult Read(bool head = false) {
+    HttpResult r;
+    size_t end;
+    while ((end = buf_.find("\r\n\r\n")) == std::string::npos) {
+      if (!Fill()) return r;
+    }
+    std::string head_text = buf_.substr(0, end);
+    buf_.erase(0, end + 4);
+    auto lines = Split(head_text, '\n');
+    r.status = std::atoi(std::string(lines[0].substr(9, 3)).c_str());
+    for (size_t i = 1; i < lines.size(); ++i) {
+      auto colon = lines[i].find(':');
+      r.headers[ToLower(Trim(lines[i].substr(0, colon)))] =
+          std::string(Trim(lines[i].substr(colon + 1)));
+    }
+    if (head) {
+      r.complete = true;
+    } else if (r.headers.contains("content-length")) {
+      uint64_t n = std::stoull(r.headers["content-length"]);
+      while (buf_.size() < n && Fill()) {
+      }
+      size_t k = std::min<size_t>(n, buf_.size());
+      r.body = buf_.substr(0, k);
+      buf_.erase(0, k);
+      r.complete = k == n;
+    } else if (r.headers["transfer-encoding"] == "chunked") {
+      while (true) {
+        size_t eol;
+        while ((eol = buf_.find("\r\n")) == std::string::npos) {
+          if (!Fill()) return r;
+        }
+        size_t n = std::stoul(buf_.substr(0, eol), nullptr, 16);
+        while (buf_.size() < eol + 2 + n + 2) {
+          if (!Fill()) return r;
+        }
+        r.body += buf_.substr(eol + 2, n);
+        buf_.erase(0, eol + 2 + n + 2);
+        if (n == 0) break;
+      }
+      r.complete = true;
+    } else {
+      while (Fill()) {
+      }
+      r.body = std::move(buf_);
+      r.complete = true;
+    }
+    return r;
+  }
+
+ private:
+  bool Fill() {
+    char tmp[65536];
+    ssize_t n = recv(fd_, tmp, sizeof tmp, 0);
+    if (n <= 0) return false;
+    buf_.append(tmp, static_cast<size_t>(n));
+    return true;
+  }
+  int fd_;
+  std::string buf_;
+};
+
+HttpResult Exchange(uint16_t port, const std::string& raw, bool head = false) {
+  int fd = Connect(port);
+  if (fd < 0) return {};
+  SendAll(fd, raw);
+  Reader reader(fd);
+  HttpResult r = reader.Read(head);
+  close(fd);
+  return r;
+}
+
+HttpResult Get(uint16_t port, const std::string& target, const std::string& extra = "") {
+  return Exchange(
+      port, "GET " + target + " HTTP/1.1\r\nHost: t\r\nConnection: close\r\n" + extra + "\r\n");
+}
+
+bool IsPattern(const std::string& body, uint64_t total) {
+  if (body.size() != total) return false;
+  for (uint64_t i = 0; i < total; ++i) {
+    if (body[i] != PatternByte(i)) return false;
+  }
+  return true;
+}
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void StartServer(ServerOptions o = {}) {
+    router_
+        .Add("GET", "/blob/{size}",
+             [](const Request& req) {
+               Response r;
+               uint64_t n = *ParseUint64(*req.Param("size"));
+               auto delay = std::chrono::microseconds(
+                   std::atoi(std::string(req.Query("delay_us").value_or("0")).c_str()));
+               r.stream = std::make_unique<PatternSource>(n, 256 * 1024, delay);
+               if (!req.Query("chunked")) r.content_length = n;
+               return r;
+             })
+        .IgnoreError();
+    router_
+        .Add("GET", "/block",
+             [this](const Request&) {
+               Response r;
+               r.stream = std::make_unique<BlockingSource>(&cancelled_);
+               return r;
+             })
+        .IgnoreError();
+    router_
+        .Add("GET", "/fail",
+             [](const Request&) {
+               // 10 bytes, then the source fails: a body declared as 1000 bytes must come out
+               // truncated.
+               class Failing final : public BodySource {
+                public:
+                 Result<size_t> Read(char* buf, size_t) override {
+                   if (done_) return Status(StatusCode::kDataLoss, "upstream checksum mismatch");
+                   done_ = true;
+                   std::memset(buf, 'f', 10);
+                   return size_t{10};
+                 }
+                 bool done_ = false;
+               };
+               Response r;
+               r.stream = std::make_unique<Failing>();
+               r.content_length = 1000;
+               return r;
+             })
+        .IgnoreError();
+    router_.Add("POST", "/echo", [](const Request& req) { return TextResponse(200, req.body); })
+        .IgnoreError();
+    router_
+        .Add("GET", "/show/{rest...}",
+             [](const Request& req) {
+               return TextResponse(200, req.path + "|" + std::string(*req.Param("rest")));
+             })
+        .IgnoreError();
+    server_ = std::make_unique<Server>(std::move(o), router_);
+    Status s = server_->Start();
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    port_ = server_->port();
+    ASSERT_NE(port_, 0);
+  }
+  void TearDown() override {
+    if (server_) server_->Shutdown(1s);
+  }
+
+  Router router_;
+  std::unique_ptr<Server> server_;
+  uint16_t port_ = 0;
+  std::atomic<int> cancelled_{0};
+};
+
+TEST_F(ServerTest, ServesHealthzMetricsAndRoutes) {
+  StartServer();
+  EXPECT_EQ(server_->url(), "http://127.0.0.1:" + std::to_string(port_));
+  HttpResult h = Get(port_, "/healthz");
+  EXPECT_EQ(h.status, 200);
+  EXPECT_EQ(h.body, "ok\n");
+  EXPECT_EQ(Get(port_, "/nope").status, 404);
+  HttpResult m = Get(port_, "/metrics");
+  EXPECT_EQ(m.status, 200);
+  EXPECT_NE(m.body.find("ferry_http_requests_total{code=\"404\"} 1"), std::string::npos) << m.body;
+  EXPECT_NE(m.body.find("ferry_http_connections_open"), std::string::npos);
+}
+
+TEST_F(ServerTest, StreamsSixtyFourMiBIntactFromASlowSource) {
+  StartServer();
+  constexpr uint64_t kSize = 64ull << 20;
+  HttpResult r = Get(port_, "/blob/" + std::to_string(kSize) + "?delay_us=500");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.headers["content-length"], std::to_string(kSize));
+  EXPECT_TRUE(IsPattern(r.body, kSize));
+  HttpResult c = Get(port_, "/blob/3000000?chunked=1");
+  EXPECT_EQ(c.headers["transfer-encoding"], "chunked");
+  EXPECT_TRUE(c.complete);
+  EXPECT_TRUE(IsPattern(c.body, 3000000));
+}
+
+TEST_F(ServerTest, SlowClientAndBlockedSourceDoNotStallOthers) {
+  ServerOptions o;
+  o.io_threads = 1;  // the worst case: one I/O thread for everyone
+  StartServer(std::move(o));
+  int slow = Connect(port_);  // asks for 64 MiB and reads nothing
+  SendAll(slow, "GET /blob/67108864 HTTP/1.1\r\nHost: t\r\n\r\n");
+  int blocked = Connect(port_);  // its source never produces a second byte
+  SendAll(blocked, "GET /block HTTP/1.1\r\nHost: t\r\n\r\n");
+  std::this_thread::sleep_for(300ms);
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(Get(port_, "/healthz").status, 200);
+  EXPECT_TRUE(IsPattern(Get(port_, "/blob/1000000").body, 1000000));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
+  close(slow);
+  close(blocked);
+}
+
+TEST_F(ServerTest, SixteenConcurrentStreamsAreEachIntact) {
+  StartServer();
+  constexpr uint64_t kSize = 4ull << 20;
+  std::atomic<int> good{0};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 16; ++i) {
+    clients.emplace_back([&] {
+      HttpResult r = Get(port_, "/blob/" + std::to_string(kSize) + "?delay_us=2000");
+      if (r.status == 200 && IsPattern(r.body, kSize)) good.fetch_add(1);
+    });
+  }
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(good.load(), 16);
+}
+
+TEST_F(ServerTest, KeepAliveAndHead) {
+  StartServer();
+  int fd = Connect(port_);
+  Reader reader(fd);
+  SendAll(fd, "HEAD /blob/5000 HTTP/1.1\r\nHost: t\r\n\r\n");
+  HttpResult h = reader.Read(/*head=*/true);
+  EXPECT_EQ(h.status, 200);
+  EXPECT_EQ(h.headers["content-length"], "5000");
+  SendAll(fd, "HEAD /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+  HttpResult h2 = reader.Read(true);
+  EXPECT_EQ(h2.headers["content-length"], "3");
+  // The HEADs sent no body: the next response on the same connection parses cleanly.
+  SendAll(fd, "GET /blob/5000 HTTP/1.1\r\nHost: t\r\n\r\n");
+  HttpResult g = reader.Read();
+  EXPECT_EQ(g.status, 200);
+  EXPECT_TRUE(IsPattern(g.body, 5000));
+  close(fd);
+}
+
+TEST_F(ServerTest, HeaderAndBodyLimits) {
+  ServerOptions o;
+  o.body_limit = 1 << 20;
+  StartServer(std::move(o));
+  HttpResult big_header = Exchange(
+      port_, "GET /healthz HTTP/1.1\r\nHost: t\r\nX-Big: " + std::string(20000, 'a') + "\r\n\r\n");
+  EXPECT_EQ(big_header.status, 431);
+  EXPECT_NE(big_header.body.find("request headers exceed 16384 bytes"), std::string::npos);
+  HttpResult big_body =
+      Exchange(port_, "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 2000000\r\n\r\n" +
+                          std::string(1000, 'b'));
+  EXPECT_EQ(big_body.status, 413);
+  EXPECT_EQ(big_body.headers["connection"], "close");
+  HttpResult ok = Exchange(
+      port_,
+      "POST /echo HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Length: 5\r\n\r\nhello");
+  EXPECT_EQ(ok.body, "hello");
+  EXPECT_EQ(Exchange(port_, "NOT HTTP AT ALL\r\n\r\n").status, 400);
+}
+
+TEST_F(ServerTest, RejectsTraversalInEveryEncoding) {
+  StartServer();
+  for (const char* t :
+       {"/show/../etc/passwd", "/show/%2e%2e/x", "/show/%2E%2e/x", "/show/a%2fb",
+        "/show/a%5c..%5cb", "/show//x", "http://evil/show/x", "/show/a%00b", "/show/.%2e/x"}) {
+    HttpResult r = Get(port_, t);
+    EXPECT_EQ(r.status, 400) << t;
+    EXPECT_NE(r.body.find("\"error\""), std::string::npos) << t;
+  }
+  EXPECT_EQ(Get(port_, "/show/a%20b/c.d?q=1").body, "/show/a b/c.d|a b/c.d");
+}
+
+TEST_F(ServerTest, BearerTokens) {
+  ServerOptions o;
+  o.tokens = {"s3cret-one", "s3cret-two"};
+  StartServer(std::move(o));
+  HttpResult none = Get(port_, "/metrics");
+  EXPECT_EQ(none.status, 401);
+  EXPECT_EQ(none.headers["www-authenticate"], "Bearer realm=\"ferry\"");
+  HttpResult wrong = Get(port_, "/metrics", "Authorization: Bearer s3cret-on\r\n");
+  EXPECT_EQ(wrong.status, 401);
+  EXPECT_NE(wrong.headers["www-authenticate"].find("invalid_token"), std::string::npos);
+  EXPECT_EQ(wrong.body.find("s3cret"), std::string::npos);
+  EXPECT_EQ(Get(port_, "/metrics", "Authorization: Bearer s3cret-two\r\n").status, 200);
+  EXPECT_EQ(Get(port_, "/healthz").status, 200);
+}
+
+TEST_F(ServerTest, ShutdownLetsAStreamInFlightFinish) {
+  StartServer();
+  constexpr uint64_t kSize = 16ull << 20;  // 64 chunks x 10 ms: ~0.7 s
+  int fd = Connect(port_);
+  SendAll(fd, "GET /blob/" + std::to_string(kSize) + "?delay_us=10000 HTTP/1.1\r\nHost: t\r\n\r\n");
+  int idle = Connect(port_);  // kept alive, between requests: closed at once
+  std::this_thread::sleep_for(100ms);
+  auto start = std::chrono::steady_clock::now();
+  std::thread stopper([&] { server_->Shutdown(20s); });
+  Reader reader(fd);
+  HttpResult r = reader.Read();
+  stopper.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+  EXPECT_TRUE(IsPattern(r.body, kSize));
+  char c;
+  EXPECT_EQ(recv(fd, &c, 1, 0), 0);    // closed after the response (its header said keep-alive)
+  EXPECT_EQ(recv(idle, &c, 1, 0), 0);  // closed by the server
+  EXPECT_LT(Connect(port_), 0);        // no longer accepting
+  close(fd);
+  close(idle);
+}
+
+TEST_F(ServerTest, ShutdownAnswersARequestThatHadBegun) {
+  StartServer();
+  int fd = Connect(port_);
+  SendAll(fd, "GET /healthz HTTP/1.1\r\nHost: t\r\n");  // the blank line is still missing
+  std::this_thread::sleep_for(100ms);
+  std::thread stopper([&] { server_->Shutdown(10s); });
+  std::this_thread::sleep_for(200ms);
+  SendAll(fd, "\r\n");
+  HttpResult r = Reader(fd).Read();
+  stopper.join();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "ok\n");
+  EXPECT_EQ(r.headers["connection"], "close");
+  close(fd);
+}
+
+TEST_F(ServerTest, ShutdownDeadlineAbortsAndCancelsBlockedSources) {
+  StartServer();
+  int fd = Connect(port_);
+  SendAll(fd, "GET /block HTTP/1.1\r\nHost: t\r\n\r\n");
+  std::this_thread::sleep_for(200ms);
+  auto start = std::chrono::steady_clock::now();
+  server_->Shutdown(200ms);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  EXPECT_EQ(cancelled_.load(), 1);
+  HttpResult r = Reader(fd).Read();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_FALSE(r.complete);  // truncated: no last chunk
+  close(fd);
+}
+
+TEST_F(ServerTest, FailingSourceTruncatesTheBody) {
+  StartServer();
+  HttpResult r = Get(port_, "/fail");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_FALSE(r.complete);
+  EXPECT_EQ(r.body, std::string(10, 'f'));
+  EXPECT_EQ(Get(port_, "/healthz").status, 200);
+}
+
+TEST_F(ServerTest, ReadAndWriteTimeoutsCloseTheConnection) {
+  ServerOptions o;
+  o.read_timeout = 300ms;
+  o.write_timeout = 300ms;
+  StartServer(std::move(o));
+  int silent = Connect(port_);  // sends nothing
+  int stuck = Connect(port_);   // asks for 64 MiB and never reads
+  SendAll(stuck, "GET /blob/67108864 HTTP/1.1\r\nHost: t\r\n\r\n");
+  auto start = std::chrono::steady_clock::now();
+  char c;
+  EXPECT_EQ(recv(silent, &c, 1, 0), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  // The stuck stream's writes time out: the server drops the stream.
+  bool dropped = false;
+  for (int i = 0; i < 50 && !dropped; ++i) {
+    std::this_thread::sleep_for(100ms);
+    dropped = server_->metrics().GetGauge("ferry_http_streams_active", "").value() == 0;
+  }
+  EXPECT_TRUE(dropped);
+  close(silent);
+  close(stuck);
+}
+
+TEST(ServerStartTest, RefusesNonLoopbackUnlessAllowedAndBadHosts) {
+  Router router;
+  ServerOptions o;
+  o.host = "0.0.0.0";
+  Server s(o, router);
+  Status st = s.Start();
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("--allow-remote"), std::string::npos);
+  ServerOptions bad;
+  bad.host = "not-an-ip";
+  Router router2;
+  EXPECT_EQ(Server(bad, router2).Start().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace ferry::server

@@ -1,0 +1,358 @@
+#include "server/session.h"
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+
+#include <exception>
+
+#include "base/log.h"
+#include "server/auth.h"
+#include "server/path.h"
+
+namespace ferry::server {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+ServerCore::ServerCore(ServerOptions opts, const Router& r)
+    : options(std::move(opts)),
+      router(r),
+      metrics(options.metrics ? options.metrics : std::make_shared<MetricsRegistry>()),
+      workers(std::make_unique<WorkerPool>(options.max_workers)),
+      open_connections(metrics->GetGauge("ferry_http_connections_open", "Open client connections")),
+      active_streams(metrics->GetGauge("ferry_http_streams_active",
+                                       "Responses whose body is being streamed now")),
+      bytes_sent(metrics->GetCounter("ferry_http_response_body_bytes_total",
+                                     "Response body bytes written to clients")) {}
+
+Counter& ServerCore::RequestsWithStatus(int status) {
+  return metrics->GetCounter("ferry_http_requests_total", "HTTP requests answered, by status",
+                             {{"code", std::to_string(status)}});
+}
+
+void ServerCore::Register(const std::shared_ptr<Session>& s) {
+  MutexLock lock(mu);
+  sessions.emplace(s.get(), s);
+}
+
+void ServerCore::Unregister(Session* s) {
+  MutexLock lock(mu);
+  sessions.erase(s);
+  if (sessions.empty()) cv.NotifyAll();
+}
+
+std::vector<std::shared_ptr<Session>> ServerCore::Sessions() {
+  MutexLock lock(mu);
+  std::vector<std::shared_ptr<Session>> out;
+  for (auto& [p, w] : sessions) {
+    if (auto s = w.lock()) out.push_back(std::move(s));
+  }
+  return out;
+}
+
+bool ServerCore::WaitNoSessions(std::chrono::steady_clock::time_point deadline) {
+  MutexLock lock(mu);
+  auto left = deadline - std::chrono::steady_clock::now();
+  if (left < std::chrono::steady_clock::duration::zero()) left = {};
+  return cv.WaitFor(lock, left, [this]() REQUIRES(mu) { return sessions.empty(); });
+}
+
+Session::Session(tcp::socket socket, ServerCore& core) : stream_(std::move(socket)), core_(core) {
+  beast::error_code ec;
+  auto ep = stream_.socket().remote_endpoint(ec);
+  peer_ = ec ? "?"
+             : (ep.address().is_v6() ? "[" + ep.address().to_string() + "]"
+                                     : ep.address().to_string()) +
+                   ":" + std::to_string(ep.port());
+  core_.open_connections.Add(1);
+}
+
+Session::~Session() {
+  core_.open_connections.Add(-1);
+  core_.Unregister(this);
+}
+
+void Session::Start() {
+  core_.Register(shared_from_this());
+  asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->DoRead(); });
+}
+
+void Session::CloseIdle() {
+  asio::post(stream_.get_executor(), [self = shared_from_this()] {
+    // Between requests: nothing of a next request has arrived. A request partly received is
+    // read, answered (with Connection: close) and then the connection ends.
+    if (self->reading_ && self->buffer_.size() == 0 && !self->parser_->got_some()) self->Close();
+  });
+}
+
+void Session::Abort() {
+  asio::post(stream_.get_executor(), [self = shared_from_this()] { self->Close(); });
+}
+
+void Session::DoRead() {
+  if (closed_) return;
+  if (core_.stopping) return Close();
+  parser_.emplace();
+  parser_->header_limit(static_cast<uint32_t>(core_.options.header_limit));
+  parser_->body_limit(core_.options.body_limit);
+  reading_ = true;
+  stream_.expires_after(core_.options.read_timeout);
+  http::async_read(stream_, buffer_, *parser_,
+                   [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+}
+
+void Session::OnRead(beast::error_code ec) {
+  reading_ = false;
+  if (closed_) return;
+  method_ = "-";
+  path_ = "-";
+  head_ = false;
+  keep_alive_ = false;
+  started_ = std::chrono::steady_clock::now();
+  if (ec == http::error::header_limit) {
+    return Respond(ErrorResponse(
+        431, "request headers exceed " + std::to_string(core_.options.header_limit) + " bytes"));
+  }
+  if (ec == http::error::body_limit) {
+    return Respond(ErrorResponse(
+        413, "request body exceeds " + std::to_string(core_.options.body_limit) + " bytes"));
+  }
+  if (ec && ec.category() == http::make_error_code(http::error::bad_target).category() &&
+      ec != http::error::end_of_stream && ec != http::error::partial_message) {
+    return Respond(ErrorResponse(400, "malformed HTTP request: " + ec.message()));
+  }
+  if (ec) return Close();  // peer closed, timeout (the stream is closed already), reset
+  Handle();
+}
+
+void Session::Handle() {
+  auto& m = parser_->get();
+  method_ = std::string(m.method_string());
+  head_ = m.method() == http::verb::head;
+  keep_alive_ = m.keep_alive();
+  auto target = ParseTarget(m.target());
+  if (!target.ok()) {
+    path_ = "(invalid target)";
+    return Respond(ErrorResponse(400, target.status().message()));
+  }
+  path_ = target->path;
+  auto req = std::make_shared<Request>();
+  req->method = method_;
+  req->path = std::move(target->path);
+  req->raw_query = std::move(target->raw_query);
+  req->query = std::move(target->query);
+  for (const auto& f : m) req->headers.Add(std::string(f.name_string()), std::string(f.value()));
+  req->body = std::move(m.body());
+  req->peer = peer_;
+  parser_.reset();
+  if (!core_.options.tokens.empty() && req->path != "/healthz") {
+    AuthResult auth =
+        CheckBearer(req->headers.Get("Authorization").value_or(""), core_.options.tokens);
+    if (auth != AuthResult::kOk) {
+      Response r = ErrorResponse(401, auth == AuthResult::kMissing
+                                          ? "this server needs a bearer token (Authorization)"
+                                          : "the bearer token is not valid");
+      r.headers.Set("WWW-Authenticate", auth == AuthResult::kMissing
+                                            ? "Bearer realm=\"ferry\""
+                                            : "Bearer realm=\"ferry\", error=\"invalid_token\"");
+      return Respond(std::move(r));
+    }
+  }
+  core_.workers->Submit([self = shared_from_this(), req] {
+    Response r;
+    try {
+      r = self->core_.router.Dispatch(std::move(*req));
+    } catch (const std::exception& e) {
+      Log(LogLevel::kError, "serve: handler for {} {} failed: {}", self->method_, self->path_,
+          e.what());
+      r = ErrorResponse(500, "internal error in the handler");
+    }
+    asio::post(self->stream_.get_executor(),
+               [self, r = std::move(r)]() mutable { self->Respond(std::move(r)); });
+  });
+}
+
+void Session::Respond(Response r) {
+  if (closed_) return;
+  responding_ = true;
+  status_ = r.status;
+  core_.RequestsWithStatus(status_).Add(1);
+  sent_ = 0;
+  if (core_.stopping || r.close || status_ == 400 || status_ == 413 || status_ == 431) {
+    keep_alive_ = false;  // after a bad request the rest of the stream cannot be trusted
+  }
+  for (const char* h : {"Content-Length", "Transfer-Encoding", "Connection"}) r.headers.Remove(h);
+  res_.emplace();
+  res_->version(11);
+  res_->result(static_cast<unsigned>(status_));
+  for (const auto& [k, v] : r.headers.fields()) res_->insert(k, v);
+  res_->set(http::field::server, "ferry");
+  res_->keep_alive(keep_alive_);
+  length_.reset();
+  if (r.stream) {
+    source_ = std::move(r.stream);
+    length_ = r.content_length;
+    if (length_) {
+      res_->content_length(*length_);
+    } else if (!head_) {
+      res_->chunked(true);
+    }
+  } else {
+    body_ = std::move(r.body);
+    length_ = body_.size();
+    // 204 and 304 carry no body and (204) must not carry Content-Length (RFC 9110 8.6).
+    if (!(body_.empty() && (status_ == 204 || status_ == 304))) {
+      res_->content_length(body_.size());
+    }
+  }
+  res_->body().data = nullptr;
+  res_->body().more = true;
+  sr_.emplace(*res_);
+  stream_.expires_after(core_.options.write_timeout);
+  http::async_write_header(
+      stream_, *sr_,
+      [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeaderWritten(ec); });
+}
+
+void Session::OnHeaderWritten(beast::error_code ec) {
+  if (ec) return Close();
+  if (head_) return Finish();
+  if (source_) {
+    streaming_ = true;
+    core_.active_streams.Add(1);
+    return PullNext();
+  }
+  res_->body().data = body_.empty() ? nullptr : body_.data();
+  res_->body().size = body_.size();
+  res_->body().more = false;
+  sent_ = body_.size();
+  http::async_write(stream_, *sr_, [self = shared_from_this()](beast::error_code ec, size_t) {
+    self->OnLastWritten(ec);
+  });
+}
+
+void Session::PullNext() {
+  size_t want = core_.options.stream_chunk;
+  if (length_) {
+    if (sent_ >= *length_) return OnPulled(size_t{0});
+    want = static_cast<size_t>(std::min<uint64_t>(want, *length_ - sent_));
+  }
+  if (chunk_.size() < want) chunk_.resize(core_.options.stream_chunk);
+  core_.workers->Submit([self = shared_from_this(), want] {
+    Result<size_t> n = Internal("body source threw");
+    try {
+      n = self->source_->Read(self->chunk_.data(), want);
+    } catch (const std::exception& e) {
+      n = Internal(std::string("body source threw: ") + e.what());
+    }
+    if (n.ok() && *n > want) n = Internal("body source returned more bytes than asked for");
+    asio::post(self->stream_.get_executor(),
+               [self, n = std::move(n)]() mutable { self->OnPulled(std::move(n)); });
+  });
+}
+
+void Session::OnPulled(Result<size_t> n) {
+  if (closed_) return;
+  if (!n.ok()) {
+    Log(LogLevel::kWarn, "serve: {} {}: response body failed after {} bytes: {}", method_, path_,
+        sent_, n.status().message());
+    return Close();  // the client sees a truncated body, never a wrong one
+  }
+  if (*n == 0) {
+    if (length_ && sent_ < *length_) {
+      Log(LogLevel::kWarn, "serve: {} {}: response body ended after {} of {} bytes", method_, path_,
+          sent_, *length_);
+      return Close();
+    }
+    res_->body().data = nullptr;
+    res_->body().size = 0;
+    res_->body().more = false;
+    stream_.expires_after(core_.options.write_timeout);
+    return http::async_write(
+        stream_, *sr_,
+        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnLastWritten(ec); });
+  }
+  res_->body().data = chunk_.data();
+  res_->body().size = *n;
+  res_->body().more = true;
+  stream_.expires_after(core_.options.write_timeout);
+  http::async_write(stream_, *sr_,
+                    [self = shared_from_this(), k = *n](beast::error_code ec, size_t) {
+                      self->OnChunkWritten(ec, k);
+                    });
+}
+
+void Session::OnChunkWritten(beast::error_code ec, size_t n) {
+  if (ec == http::error::need_buffer) ec = {};
+  if (ec) return Close();
+  sent_ += n;
+  core_.bytes_sent.Add(n);
+  PullNext();
+}
+
+void Session::OnLastWritten(beast::error_code ec) {
+  if (ec) return Close();
+  if (!streaming_) core_.bytes_sent.Add(sent_);
+  Finish();
+}
+
+void Session::Finish() {
+  LogAccess(true);
+  responding_ = false;
+  if (streaming_) {
+    streaming_ = false;
+    core_.active_streams.Add(-1);
+  }
+  source_.reset();  // no worker holds it now: the last pull has returned
+  sr_.reset();
+  res_.reset();
+  body_.clear();
+  if (!keep_alive_) return DrainAndClose();
+  DoRead();
+}
+
+// Closing a socket with unread input makes the kernel send a reset, which can destroy the
+// response the client has not read yet (a 413 for a body still being sent). So: send FIN, read
+// and drop what still arrives for a moment, then close.
+void Session::DrainAndClose() {
+  beast::error_code ignored;
+  stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  drain_.resize(16 * 1024);
+  stream_.expires_after(std::chrono::seconds(2));
+  stream_.async_read_some(asio::buffer(drain_),
+                          [self = shared_from_this()](beast::error_code ec, size_t n) {
+                            if (ec || self->drained_ + n > 4 * 1024 * 1024) return self->Close();
+                            self->drained_ += n;
+                            self->DrainAndClose();
+                          });
+}
+
+void Session::Close() {
+  if (closed_) return;
+  closed_ = true;
+  if (responding_) {
+    LogAccess(false);
+    responding_ = false;
+  }
+  if (streaming_) {
+    streaming_ = false;
+    core_.active_streams.Add(-1);
+  }
+  if (source_) source_->Cancel();
+  beast::error_code ignored;
+  stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  stream_.close();
+}
+
+void Session::LogAccess(bool complete) {
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                  started_)
+                .count();
+  // Never the query string nor any header: both may carry secrets.
+  Log(LogLevel::kInfo, "serve: {} {} {} {} {}B {}ms{}", peer_, method_, path_, status_, sent_, ms,
+      complete ? "" : " (aborted)");
+}
+
+}  // namespace ferry::server

@@ -1,0 +1,113 @@
+#pragma once
+// Internal to src/server: one HTTP connection (Beast's session, house style 26) and the state
+// it shares with its Server. Every member function of Session runs on the connection's strand,
+// except Read() pulls and handlers, which run on the WorkerPool and post their results back.
+//
+// Per request: async_read (read_timeout, header and body limits) -> validate target and token
+// on the strand -> handler on a worker -> post the Response to the strand -> write the header
+// -> a string body in one write, or a BodySource pulled one chunk at a time: pull on a worker,
+// post, async_write the chunk (write_timeout), then pull again. At most one chunk per
+// connection is in memory, a blocked pull holds one worker thread and nothing else, and a slow
+// client only delays its own next pull.
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/mutex.h"
+#include "server/metrics.h"
+#include "server/router.h"
+#include "server/server.h"
+#include "server/worker_pool.h"
+
+namespace ferry::server {
+
+class Session;
+
+// What all connections of one Server share. Outlives every Session (the Server destroys its
+// io_context, and so the last sessions, before this).
+struct ServerCore {
+  ServerCore(ServerOptions opts, const Router& r);
+
+  const ServerOptions options;
+  const Router& router;
+  std::shared_ptr<MetricsRegistry> metrics;
+  std::unique_ptr<WorkerPool> workers;
+  std::atomic<bool> stopping{false};
+  Gauge& open_connections;
+  Gauge& active_streams;
+  Counter& bytes_sent;
+
+  Counter& RequestsWithStatus(int status);
+  void Register(const std::shared_ptr<Session>& s) EXCLUDES(mu);
+  void Unregister(Session* s) EXCLUDES(mu);
+  std::vector<std::shared_ptr<Session>> Sessions() EXCLUDES(mu);
+  // Waits until no session is left or `deadline`; true when none is left.
+  bool WaitNoSessions(std::chrono::steady_clock::time_point deadline) EXCLUDES(mu);
+
+  Mutex mu;
+  CondVar cv;
+  std::map<Session*, std::weak_ptr<Session>> sessions GUARDED_BY(mu);
+};
+
+class Session final : public std::enable_shared_from_this<Session> {
+ public:
+  // `socket` must have been accepted on its own strand (asio::make_strand).
+  Session(boost::asio::ip::tcp::socket socket, ServerCore& core);
+  ~Session();
+
+  void Start();      // registers with the core and reads the first request
+  void CloseIdle();  // shutdown: closes the connection if no request has begun on it
+  void Abort();      // shutdown deadline: cancels the body source and closes
+
+ private:
+  using Parser = boost::beast::http::request_parser<boost::beast::http::string_body>;
+  using StreamResponse = boost::beast::http::response<boost::beast::http::buffer_body>;
+  using Serializer = boost::beast::http::response_serializer<boost::beast::http::buffer_body>;
+
+  void DoRead();
+  void OnRead(boost::beast::error_code ec);
+  void Handle();
+  void Respond(Response r);
+  void OnHeaderWritten(boost::beast::error_code ec);
+  void PullNext();
+  void OnPulled(Result<size_t> n);
+  void OnChunkWritten(boost::beast::error_code ec, size_t n);
+  void OnLastWritten(boost::beast::error_code ec);
+  void Finish();
+  void DrainAndClose();
+  void Close();
+  void LogAccess(bool complete);
+
+  boost::beast::tcp_stream stream_;
+  boost::beast::flat_buffer buffer_;
+  ServerCore& core_;
+  std::string peer_;
+  std::optional<Parser> parser_;
+  bool reading_ = false;  // waiting for or reading a request
+  bool closed_ = false;
+  // The exchange in progress.
+  std::string method_, path_;
+  bool head_ = false, keep_alive_ = false, responding_ = false, streaming_ = false;
+  std::chrono::steady_clock::time_point started_;
+  int status_ = 0;
+  uint64_t sent_ = 0;
+  std::optional<uint64_t> length_;
+  std::string body_;
+  std::shared_ptr<BodySource> source_;  // shared: Abort() cancels it while a worker reads
+  std::vector<char> chunk_;             // written by the pulling worker, then by the strand
+  std::optional<StreamResponse> res_;
+  std::optional<Serializer> sr_;
+  std::vector<char> drain_;
+  size_t drained_ = 0;
+};
+
+}  // namespace ferry::server
