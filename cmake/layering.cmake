@@ -13,7 +13,7 @@
 set(FERRY_LAYER_MODULES
     base http http/testing aws
     storage storage/memory storage/local storage/remote storage/s3 storage/web storage/testing
-    backends transfer shard mount job cli apps python)
+    backends transfer shard mount proxy job cli apps python)
 
 set(FERRY_LAYER_ALLOW_base "")
 set(FERRY_LAYER_ALLOW_http base)
@@ -33,6 +33,8 @@ set(FERRY_LAYER_ALLOW_backends storage storage/local storage/s3 storage/web aws 
 set(FERRY_LAYER_ALLOW_transfer storage base)
 set(FERRY_LAYER_ALLOW_shard storage base)
 set(FERRY_LAYER_ALLOW_mount storage base)
+# The blob cache of `ferry serve`: stores through storage/, upstreams through its Fetcher.
+set(FERRY_LAYER_ALLOW_proxy storage base)
 set(FERRY_LAYER_ALLOW_job transfer storage base)
 # Only the binaries' wiring links the composition root.
 set(FERRY_LAYER_ALLOW_cli backends job transfer shard mount storage base)
