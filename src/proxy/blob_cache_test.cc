@@ -2,10 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <filesystem>
 #include <thread>
 #include <vector>
 
+#include "proxy/store_fetcher.h"
 #include "proxy/testing/blob_test_util.h"
 #include "proxy/testing/fake_fetcher.h"
 #include "storage/local/local_store.h"
@@ -432,6 +438,83 @@ TEST_P(BlobCacheTest, GitBlobSha1Blobs) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(*Drain(**r), data);
   EXPECT_TRUE(cache->blobs().Stat(d).ok());
+}
+
+TEST_P(BlobCacheTest, FillsFromAnUpstreamStore) {
+  auto cache = NewCache();
+  auto upstream = storage::MakeMemoryStore("upstream");
+  std::string data = RandomBytes(123456, 70);
+  ASSERT_TRUE(upstream->WriteAll("pkgs/x-1.0-py3-none-any.whl", data).ok());
+  auto fetcher = std::make_shared<StoreFetcher>(upstream, "pkgs/x-1.0-py3-none-any.whl");
+  EXPECT_EQ(fetcher->Describe(), upstream->UrlFor("pkgs/x-1.0-py3-none-any.whl"));
+  Digest d = DigestOf(data);
+  EXPECT_TRUE(DrainOrError(cache->Open(d, data.size(), fetcher)) == data);
+  EXPECT_EQ(*cache->blobs().Stat(d), data.size());
+  // The wrong expected digest: nothing published.
+  Digest wrong = DigestOf("something else");
+  EXPECT_NE(DrainOrError(cache->Open(wrong, data.size(), fetcher)).find("DATA_LOSS"),
+            std::string::npos);
+  EXPECT_EQ(cache->blobs().Stat(wrong).status().code(), StatusCode::kNotFound);
+}
+
+// kill -9 of a real process in the middle of a fetch into a local directory: nothing is left
+// that a new cache would serve, and the blob is fetched again.
+TEST(BlobCacheCrashTest, KillNineMidFetchLeavesNothingThatIsServed) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("ferry-blobcache-kill-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "store");
+  std::filesystem::create_directories(dir / "spool");
+  BlobCacheOptions options;
+  options.fetch.spool_dir = (dir / "spool").string();
+  std::string data = RandomBytes(200000, 60);
+  Digest d = DigestOf(data);
+  const auto ready = dir / "ready";
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {  // the child: no gtest assertions, just work and wait to be killed
+    auto cache = BlobCache::Create(storage::MakeLocalStore((dir / "store").string()), options);
+    if (!cache.ok()) ::_exit(2);
+    auto up = std::make_shared<FakeFetcher>(data);
+    up->StallAt(150000);
+    auto r = (*cache)->Open(d, data.size(), up);
+    if (!r.ok()) ::_exit(3);
+    std::string buf(150000, '\0');
+    size_t have = 0;
+    while (have < buf.size()) {
+      auto n = (*r)->Read(buf.data() + have, buf.size() - have);
+      if (!n.ok()) ::_exit(4);
+      have += *n;
+    }
+    FILE* f = std::fopen(ready.c_str(), "w");
+    if (f != nullptr) std::fclose(f);
+    std::this_thread::sleep_for(60s);
+    ::_exit(5);
+  }
+  for (int i = 0; i < 1000 && !std::filesystem::exists(ready); ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_TRUE(std::filesystem::exists(ready));
+  ::kill(pid, SIGKILL);
+  int wstatus = 0;
+  ::waitpid(pid, &wstatus, 0);
+  EXPECT_TRUE(WIFSIGNALED(wstatus));
+  // No file at all under the store (the local writer's temporary is unnamed or hidden) and
+  // nothing in the spool directory.
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir / "store")) {
+    EXPECT_FALSE(e.is_regular_file()) << e.path();
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir / "spool"));
+  auto cache = BlobCache::Create(storage::MakeLocalStore((dir / "store").string()), options);
+  ASSERT_TRUE(cache.ok());
+  EXPECT_EQ((*cache)->cached_bytes(), 0u);
+  auto up = std::make_shared<FakeFetcher>(data);
+  auto r = (*cache)->Open(d, data.size(), up);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)->source(), ReadSource::kMiss);
+  EXPECT_TRUE(DrainOrError(std::move(r)) == data);
+  cache->reset();
+  std::filesystem::remove_all(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, BlobCacheTest, ::testing::Values("memory", "local"),
