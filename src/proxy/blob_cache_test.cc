@@ -265,6 +265,29 @@ TEST_P(BlobCacheTest, StalledUpstreamTimesOutAndTheNextRequestRetries) {
   EXPECT_EQ(good->calls(), 1);
 }
 
+TEST_P(BlobCacheTest, CancelUnblocksAWaitingReaderAndTheFetchGoesOn) {
+  auto cache = NewCache();
+  std::string data = RandomBytes(100000, 13);
+  Digest d = DigestOf(data);
+  auto up = std::make_shared<FakeFetcher>(data);
+  up->StallAt(50000);
+  auto a = cache->Open(d, data.size(), up);
+  auto b = cache->Open(d, data.size(), up);
+  ASSERT_TRUE(a.ok() && b.ok());
+  Status a_status;
+  auto start = std::chrono::steady_clock::now();
+  std::thread t([&] { a_status = Drain(**a).status(); });
+  std::this_thread::sleep_for(100ms);
+  (*a)->Cancel();
+  t.join();
+  EXPECT_EQ(a_status.code(), StatusCode::kCancelled) << a_status.ToString();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);  // well before the 5 s stall timeout
+  up->Release();
+  EXPECT_TRUE(DrainOrError(std::move(b)) == data);
+  EXPECT_EQ(*cache->blobs().Stat(d), data.size());
+  EXPECT_EQ(up->calls(), 1);
+}
+
 TEST_P(BlobCacheTest, RetryableErrorsResumeFromTheLastByteReceived) {
   auto cache = NewCache();
   std::string data = RandomBytes(64 * 1024, 11);

@@ -1,6 +1,7 @@
 #pragma once
 // BlobReader: what the HTTP layer streams a response body from (BlobCache::Open).
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -32,10 +33,18 @@ class BlobReader {
   // thread-safe: one reader per response.
   virtual Result<size_t> Read(char* buf, size_t n) = 0;
 
+  // Makes a Read() blocked in another thread, and every later one, return kCancelled soon
+  // (within 50 ms; a client went away, the server stops). A fetch the reader was attached to
+  // goes on for its other readers and the cache. Thread-safe.
+  void Cancel() { cancelled_ = true; }
+
   uint64_t offset() const { return offset_; }        // first byte of the range in the blob
   uint64_t length() const { return length_; }        // bytes in the range
   uint64_t blob_size() const { return blob_size_; }  // size of the whole blob
   ReadSource source() const { return source_; }
+
+ protected:
+  std::atomic<bool> cancelled_{false};
 
  private:
   uint64_t offset_, length_, blob_size_;

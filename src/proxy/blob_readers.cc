@@ -23,6 +23,8 @@ StoreBlobReader::~StoreBlobReader() {
 }
 
 Result<size_t> StoreBlobReader::Read(char* buf, size_t n) {
+  if (cancelled_)
+    return Status(StatusCode::kCancelled, "Read " + digest_.ToString() + ": cancelled");
   if (buf_pos_ == buf_.size()) {
     if (pos_ >= end_) return size_t{0};
     buf_.clear();
@@ -58,10 +60,11 @@ InflightBlobReader::InflightBlobReader(std::shared_ptr<InflightBlob> blob, uint6
 Result<size_t> InflightBlobReader::Read(char* buf, size_t n) {
   if (pos_ >= end_) {
     // A range up to the end finishes only when the blob is verified.
-    if (end_ == blob_->size()) FERRY_RETURN_IF_ERROR(blob_->WaitReadable(pos_).status());
+    if (end_ == blob_->size())
+      FERRY_RETURN_IF_ERROR(blob_->WaitReadable(pos_, &cancelled_).status());
     return size_t{0};
   }
-  FERRY_ASSIGN_OR_RETURN(uint64_t readable, blob_->WaitReadable(pos_));
+  FERRY_ASSIGN_OR_RETURN(uint64_t readable, blob_->WaitReadable(pos_, &cancelled_));
   uint64_t avail = std::min(readable, end_) - pos_;
   FERRY_ASSIGN_OR_RETURN(size_t k, blob_->ReadSpool(pos_, buf, std::min<uint64_t>(n, avail)));
   if (k == 0) return Internal("read spool of " + blob_->digest().ToString() + ": short read");
@@ -121,14 +124,25 @@ void DirectRangeReader::Run() {
 Result<size_t> DirectRangeReader::Read(char* buf, size_t n) {
   if (delivered_ >= end_ - begin_) return size_t{0};
   MutexLock lock(mu_);
+  const auto deadline = std::chrono::steady_clock::now() + stall_timeout_;
   while (chunks_.empty()) {
     if (producer_done_) {
       if (!producer_status_.ok()) return producer_status_;
       return size_t{0};
     }
-    bool ready = cv_.WaitFor(lock, stall_timeout_,
-                             [&]() REQUIRES(mu_) { return !chunks_.empty() || producer_done_; });
-    if (!ready) {
+    if (cancelled_) {
+      closed_ = true;
+      cv_.NotifyAll();
+      return Status(StatusCode::kCancelled,
+                    "Read range of '" + fetcher_->Describe() + "': cancelled");
+    }
+    auto now = std::chrono::steady_clock::now();
+    if (now < deadline) {
+      cv_.WaitFor(
+          lock,
+          std::min<std::chrono::steady_clock::duration>(deadline - now, InflightBlob::kCancelPoll),
+          [&]() REQUIRES(mu_) { return !chunks_.empty() || producer_done_; });
+    } else {
       closed_ = true;
       cv_.NotifyAll();
       return Status(StatusCode::kDeadlineExceeded,

@@ -63,12 +63,15 @@ uint64_t InflightBlob::ReadableLocked() const {
   return fetched_ < size_ ? fetched_ : (size_ == 0 ? 0 : size_ - 1);
 }
 
-Result<uint64_t> InflightBlob::WaitReadable(uint64_t offset) {
+Result<uint64_t> InflightBlob::WaitReadable(uint64_t offset, const std::atomic<bool>* cancel) {
   Status stalled;
   {
     MutexLock lock(mu_);
     while (true) {
       if (!status_.ok()) return status_;
+      if (cancel != nullptr && cancel->load()) {
+        return Status(StatusCode::kCancelled, "Read " + digest_.ToString() + ": cancelled");
+      }
       uint64_t readable = ReadableLocked();
       if (readable > offset || published_) return readable;
       auto deadline = last_progress_ + options_.stall_timeout;
@@ -80,7 +83,9 @@ Result<uint64_t> InflightBlob::WaitReadable(uint64_t offset) {
                              std::to_string(fetched_) + " of " + std::to_string(size_) + " bytes)");
         break;
       }
-      cv_.WaitFor(lock, deadline - now, [&]() REQUIRES(mu_) {
+      auto wait = deadline - now;
+      if (cancel != nullptr && wait > kCancelPoll) wait = kCancelPoll;
+      cv_.WaitFor(lock, wait, [&]() REQUIRES(mu_) {
         return !status_.ok() || published_ || ReadableLocked() > offset;
       });
     }

@@ -66,8 +66,12 @@ class InflightBlob final {
   // Blocks until bytes after `offset` can be read, the blob is published, or the fetch fails
   // (its error; a stall detected here fails the fetch with kDeadlineExceeded). Returns the end
   // of the readable bytes: > offset, or == offset when the blob is published and nothing is
-  // left.
-  Result<uint64_t> WaitReadable(uint64_t offset) EXCLUDES(mu_);
+  // left. When `cancel` becomes true the wait ends within kCancelPoll with kCancelled (the
+  // fetch goes on for the other readers).
+  Result<uint64_t> WaitReadable(uint64_t offset, const std::atomic<bool>* cancel = nullptr)
+      EXCLUDES(mu_);
+  // How often a waiting reader looks at its cancel flag.
+  static constexpr std::chrono::milliseconds kCancelPoll{50};
   // Bytes received so far (readable or not).
   uint64_t fetched() const EXCLUDES(mu_);
   // Copies readable bytes from the spool file.
