@@ -30,7 +30,10 @@ class BlobReader {
   // stall timeout fails with kDeadlineExceeded. Errors: the fetch's (kDataLoss for a truncated
   // or corrupt upstream, upstream codes), the store's. A range that includes the blob's last
   // byte ends (returns that byte, then 0) only once the whole blob is verified. Not
-  // thread-safe: one reader per response.
+  // thread-safe: one reader per response. An error after some bytes went out means the
+  // response is broken: the HTTP layer aborts it (closes the connection, or ends a chunked body
+  // without its terminator), never ends it normally, so no client takes a partial or
+  // unverified blob for a complete one.
   virtual Result<size_t> Read(char* buf, size_t n) = 0;
 
   // Makes a Read() blocked in another thread, and every later one, return kCancelled soon
