@@ -453,6 +453,42 @@ TEST_P(BlobCacheTest, FullDiskIsAClearErrorAndNothingIsPublished) {
   EXPECT_EQ((*cache)->blobs().Stat(d).status().code(), StatusCode::kNotFound);
 }
 
+// A store whose writer takes its time with one chunk (an S3 part upload on a slow link).
+class SlowWriteStore final : public storage::StoreWrapper {
+ public:
+  using StoreWrapper::StoreWrapper;
+  Result<std::unique_ptr<storage::Writer>> NewWriter(std::string_view key,
+                                                     const storage::WriteOptions& o) override {
+    class Slow final : public storage::Writer {
+     public:
+      explicit Slow(std::unique_ptr<storage::Writer> w) : w_(std::move(w)) {}
+      Status Append(std::string_view data) override {
+        if (++appends_ == 3) std::this_thread::sleep_for(600ms);
+        return w_->Append(data);
+      }
+      Result<storage::ObjectInfo> Commit() override { return w_->Commit(); }
+      void Abort() override { w_->Abort(); }
+
+     private:
+      std::unique_ptr<storage::Writer> w_;
+      int appends_ = 0;
+    };
+    FERRY_ASSIGN_OR_RETURN(auto w, inner().NewWriter(key, o));
+    return std::unique_ptr<storage::Writer>(new Slow(std::move(w)));
+  }
+};
+
+TEST_P(BlobCacheTest, ASlowStoreIsNotTakenForAStalledUpstream) {
+  options_.fetch.stall_timeout = 200ms;
+  auto cache = BlobCache::Create(std::make_shared<SlowWriteStore>(NewStore()), options_);
+  ASSERT_TRUE(cache.ok());
+  std::string data = RandomBytes(50000, 51);
+  Digest d = DigestOf(data);
+  EXPECT_TRUE(DrainOrError((*cache)->Open(d, data.size(), std::make_shared<FakeFetcher>(data))) ==
+              data);
+  EXPECT_TRUE((*cache)->blobs().Stat(d).ok());
+}
+
 TEST_P(BlobCacheTest, GitBlobSha1Blobs) {
   auto cache = NewCache();
   std::string data = "{\"model_type\": \"bert\"}\n";

@@ -74,8 +74,10 @@ Result<uint64_t> InflightBlob::WaitReadable(uint64_t offset, const std::atomic<b
       }
       uint64_t readable = ReadableLocked();
       if (readable > offset || published_) return readable;
-      auto deadline = last_progress_ + options_.stall_timeout;
       auto now = std::chrono::steady_clock::now();
+      // While the store takes a chunk (the store bounds its own requests) the upstream is
+      // not the one stalling.
+      auto deadline = (store_busy_ ? now : last_progress_) + options_.stall_timeout;
       if (now >= deadline) {
         stalled = Status(StatusCode::kDeadlineExceeded,
                          "Fetch '" + fetcher_->Describe() + "': upstream stalled (no data for " +
@@ -173,13 +175,21 @@ Status InflightBlob::Accept(std::string_view chunk) {
     if (w < 0) return ErrnoToStatus(errno, "write spool file in '" + options_.spool_dir + "'");
     done += static_cast<size_t>(w);
   }
-  FERRY_RETURN_IF_ERROR(writer_->Append(chunk));
   counters_.bytes_fetched += chunk.size();
+  {
+    // Readable from the spool now: the store's upload (an S3 part can take a while) holds no
+    // reader back, and time spent in it is not an upstream stall.
+    MutexLock lock(mu_);
+    fetched_ += chunk.size();
+    last_progress_ = std::chrono::steady_clock::now();
+    store_busy_ = true;
+    cv_.NotifyAll();
+  }
+  Status st = writer_->Append(chunk);
   MutexLock lock(mu_);
-  fetched_ += chunk.size();
+  store_busy_ = false;
   last_progress_ = std::chrono::steady_clock::now();
-  cv_.NotifyAll();
-  return Status::Ok();
+  return st;
 }
 
 Status InflightBlob::RunFetch() {

@@ -36,8 +36,8 @@ namespace ferry::proxy {
 
 struct FetchOptions {
   std::string spool_dir;  // local directory for spool files
-  // A fetch that delivers no byte for this long while a reader waits fails with
-  // kDeadlineExceeded.
+  // A fetch whose upstream delivers no byte for this long while a reader waits fails with
+  // kDeadlineExceeded (time spent in the store's writer does not count).
   std::chrono::milliseconds stall_timeout{30000};
   // Consecutive retryable failures without progress before the fetch gives up.
   int max_attempts = 5;
@@ -111,6 +111,7 @@ class InflightBlob final {
   Status status_ GUARDED_BY(mu_);  // the failure, once failed
   bool reported_ GUARDED_BY(mu_) = false;
   std::chrono::steady_clock::time_point last_progress_ GUARDED_BY(mu_);
+  bool store_busy_ GUARDED_BY(mu_) = false;  // the fetch thread is in the store writer's Append
 };
 
 }  // namespace ferry::proxy
