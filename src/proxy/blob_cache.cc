@@ -187,6 +187,25 @@ Status BlobCache::EnforceCap() {
   return first;
 }
 
+Status BlobCache::Verify(const Digest& digest) {
+  const std::string url = blobs_.UrlFor(digest);
+  FERRY_ASSIGN_OR_RETURN(uint64_t size, blobs_.Stat(digest));
+  BlobHasher hasher(digest.algorithm, size);
+  FERRY_RETURN_IF_ERROR(blobs_.Read(digest, {}, [&](std::string_view chunk) {
+    hasher.Update(chunk);
+    return Status::Ok();
+  }));
+  if (hasher.bytes() == size && hasher.Finish() == digest) return Status::Ok();
+  {
+    MutexLock lock(mu_);
+    lru_.Erase(blobs_.KeyFor(digest));
+  }
+  Status deleted = blobs_.Delete(digest);
+  return Status(StatusCode::kDataLoss,
+                "Verify blob '" + url + "': content does not match its digest; " +
+                    (deleted.ok() ? "deleted" : "could not delete: " + deleted.ToString()));
+}
+
 Status BlobCache::SaveAccessTimes() {
   std::string text;
   {

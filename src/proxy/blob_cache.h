@@ -82,6 +82,12 @@ class BlobCache final {
   // Rebuilds the index from the store (startup; after another process changed the store).
   Status Rescan() EXCLUDES(mu_);
 
+  // Reads a published blob back and checks its size and digest (a scrub against bit rot on a
+  // NAS). A blob that does not match is deleted and kDataLoss returned: the next Open() fetches
+  // it again. kNotFound when it is not cached. Not needed for blobs this cache published; for
+  // stores other programs can write to.
+  Status Verify(const Digest& digest) EXCLUDES(mu_);
+
   CacheMetrics metrics() const { return counters_.Snapshot(); }
   uint64_t cached_bytes() const EXCLUDES(mu_);
   BlobStore& blobs() { return blobs_; }

@@ -489,6 +489,25 @@ TEST_P(BlobCacheTest, ASlowStoreIsNotTakenForAStalledUpstream) {
   EXPECT_TRUE((*cache)->blobs().Stat(d).ok());
 }
 
+TEST_P(BlobCacheTest, VerifyDeletesABlobWhoseBytesRottedAndItIsFetchedAgain) {
+  auto cache = NewCache();
+  std::string data = RandomBytes(40000, 52);
+  Digest d = DigestOf(data);
+  EXPECT_TRUE(DrainOrError(cache->Open(d, data.size(), std::make_shared<FakeFetcher>(data))) ==
+              data);
+  EXPECT_TRUE(cache->Verify(d).ok());
+  std::string rotten = data;
+  rotten[123] ^= 1;
+  ASSERT_TRUE(NewStore()->WriteAll(cache->blobs().KeyFor(d), rotten).ok());  // another program
+  Status st = cache->Verify(d);
+  EXPECT_EQ(st.code(), StatusCode::kDataLoss) << st.ToString();
+  EXPECT_EQ(cache->blobs().Stat(d).status().code(), StatusCode::kNotFound);
+  auto up = std::make_shared<FakeFetcher>(data);
+  EXPECT_TRUE(DrainOrError(cache->Open(d, data.size(), up)) == data);
+  EXPECT_EQ(up->calls(), 1);
+  EXPECT_EQ(cache->Verify(DigestOf("absent")).code(), StatusCode::kNotFound);
+}
+
 TEST_P(BlobCacheTest, GitBlobSha1Blobs) {
   auto cache = NewCache();
   std::string data = "{\"model_type\": \"bert\"}\n";
