@@ -19,6 +19,20 @@ int64_t ToMs(const std::optional<SystemTime>& t) {
   if (!t) return 0;
   return std::chrono::duration_cast<std::chrono::milliseconds>(t->time_since_epoch()).count();
 }
+
+// Removes this cache's spool files that no fetch resumed for partial_max_age.
+void RemoveOldPartials(const BlobCacheOptions& options) {
+  std::error_code ec;
+  auto now = std::filesystem::file_time_type::clock::now();
+  for (const auto& e : std::filesystem::directory_iterator(options.fetch.spool_dir, ec)) {
+    std::string name = e.path().filename().string();
+    if (!name.starts_with(options.fetch.spool_prefix) || !name.ends_with(".partial")) continue;
+    auto modified = e.last_write_time(ec);
+    if (ec || now - modified < options.partial_max_age) continue;
+    std::filesystem::remove(e.path(), ec);
+    if (!ec) Log(LogLevel::kInfo, "cache: removed old partial download '{}'", e.path().string());
+  }
+}
 }  // namespace
 
 Result<std::unique_ptr<BlobCache>> BlobCache::Create(std::shared_ptr<storage::Store> store,
@@ -28,6 +42,7 @@ Result<std::unique_ptr<BlobCache>> BlobCache::Create(std::shared_ptr<storage::St
     options.fetch.spool_dir = std::filesystem::temp_directory_path(ec).string();
     if (ec) options.fetch.spool_dir = "/tmp";
   }
+  RemoveOldPartials(options);
   std::unique_ptr<BlobCache> cache(new BlobCache(std::move(store), std::move(options)));
   FERRY_RETURN_IF_ERROR(cache->Rescan());
   FERRY_RETURN_IF_ERROR(cache->EnforceCap());

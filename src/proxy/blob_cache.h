@@ -50,6 +50,9 @@ struct BlobCacheOptions {
   size_t read_window = 1u << 20;
   // Bytes a direct range read buffers before it stops reading upstream.
   size_t direct_buffer = 4u << 20;
+  // Spool files of interrupted fetches (kept for resuming) older than this are removed when
+  // the cache is created.
+  std::chrono::hours partial_max_age{24};
   // Names this process's access-time file (<prefix>state/access-<instance>.tsv), so processes
   // sharing a store do not overwrite each other's.
   std::string instance = "default";

@@ -124,7 +124,7 @@ TEST_P(BlobCacheTest, SixteenConcurrentReadersMakeOneFetchAndGetIdenticalBytes) 
   }
   EXPECT_EQ(up->calls(), 1);
   EXPECT_EQ(cache->metrics().bytes_fetched, data.size());
-  EXPECT_TRUE(SpoolIsEmpty());  // spool files are unlinked at once
+  EXPECT_TRUE(SpoolIsEmpty());  // the spool file goes once the blob is published
 }
 
 TEST_P(BlobCacheTest, ReaderJoiningMidDownloadGetsEverything) {
@@ -225,6 +225,7 @@ TEST_P(BlobCacheTest, CorruptUpstreamIsNeverPublishedEveryReaderErrsAndRetryWork
   ASSERT_TRUE(r3.ok());
   EXPECT_EQ((*r3)->source(), ReadSource::kMiss);
   EXPECT_TRUE(*Drain(**r3) == data);
+  EXPECT_EQ(good->offsets(), std::vector<uint64_t>{0});  // a corrupt spool is not resumed
   EXPECT_EQ(*cache->blobs().Stat(d), data.size());
 }
 
@@ -262,7 +263,7 @@ TEST_P(BlobCacheTest, StalledUpstreamTimesOutAndTheNextRequestRetries) {
   ASSERT_TRUE(again.ok());
   EXPECT_EQ((*again)->source(), ReadSource::kMiss);
   EXPECT_TRUE(*Drain(**again) == data);
-  EXPECT_EQ(good->calls(), 1);
+  EXPECT_EQ(good->offsets(), std::vector<uint64_t>{30000});  // resumed after the stall
 }
 
 TEST_P(BlobCacheTest, CancelUnblocksAWaitingReaderAndTheFetchGoesOn) {
@@ -317,6 +318,7 @@ TEST_P(BlobCacheTest, GivesUpAfterRepeatedRetryableErrorsWithoutProgress) {
   EXPECT_EQ(got.status().code(), StatusCode::kUnavailable) << got.status().ToString();
   EXPECT_NE(got.status().message().find("gave up after 3 attempts"), std::string::npos);
   EXPECT_EQ(up->calls(), 3);
+  EXPECT_TRUE(SpoolIsEmpty());  // nothing received, nothing kept
 }
 
 TEST_P(BlobCacheTest, EvictsLeastRecentlyUsedBlobsUnderTheCap) {
@@ -392,6 +394,8 @@ TEST_P(BlobCacheTest, AnInterruptedFetchLeavesNothingThatIsServed) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ((*r)->source(), ReadSource::kMiss);
   EXPECT_TRUE(*Drain(**r) == data);
+  // Resumed from the spool file the cancelled fetch left.
+  EXPECT_EQ(up->offsets(), std::vector<uint64_t>{50000});
   EXPECT_TRUE(SpoolIsEmpty());
 }
 
@@ -508,6 +512,23 @@ TEST_P(BlobCacheTest, VerifyDeletesABlobWhoseBytesRottedAndItIsFetchedAgain) {
   EXPECT_EQ(cache->Verify(DigestOf("absent")).code(), StatusCode::kNotFound);
 }
 
+TEST_P(BlobCacheTest, OldPartialDownloadsAreRemovedAtStartup) {
+  auto old_partial = dir_ / "spool" / ("ferry-sha256-" + std::string(64, 'a') + ".partial");
+  auto new_partial = dir_ / "spool" / ("ferry-sha256-" + std::string(64, 'b') + ".partial");
+  auto other = dir_ / "spool" / "someone-elses.partial";
+  for (const auto& p : {old_partial, new_partial, other}) {
+    FILE* f = std::fopen(p.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fclose(f);
+  }
+  std::filesystem::last_write_time(old_partial,
+                                   std::filesystem::file_time_type::clock::now() - 48h);
+  auto cache = NewCache();
+  EXPECT_FALSE(std::filesystem::exists(old_partial));
+  EXPECT_TRUE(std::filesystem::exists(new_partial));
+  EXPECT_TRUE(std::filesystem::exists(other));
+}
+
 TEST_P(BlobCacheTest, GitBlobSha1Blobs) {
   auto cache = NewCache();
   std::string data = "{\"model_type\": \"bert\"}\n";
@@ -582,7 +603,8 @@ TEST(BlobCacheCrashTest, KillNineMidFetchLeavesNothingThatIsServed) {
   for (const auto& e : std::filesystem::recursive_directory_iterator(dir / "store")) {
     EXPECT_FALSE(e.is_regular_file()) << e.path();
   }
-  EXPECT_TRUE(std::filesystem::is_empty(dir / "spool"));
+  // The spool file stays for the next fetch to resume.
+  EXPECT_FALSE(std::filesystem::is_empty(dir / "spool"));
   auto cache = BlobCache::Create(storage::MakeLocalStore((dir / "store").string()), options);
   ASSERT_TRUE(cache.ok());
   EXPECT_EQ((*cache)->cached_bytes(), 0u);
@@ -591,6 +613,10 @@ TEST(BlobCacheCrashTest, KillNineMidFetchLeavesNothingThatIsServed) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ((*r)->source(), ReadSource::kMiss);
   EXPECT_TRUE(DrainOrError(std::move(r)) == data);
+  // The download resumed where the killed process stopped.
+  EXPECT_EQ(up->offsets(), std::vector<uint64_t>{150000});
+  EXPECT_EQ((*cache)->metrics().resumed_bytes, 150000u);
+  EXPECT_TRUE(std::filesystem::is_empty(dir / "spool"));
   cache->reset();
   std::filesystem::remove_all(dir);
 }

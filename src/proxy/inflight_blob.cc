@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <utility>
 
@@ -16,21 +17,33 @@ Result<std::shared_ptr<InflightBlob>> InflightBlob::Start(Digest digest, uint64_
                                                           BlobStore& store, FetchOptions options,
                                                           CacheCounters& counters,
                                                           DoneCallback on_done) {
-  // The spool file is unlinked at once: it vanishes with the last descriptor, also on kill -9.
-  std::string path = options.spool_dir + "/.ferry-spool-XXXXXX";
-  int fd = ::mkstemp(path.data());
-  if (fd < 0) return ErrnoToStatus(errno, "create spool file in '" + options.spool_dir + "'");
-  ::unlink(path.c_str());
-  std::shared_ptr<InflightBlob> blob(new InflightBlob(std::move(digest), size, std::move(fetcher),
-                                                      store, std::move(options), counters,
-                                                      std::move(on_done), fd));
+  // The spool file of an earlier, interrupted fetch of this blob is reused (see the file
+  // comment); a longer one than the blob is not this blob's and starts over.
+  std::string path = options.spool_dir + "/" + options.spool_prefix +
+                     std::string(DigestAlgorithmName(digest.algorithm)) + "-" + digest.hex +
+                     ".partial";
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return ErrnoToStatus(errno, "create spool file '" + path + "'");
+  off_t length = ::lseek(fd, 0, SEEK_END);
+  if (length < 0 || static_cast<uint64_t>(length) > size) {
+    if (::ftruncate(fd, 0) != 0) {
+      Status st = ErrnoToStatus(errno, "truncate spool file '" + path + "'");
+      ::close(fd);
+      return st;
+    }
+    length = 0;
+  }
+  std::shared_ptr<InflightBlob> blob(
+      new InflightBlob(std::move(digest), size, std::move(fetcher), store, std::move(options),
+                       counters, std::move(on_done), fd, path, static_cast<uint64_t>(length)));
   blob->thread_ = std::thread([raw = blob.get()] { raw->Run(); });
   return blob;
 }
 
 InflightBlob::InflightBlob(Digest digest, uint64_t size, std::shared_ptr<Fetcher> fetcher,
                            BlobStore& store, FetchOptions options, CacheCounters& counters,
-                           DoneCallback on_done, int spool_fd)
+                           DoneCallback on_done, int spool_fd, std::string spool_path,
+                           uint64_t resume_from)
     : digest_(std::move(digest)),
       size_(size),
       fetcher_(std::move(fetcher)),
@@ -38,7 +51,9 @@ InflightBlob::InflightBlob(Digest digest, uint64_t size, std::shared_ptr<Fetcher
       options_(std::move(options)),
       counters_(counters),
       on_done_(std::move(on_done)),
-      spool_fd_(spool_fd) {
+      spool_fd_(spool_fd),
+      spool_path_(std::move(spool_path)),
+      resume_from_(resume_from) {
   MutexLock lock(mu_);
   last_progress_ = std::chrono::steady_clock::now();
 }
@@ -142,6 +157,11 @@ void InflightBlob::Run() {
     MutexLock lock(mu_);
     if (!status_.ok()) st = status_;  // cancelled meanwhile: report that
   }
+  // Keep the spool file for a later fetch to resume only when this one ended retryably.
+  // Readers keep reading through their descriptor after the unlink.
+  bool resumable =
+      !st.ok() && (IsRetryable(st) || st.code() == StatusCode::kCancelled) && fetched() > 0;
+  if (!resumable) ::unlink(spool_path_.c_str());
   // The cache learns the outcome (forgets the fetch, indexes the blob) before the readers do,
   // so a client that retries after an error starts a new fetch, and one that asks again after
   // a complete read finds the blob published.
@@ -197,6 +217,25 @@ Status InflightBlob::RunFetch() {
   auto writer = store_.NewWriter(digest_, size_);
   if (!writer.ok()) return writer.status().WithContext(what);
   writer_ = std::move(writer).value();
+  if (resume_from_ > 0) {
+    // Re-hash and re-store what an earlier fetch left in the spool file; readers may read it
+    // at once.
+    std::string block(std::min<uint64_t>(resume_from_, 1u << 20), '\0');
+    for (uint64_t at = 0; at < resume_from_;) {
+      if (cancelled_) return Status(StatusCode::kCancelled, what + ": cancelled");
+      size_t n = static_cast<size_t>(std::min<uint64_t>(block.size(), resume_from_ - at));
+      FERRY_ASSIGN_OR_RETURN(size_t got, ReadSpool(at, block.data(), n));
+      if (got != n) return Internal(what + ": spool file shorter than it was");
+      Status st = writer_->Append(std::string_view(block.data(), n));
+      if (!st.ok()) return st.WithContext(what);
+      at += n;
+      MutexLock lock(mu_);
+      fetched_ = at;
+      last_progress_ = std::chrono::steady_clock::now();
+      cv_.NotifyAll();
+    }
+    counters_.resumed_bytes += resume_from_;
+  }
   int failures = 0;
   while (fetched() < size_) {
     uint64_t start = fetched();

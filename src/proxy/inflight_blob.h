@@ -3,20 +3,24 @@
 // runs (read-while-write single flight; BlobCache keeps one per digest).
 //
 // A thread of its own calls Fetcher::Fetch and passes each chunk, in order, to three places:
-//  - a spool file (an unlinked temporary file in a local directory) that readers pread() from
-//    as soon as the bytes are there: memory stays bounded however large the blob and however
-//    many readers, and it works the same when the cache store is S3;
+//  - a spool file (<spool_dir>/<spool_prefix><algorithm>-<hex>.partial, a local file) that
+//    readers pread() from as soon as the bytes are there: memory stays bounded however large the
+//    blob and however many readers, and it works the same when the cache store is S3;
 //  - the hasher and the store writer of a VerifyingWriter, which publishes the blob under its
 //    content address only once the size and digest match.
 // Retryable upstream errors resume from the first byte not yet received; the hash state is
-// kept across attempts, so nothing is hashed twice. A truncated, oversized or corrupt upstream,
-// a final error, a stall (no progress for stall_timeout while someone waits) or Cancel() fail
-// the fetch: every reader gets the error, nothing is published, and BlobCache forgets the
-// fetch so the next request starts a new one.
-// The last byte of the blob is withheld from readers until the blob is verified and published:
-// a client that received the whole length has received verified bytes (a failure after that
-// point reaches it as an error before the final byte, never as a complete response).
-// Thread-safety: all public methods are thread-safe.
+// kept across attempts, so nothing is hashed twice. The spool file outlives a fetch that ended
+// retryably (upstream down, stall, the cache closing, kill -9): the next fetch of the blob, in
+// this process or after a restart, re-hashes and re-stores that prefix from the spool and asks
+// upstream only for the rest. The final digest check covers the prefix too, and a fetch that
+// ends in kDataLoss removes the spool file, so a bad prefix costs one failed fetch at most. A
+// truncated, oversized or corrupt upstream, a final error, a stall (no progress for stall_timeout
+// while someone waits) or Cancel() fail the fetch: every reader gets the error, nothing is
+// published, and BlobCache forgets the fetch so the next request starts a new one. The last byte of
+// the blob is withheld from readers until the blob is verified and published: a client that
+// received the whole length has received verified bytes (a failure after that point reaches it as
+// an error before the final byte, never as a complete response). Thread-safety: all public methods
+// are thread-safe.
 
 #include <atomic>
 #include <chrono>
@@ -36,6 +40,8 @@ namespace ferry::proxy {
 
 struct FetchOptions {
   std::string spool_dir;  // local directory for spool files
+  // Starts spool file names: processes sharing a spool directory need different prefixes.
+  std::string spool_prefix = "ferry-";
   // A fetch whose upstream delivers no byte for this long while a reader waits fails with
   // kDeadlineExceeded (time spent in the store's writer does not count).
   std::chrono::milliseconds stall_timeout{30000};
@@ -84,7 +90,8 @@ class InflightBlob final {
 
  private:
   InflightBlob(Digest digest, uint64_t size, std::shared_ptr<Fetcher> fetcher, BlobStore& store,
-               FetchOptions options, CacheCounters& counters, DoneCallback on_done, int spool_fd);
+               FetchOptions options, CacheCounters& counters, DoneCallback on_done, int spool_fd,
+               std::string spool_path, uint64_t resume_from);
   void Run();
   Status RunFetch();
   Status Accept(std::string_view chunk) EXCLUDES(mu_);
@@ -99,6 +106,8 @@ class InflightBlob final {
   CacheCounters& counters_;
   const DoneCallback on_done_;
   const int spool_fd_;
+  const std::string spool_path_;
+  const uint64_t resume_from_;               // bytes an earlier fetch left in the spool file
   std::unique_ptr<VerifyingWriter> writer_;  // fetch thread only
   std::atomic<bool> cancelled_{false};
   std::atomic<bool> thread_finished_{false};
