@@ -42,6 +42,9 @@ Result<std::unique_ptr<BlobCache>> BlobCache::Create(std::shared_ptr<storage::St
     options.fetch.spool_dir = std::filesystem::temp_directory_path(ec).string();
     if (ec) options.fetch.spool_dir = "/tmp";
   }
+  if (options.fetch.spool_prefix.empty()) {
+    options.fetch.spool_prefix = "ferry-" + options.instance + "-";
+  }
   RemoveOldPartials(options);
   std::unique_ptr<BlobCache> cache(new BlobCache(std::move(store), std::move(options)));
   FERRY_RETURN_IF_ERROR(cache->Rescan());

@@ -513,8 +513,8 @@ TEST_P(BlobCacheTest, VerifyDeletesABlobWhoseBytesRottedAndItIsFetchedAgain) {
 }
 
 TEST_P(BlobCacheTest, OldPartialDownloadsAreRemovedAtStartup) {
-  auto old_partial = dir_ / "spool" / ("ferry-sha256-" + std::string(64, 'a') + ".partial");
-  auto new_partial = dir_ / "spool" / ("ferry-sha256-" + std::string(64, 'b') + ".partial");
+  auto old_partial = dir_ / "spool" / ("ferry-default-sha256-" + std::string(64, 'a') + ".partial");
+  auto new_partial = dir_ / "spool" / ("ferry-default-sha256-" + std::string(64, 'b') + ".partial");
   auto other = dir_ / "spool" / "someone-elses.partial";
   for (const auto& p : {old_partial, new_partial, other}) {
     FILE* f = std::fopen(p.c_str(), "w");

@@ -40,8 +40,9 @@ namespace ferry::proxy {
 
 struct FetchOptions {
   std::string spool_dir;  // local directory for spool files
-  // Starts spool file names: processes sharing a spool directory need different prefixes.
-  std::string spool_prefix = "ferry-";
+  // Starts spool file names. BlobCache sets "ferry-<instance>-" when it is empty, so
+  // processes sharing a spool directory (with different instance names) keep apart.
+  std::string spool_prefix;
   // A fetch whose upstream delivers no byte for this long while a reader waits fails with
   // kDeadlineExceeded (time spent in the store's writer does not count).
   std::chrono::milliseconds stall_timeout{30000};
