@@ -13,7 +13,7 @@
 set(FERRY_LAYER_MODULES
     base http http/testing aws
     storage storage/memory storage/local storage/remote storage/s3 storage/web storage/testing
-    backends server transfer shard mount job cli apps python)
+    backends server transfer shard mount proxy job cli apps python)
 
 set(FERRY_LAYER_ALLOW_base "")
 set(FERRY_LAYER_ALLOW_http base)
@@ -35,6 +35,8 @@ set(FERRY_LAYER_ALLOW_server base)
 set(FERRY_LAYER_ALLOW_transfer storage base)
 set(FERRY_LAYER_ALLOW_shard storage base)
 set(FERRY_LAYER_ALLOW_mount storage base)
+# The blob cache of `ferry serve`: stores through storage/, upstreams through its Fetcher.
+set(FERRY_LAYER_ALLOW_proxy storage base)
 set(FERRY_LAYER_ALLOW_job transfer storage base)
 # Only the binaries' wiring links the composition root.
 set(FERRY_LAYER_ALLOW_cli backends job transfer shard mount server storage base)

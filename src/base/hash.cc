@@ -45,6 +45,21 @@ Md5Digest Md5Stream::Final() {
   return out;
 }
 
+HashStream::HashStream(Kind kind) : ctx_(EVP_MD_CTX_new()) {
+  EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), kind == Kind::kSha1 ? EVP_sha1() : EVP_sha256(),
+                    nullptr);
+}
+HashStream::~HashStream() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
+void HashStream::Update(std::string_view data) {
+  EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), data.data(), data.size());
+}
+std::string HashStream::FinalHex() {
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_), out, &len);
+  return HexEncode(std::span<const uint8_t>(out, len));
+}
+
 std::string Base64Encode(std::span<const uint8_t> bytes) {
   std::string out(4 * ((bytes.size() + 2) / 3), '\0');
   int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), bytes.data(),

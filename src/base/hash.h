@@ -33,6 +33,23 @@ class Md5Stream final {
   void* ctx_;  // EVP_MD_CTX, kept opaque so OpenSSL stays behind hash.cc
 };
 
+// Incremental SHA-1 or SHA-256 (content addresses: Hugging Face LFS sha256, git blob ids, PyPI
+// sha256), for data that does not fit in memory. Not thread-safe; one stream per hash.
+class HashStream final {
+ public:
+  enum class Kind { kSha1, kSha256 };
+  explicit HashStream(Kind kind);
+  ~HashStream();
+  HashStream(const HashStream&) = delete;
+  HashStream& operator=(const HashStream&) = delete;
+  void Update(std::string_view data);
+  // Lower-case hex of the digest; the stream cannot be updated afterwards.
+  std::string FinalHex();
+
+ private:
+  void* ctx_;  // EVP_MD_CTX
+};
+
 inline std::span<const uint8_t> AsBytes(std::string_view s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
 }

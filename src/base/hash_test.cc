@@ -13,6 +13,17 @@ TEST(HashTest, KnownDigests) {
   EXPECT_EQ(Base64Encode(Md5("")), "1B2M2Y8AsgTpgAmY7PhCfg==");
 }
 
+TEST(HashTest, HashStreamSha1AndSha256InPieces) {
+  HashStream sha1(HashStream::Kind::kSha1);
+  sha1.Update("a");
+  sha1.Update("bc");
+  EXPECT_EQ(sha1.FinalHex(), "a9993e364706816aba3e25717850c26c9cd0d89d");
+  HashStream sha256(HashStream::Kind::kSha256);
+  sha256.Update("ab");
+  sha256.Update("c");
+  EXPECT_EQ(sha256.FinalHex(), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
 TEST(HashTest, StreamingMd5MatchesOneShot) {
   Md5Stream m;
   m.Update("hello ");
