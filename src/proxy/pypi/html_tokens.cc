@@ -93,6 +93,14 @@ size_t DecodeOne(std::string_view s, size_t i, std::string& out) {
 
 constexpr size_t kMaxAttributes = 32;
 
+bool EqualsNoCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (Lower(a[i]) != Lower(b[i])) return false;
+  }
+  return true;
+}
+
 bool IsRawTextElement(std::string_view name) {
   return name == "script" || name == "style" || name == "textarea" || name == "title";
 }
@@ -113,11 +121,19 @@ size_t FindIgnoreCase(std::string_view s, std::string_view needle, size_t from) 
 
 }  // namespace
 
-const std::string* HtmlTag::Find(std::string_view attribute) const {
-  for (const auto& [name, value] : attributes) {
-    if (name == attribute) return &value;
+static bool EqualsLower(std::string_view s, std::string_view lower) {
+  if (s.size() != lower.size()) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (Lower(s[i]) != lower[i]) return false;
   }
-  return nullptr;
+  return true;
+}
+
+std::optional<std::string_view> HtmlTag::Find(std::string_view attribute) const {
+  for (const Attribute& a : attributes) {
+    if (EqualsLower(a.name, attribute)) return a.value;
+  }
+  return std::nullopt;
 }
 
 std::string DecodeHtmlEntities(std::string_view s) {
@@ -177,6 +193,12 @@ void ScanHtmlTags(std::string_view html, const std::function<void(const HtmlTag&
   const size_t n = html.size();
   size_t i = 0;
   HtmlTag tag;
+  tag.decoded.reserve(kMaxAttributes + 1);
+  auto decode = [&tag](std::string_view raw) -> std::string_view {
+    if (raw.find('&') == std::string_view::npos) return raw;
+    tag.decoded.push_back(DecodeHtmlEntities(raw));
+    return tag.decoded.back();
+  };
   while (i < n) {
     size_t lt = html.find('<', i);
     if (lt == std::string_view::npos || lt + 1 >= n) return;
@@ -203,7 +225,8 @@ void ScanHtmlTags(std::string_view html, const std::function<void(const HtmlTag&
     if (!IsAlpha(c)) continue;  // a literal '<' in text
     tag.name.clear();
     tag.attributes.clear();
-    tag.text.clear();
+    tag.decoded.clear();
+    tag.text = {};
     while (i < n && !IsSpace(html[i]) && html[i] != '/' && html[i] != '>') {
       tag.name.push_back(Lower(html[i]));
       ++i;
@@ -222,14 +245,12 @@ void ScanHtmlTags(std::string_view html, const std::function<void(const HtmlTag&
       while (i < n && !IsSpace(html[i]) && html[i] != '/' && html[i] != '>' && html[i] != '=') {
         ++i;
       }
-      std::string name(html.substr(name_start, i - name_start));
-      for (char& ch : name) ch = Lower(ch);
+      std::string_view name = html.substr(name_start, i - name_start);
       while (i < n && IsSpace(html[i])) ++i;
-      std::string value;
+      std::string_view raw;
       if (i < n && html[i] == '=') {
         ++i;
         while (i < n && IsSpace(html[i])) ++i;
-        std::string_view raw;
         if (i < n && (html[i] == '"' || html[i] == '\'')) {
           size_t end = html.find(html[i], i + 1);
           if (end == std::string_view::npos) return;  // unterminated: drop the rest
@@ -240,12 +261,17 @@ void ScanHtmlTags(std::string_view html, const std::function<void(const HtmlTag&
           while (i < n && !IsSpace(html[i]) && html[i] != '>') ++i;
           raw = html.substr(start, i - start);
         }
-        value =
-            raw.find('&') == std::string_view::npos ? std::string(raw) : DecodeHtmlEntities(raw);
       }
       // At most kMaxAttributes are kept: a tag with a million attributes stays linear.
-      if (tag.attributes.size() < kMaxAttributes && tag.Find(name) == nullptr) {
-        tag.attributes.emplace_back(std::move(name), std::move(value));
+      if (tag.attributes.size() < kMaxAttributes) {
+        bool duplicate = false;
+        for (const auto& a : tag.attributes) {
+          if (EqualsNoCase(a.name, name)) {
+            duplicate = true;
+            break;
+          }
+        }
+        if (!duplicate) tag.attributes.push_back({name, decode(raw)});
       }
     }
     if (!closed) return;
@@ -256,9 +282,7 @@ void ScanHtmlTags(std::string_view html, const std::function<void(const HtmlTag&
       i = end;
     } else {
       size_t next = html.find('<', i);
-      std::string_view text = html.substr(i, next == std::string_view::npos ? n - i : next - i);
-      tag.text =
-          text.find('&') == std::string_view::npos ? std::string(text) : DecodeHtmlEntities(text);
+      tag.text = decode(html.substr(i, next == std::string_view::npos ? n - i : next - i));
     }
     on_tag(tag);
   }

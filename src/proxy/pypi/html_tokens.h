@@ -8,23 +8,32 @@
 // way. Linear in the input; malformed input never fails, an unterminated tag is dropped.
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 namespace ferry::proxy::pypi {
 
+// One start tag. The views point into the scanned text or into the tag's own storage (values
+// that needed decoding) and are valid only during the callback.
 struct HtmlTag {
+  struct Attribute {
+    std::string_view name;  // as written; compare with Find (ASCII case-insensitive)
+    std::string_view value;
+  };
   std::string name;  // lowercase
-  std::vector<std::pair<std::string, std::string>> attributes;
-  std::string text;  // decoded text after the tag up to the next '<'
+  std::vector<Attribute> attributes;
+  std::string_view text;  // decoded text after the tag up to the next '<'
 
-  // The attribute's value, or nullptr when absent.
-  const std::string* Find(std::string_view attribute) const;
+  // The value of `attribute` (lowercase), or nullopt when absent.
+  std::optional<std::string_view> Find(std::string_view attribute) const;
+
+  std::vector<std::string> decoded;  // storage for decoded values; reserved, never reallocated
 };
 
-// Calls `on_tag` for each start tag in `html`, in order.
+// Calls `on_tag` for each start tag in `html`, in order. Allocates only for values with
+// character references (the scan of a 10 MB page must stay cheap).
 void ScanHtmlTags(std::string_view html, const std::function<void(const HtmlTag&)>& on_tag);
 
 // Decodes character references (&amp; &lt; &#62; &#x3E; and the common named ones). Unknown

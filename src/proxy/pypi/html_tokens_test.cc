@@ -2,14 +2,36 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <map>
 #include <vector>
 
 namespace ferry::proxy::pypi {
 namespace {
 
-std::vector<HtmlTag> Scan(std::string_view html) {
-  std::vector<HtmlTag> tags;
-  ScanHtmlTags(html, [&](const HtmlTag& t) { tags.push_back(t); });
+// A copy of what the callback saw (its views die with the callback).
+struct Tag {
+  std::string name;
+  std::map<std::string, std::string> attributes;
+  std::string text;
+  const std::string* Find(const std::string& a) const {
+    auto it = attributes.find(a);
+    return it == attributes.end() ? nullptr : &it->second;
+  }
+};
+
+std::vector<Tag> Scan(std::string_view html) {
+  std::vector<Tag> tags;
+  ScanHtmlTags(html, [&](const HtmlTag& t) {
+    Tag copy{t.name, {}, std::string(t.text)};
+    for (const auto& a : t.attributes) {
+      std::string name(a.name);
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      EXPECT_EQ(*t.Find(name), a.value);
+      copy.attributes.emplace(name, std::string(a.value));
+    }
+    tags.push_back(std::move(copy));
+  });
   return tags;
 }
 

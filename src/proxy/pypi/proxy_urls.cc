@@ -48,7 +48,13 @@ std::string ProxyFileUrl(std::string_view base, std::string_view project, const 
     url.append(sha);
     url.push_back('/');
   }
-  url.append(PercentEncode(file.filename));
+  // Percent-encode the name unless it is all unreserved characters (the usual case).
+  bool plain = true;
+  for (char c : file.filename) {
+    plain = plain && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '-' || c == '_' || c == '.' || c == '~');
+  }
+  url.append(plain ? file.filename : PercentEncode(file.filename));
   return url;
 }
 

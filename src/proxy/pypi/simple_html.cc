@@ -41,15 +41,15 @@ Result<ProjectPage> ParseProjectHtml(std::string_view html, std::string_view pag
   Status status;
   ScanHtmlTags(html, [&](const HtmlTag& tag) {
     if (tag.name == "base") {
-      if (const std::string* href = tag.Find("href")) {
+      if (auto href = tag.Find("href")) {
         if (auto resolved = ResolveUrl(page_url, *href))
           base = std::string(SplitFragment(*resolved).first);
       }
       return;
     }
     if (tag.name == "meta") {
-      const std::string* name = tag.Find("name");
-      const std::string* content = tag.Find("content");
+      auto name = tag.Find("name");
+      auto content = tag.Find("content");
       if (name && content && *name == "pypi:repository-version") {
         page.upstream_api_version = std::string(Trim(*content));
         if (!IsSupportedApiVersion(page.upstream_api_version) && status.ok()) {
@@ -61,7 +61,7 @@ Result<ProjectPage> ParseProjectHtml(std::string_view html, std::string_view pag
       return;
     }
     if (tag.name != "a") return;
-    const std::string* href = tag.Find("href");
+    auto href = tag.Find("href");
     if (!href) {
       page.skipped.push_back("link without href: '" + Abbreviate(tag.text) + "'");
       return;
@@ -81,12 +81,12 @@ Result<ProjectPage> ParseProjectHtml(std::string_view html, std::string_view pag
     f.filename = std::move(*filename);
     f.url = std::string(no_fragment);
     if (auto hash = ParseHashPair(fragment)) f.hashes.insert(std::move(*hash));
-    if (const std::string* rp = tag.Find("data-requires-python")) f.requires_python = *rp;
-    if (const std::string* y = tag.Find("data-yanked")) f.yanked = Yanked{true, *y};
-    const std::string* metadata = tag.Find("data-core-metadata");
+    if (auto rp = tag.Find("data-requires-python")) f.requires_python = std::string(*rp);
+    if (auto y = tag.Find("data-yanked")) f.yanked = Yanked{true, std::string(*y)};
+    auto metadata = tag.Find("data-core-metadata");
     if (!metadata) metadata = tag.Find("data-dist-info-metadata");
     if (metadata) f.core_metadata = ParseMetadataAttribute(*metadata);
-    if (const std::string* sig = tag.Find("data-gpg-sig")) {
+    if (auto sig = tag.Find("data-gpg-sig")) {
       if (*sig == "true") f.gpg_sig = true;
       if (*sig == "false") f.gpg_sig = false;
     }
@@ -101,8 +101,8 @@ Result<ProjectList> ParseIndexHtml(std::string_view html) {
   Status status;
   ScanHtmlTags(html, [&](const HtmlTag& tag) {
     if (tag.name == "meta") {
-      const std::string* name = tag.Find("name");
-      const std::string* content = tag.Find("content");
+      auto name = tag.Find("name");
+      auto content = tag.Find("content");
       if (name && content && *name == "pypi:repository-version") {
         list.upstream_api_version = std::string(Trim(*content));
         if (!IsSupportedApiVersion(list.upstream_api_version) && status.ok()) {

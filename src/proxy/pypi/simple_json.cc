@@ -66,7 +66,8 @@ Hashes ParseHashes(const Json& j) {
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (!it.value().is_string()) continue;
     const std::string& value = it.value().get_ref<const std::string&>();
-    if (IsHashName(it.key()) && IsHexDigest(value)) hashes[ToLower(it.key())] = ToLower(value);
+    if (IsHashName(it.key()) && IsHexDigest(value))
+      hashes[LowerAscii(it.key())] = LowerAscii(value);
   }
   return hashes;
 }

@@ -24,7 +24,28 @@ std::optional<std::string> SchemeOf(std::string_view url) {
               (i > 0 && ((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.'));
     if (!ok) return std::nullopt;
   }
-  return ToLower(url.substr(0, colon));
+  std::string scheme(url.substr(0, colon));
+  for (char& c : scheme) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return scheme;
+}
+
+// An absolute lowercase http(s) URL with a host, a path and no dot segments: already resolved.
+// (Nearly every link on pypi.org; resolving them the long way is most of a big page's parse.)
+bool IsResolvedAlready(std::string_view ref) {
+  std::string_view rest;
+  if (ref.starts_with("https://")) {
+    rest = ref.substr(8);
+  } else if (ref.starts_with("http://")) {
+    rest = ref.substr(7);
+  } else {
+    return false;
+  }
+  std::string_view path = rest.substr(0, rest.find_first_of("?#"));
+  size_t slash = path.find('/');
+  return slash != std::string_view::npos && slash > 0 &&
+         path.find("/.") == std::string_view::npos && path.find('\\') == std::string_view::npos;
 }
 
 std::optional<Parts> SplitAbsolute(std::string_view url) {
@@ -87,6 +108,7 @@ std::optional<std::string> ResolveUrl(std::string_view base, std::string_view re
   ref = Trim(ref);
   auto b = SplitAbsolute(base);
   if (!b) return std::nullopt;
+  if (IsResolvedAlready(ref)) return std::string(ref);
   std::string out;
   if (auto scheme = SchemeOf(ref)) {
     if (*scheme != "http" && *scheme != "https") return std::nullopt;
@@ -143,6 +165,10 @@ std::optional<std::string> FilenameOfUrl(std::string_view url) {
   url = url.substr(0, url.find('?'));
   size_t slash = url.rfind('/');
   std::string_view last = slash == std::string_view::npos ? url : url.substr(slash + 1);
+  if (last.find('%') == std::string_view::npos) {
+    if (!IsSafeFilename(last)) return std::nullopt;
+    return std::string(last);
+  }
   auto decoded = PercentDecode(last);
   if (!decoded || !IsSafeFilename(*decoded)) return std::nullopt;
   return decoded;

@@ -4,6 +4,14 @@
 
 namespace ferry::proxy::pypi {
 
+std::string LowerAscii(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
 bool IsHashName(std::string_view name) {
   if (name.empty() || name.size() > 32) return false;
   for (char c : name) {
@@ -27,7 +35,7 @@ std::optional<std::pair<std::string, std::string>> ParseHashPair(std::string_vie
   if (eq == std::string_view::npos) return std::nullopt;
   std::string_view name = s.substr(0, eq), value = s.substr(eq + 1);
   if (!IsHashName(name) || !IsHexDigest(value)) return std::nullopt;
-  return std::make_pair(ToLower(name), ToLower(value));
+  return std::make_pair(LowerAscii(name), LowerAscii(value));
 }
 
 std::optional<std::pair<std::string, std::string>> PreferredHash(const Hashes& hashes) {

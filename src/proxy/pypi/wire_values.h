@@ -29,6 +29,9 @@ std::string MetadataAttributeValue(const CoreMetadata& metadata);
 // Major version 1 (PEP 629: a client must refuse a major version it does not know).
 bool IsSupportedApiVersion(std::string_view version);
 
+// ASCII lowercase (base's ToLower goes through the locale).
+std::string LowerAscii(std::string_view s);
+
 // At most 80 bytes of `s` for messages ("..." when cut).
 std::string Abbreviate(std::string_view s);
 
