@@ -1,57 +1,29 @@
 #include "proxy/pypi/simple_json.h"
 
-#include <nlohmann/json.hpp>
-
 #include "base/strings.h"
+#include "proxy/pypi/json_reader.h"
 #include "proxy/pypi/url.h"
 #include "proxy/pypi/wire_values.h"
 
 namespace ferry::proxy::pypi {
 namespace {
 
-using Json = nlohmann::json;
-
 constexpr int kMaxDepth = 64;
 
-// Nesting depth outside strings, so a hostile "[[[[..." is refused before the parser sees it.
-bool DepthWithin(std::string_view s, int limit) {
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (in_string) {
-      if (c == '\\')
-        ++i;
-      else if (c == '"')
-        in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > limit) return false;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return true;
-}
-
-Result<Json> Parse(std::string_view text, std::string_view what) {
-  if (!DepthWithin(text, kMaxDepth)) {
-    return InvalidArgument("parse " + std::string(what) + ": nested deeper than 64 levels");
-  }
-  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
+Status Parse(std::string_view text, std::string_view what, JsonDocument& doc) {
+  Status status = ParseJson(text, kMaxDepth, doc);
+  if (!status.ok()) return status.WithContext("parse " + std::string(what));
+  if (!doc.root.is_object()) {
     return InvalidArgument("parse " + std::string(what) + ": not a JSON object");
   }
-  return j;
+  return Status();
 }
 
-Result<std::string> ApiVersion(const Json& j, std::string_view what) {
+Result<std::string> ApiVersion(const JsonValue& j, std::string_view what) {
   std::string version = "1.0";
-  auto meta = j.find("meta");
-  if (meta != j.end() && meta->is_object()) {
-    auto v = meta->find("api-version");
-    if (v != meta->end() && v->is_string()) version = v->get<std::string>();
+  if (const JsonValue* meta = j.Find("meta")) {
+    const JsonValue* v = meta->Find("api-version");
+    if (v && v->is_string()) version = std::string(v->text);
   }
   if (!IsSupportedApiVersion(version)) {
     return InvalidArgument("parse " + std::string(what) + ": unsupported api-version '" +
@@ -60,22 +32,21 @@ Result<std::string> ApiVersion(const Json& j, std::string_view what) {
   return version;
 }
 
-Hashes ParseHashes(const Json& j) {
+Hashes ParseHashes(const JsonValue& j) {
   Hashes hashes;
-  if (!j.is_object()) return hashes;
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    if (!it.value().is_string()) continue;
-    const std::string& value = it.value().get_ref<const std::string&>();
-    if (IsHashName(it.key()) && IsHexDigest(value))
-      hashes[LowerAscii(it.key())] = LowerAscii(value);
+  for (const JsonMember& m : j.members) {
+    if (!m.value.is_string()) continue;
+    if (IsHashName(m.key) && IsHexDigest(m.value.text)) {
+      hashes[LowerAscii(m.key)] = LowerAscii(m.value.text);
+    }
   }
   return hashes;
 }
 
-CoreMetadata ParseMetadata(const Json& j) {
+CoreMetadata ParseMetadata(const JsonValue& j) {
   CoreMetadata m;
-  if (j.is_boolean()) {
-    m.available = j.get<bool>();
+  if (j.is_bool()) {
+    m.available = j.boolean;
   } else if (j.is_object()) {
     m.available = true;
     m.hashes = ParseHashes(j);
@@ -83,10 +54,10 @@ CoreMetadata ParseMetadata(const Json& j) {
   return m;
 }
 
-const std::string* StringField(const Json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_string()) return nullptr;
-  return &it->get_ref<const std::string&>();
+const std::string_view* StringField(const JsonValue& j, std::string_view key) {
+  const JsonValue* v = j.Find(key);
+  if (v == nullptr || !v->is_string()) return nullptr;
+  return &v->text;
 }
 
 // JSON string writer: escapes quotes, backslashes and control bytes; replaces invalid UTF-8.
@@ -175,26 +146,29 @@ Result<ProjectPage> ParseProjectJson(std::string_view json, std::string_view pag
                            "' is not an http(s) URL");
   }
   std::string what = "PyPI project page '" + std::string(page_url) + "'";
-  FERRY_ASSIGN_OR_RETURN(Json j, Parse(json, what));
+  JsonDocument doc;
+  FERRY_RETURN_IF_ERROR(Parse(json, what, doc));
+  const JsonValue& j = doc.root;
   ProjectPage page;
   FERRY_ASSIGN_OR_RETURN(page.upstream_api_version, ApiVersion(j, what));
-  if (const std::string* name = StringField(j, "name")) page.name = *name;
-  auto versions = j.find("versions");
-  if (versions != j.end() && versions->is_array()) {
+  if (auto name = StringField(j, "name")) page.name = std::string(*name);
+  const JsonValue* versions = j.Find("versions");
+  if (versions && versions->is_array()) {
     page.versions.emplace();
-    for (const Json& v : *versions) {
-      if (v.is_string()) page.versions->push_back(v.get<std::string>());
+    page.versions->reserve(versions->items.size());
+    for (const JsonValue& v : versions->items) {
+      if (v.is_string()) page.versions->emplace_back(v.text);
     }
   }
-  auto files = j.find("files");
-  if (files == j.end() || !files->is_array()) {
+  const JsonValue* files = j.Find("files");
+  if (files == nullptr || !files->is_array()) {
     return InvalidArgument("parse " + what + ": no \"files\" array");
   }
-  page.files.reserve(files->size());
-  for (const Json& fj : *files) {
+  page.files.reserve(files->items.size());
+  for (const JsonValue& fj : files->items) {
     if (!fj.is_object()) continue;
-    const std::string* filename = StringField(fj, "filename");
-    const std::string* url = StringField(fj, "url");
+    auto filename = StringField(fj, "filename");
+    auto url = StringField(fj, "url");
     if (!filename || !IsSafeFilename(*filename)) {
       page.skipped.push_back("file with a missing or unsafe filename: '" +
                              Abbreviate(filename ? *filename : "") + "'");
@@ -206,40 +180,40 @@ Result<ProjectPage> ParseProjectJson(std::string_view json, std::string_view pag
       continue;
     }
     DistFile f;
-    f.filename = *filename;
-    f.url = std::string(SplitFragment(*resolved).first);
-    if (auto h = fj.find("hashes"); h != fj.end()) f.hashes = ParseHashes(*h);
-    if (const std::string* rp = StringField(fj, "requires-python")) f.requires_python = *rp;
-    auto metadata = fj.find("core-metadata");
-    if (metadata == fj.end()) metadata = fj.find("dist-info-metadata");
-    if (metadata == fj.end()) metadata = fj.find("data-dist-info-metadata");  // PyPI's 2023 bug
-    if (metadata != fj.end()) f.core_metadata = ParseMetadata(*metadata);
-    if (auto y = fj.find("yanked"); y != fj.end()) {
-      if (y->is_boolean()) f.yanked.yanked = y->get<bool>();
-      if (y->is_string()) f.yanked = Yanked{true, y->get<std::string>()};
+    f.filename = std::string(*filename);
+    resolved->resize(SplitFragment(*resolved).first.size());
+    f.url = std::move(*resolved);
+    if (const JsonValue* h = fj.Find("hashes")) f.hashes = ParseHashes(*h);
+    if (auto rp = StringField(fj, "requires-python")) f.requires_python = std::string(*rp);
+    const JsonValue* metadata = fj.Find("core-metadata");
+    if (!metadata) metadata = fj.Find("dist-info-metadata");
+    if (!metadata) metadata = fj.Find("data-dist-info-metadata");  // PyPI's 2023 bug
+    if (metadata) f.core_metadata = ParseMetadata(*metadata);
+    if (const JsonValue* y = fj.Find("yanked")) {
+      if (y->is_bool()) f.yanked.yanked = y->boolean;
+      if (y->is_string()) f.yanked = Yanked{true, std::string(y->text)};
     }
-    if (auto g = fj.find("gpg-sig"); g != fj.end() && g->is_boolean()) f.gpg_sig = g->get<bool>();
-    if (auto s = fj.find("size"); s != fj.end() && s->is_number_unsigned()) {
-      f.size = s->get<uint64_t>();
-    }
-    if (const std::string* t = StringField(fj, "upload-time")) f.upload_time = *t;
+    if (const JsonValue* g = fj.Find("gpg-sig"); g && g->is_bool()) f.gpg_sig = g->boolean;
+    if (const JsonValue* size = fj.Find("size")) f.size = size->AsUint64();
+    if (auto t = StringField(fj, "upload-time")) f.upload_time = std::string(*t);
     page.files.push_back(std::move(f));
   }
   return page;
 }
 
 Result<ProjectList> ParseIndexJson(std::string_view json) {
-  FERRY_ASSIGN_OR_RETURN(Json j, Parse(json, "PyPI index"));
+  JsonDocument doc;
+  FERRY_RETURN_IF_ERROR(Parse(json, "PyPI index", doc));
+  const JsonValue& j = doc.root;
   ProjectList list;
   FERRY_ASSIGN_OR_RETURN(list.upstream_api_version, ApiVersion(j, "PyPI index"));
-  auto projects = j.find("projects");
-  if (projects == j.end() || !projects->is_array()) {
+  const JsonValue* projects = j.Find("projects");
+  if (projects == nullptr || !projects->is_array()) {
     return InvalidArgument("parse PyPI index: no \"projects\" array");
   }
-  list.names.reserve(projects->size());
-  for (const Json& p : *projects) {
-    if (!p.is_object()) continue;
-    if (const std::string* name = StringField(p, "name")) list.names.push_back(*name);
+  list.names.reserve(projects->items.size());
+  for (const JsonValue& p : projects->items) {
+    if (auto name = StringField(p, "name")) list.names.emplace_back(*name);
   }
   return list;
 }
