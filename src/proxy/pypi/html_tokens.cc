@@ -153,33 +153,35 @@ std::string DecodeHtmlEntities(std::string_view s) {
 }
 
 void AppendHtmlEscaped(std::string& out, std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    size_t j = s.find_first_of("&<>\"'", i);
-    if (j == std::string_view::npos) {
-      out.append(s.substr(i));
-      return;
-    }
-    out.append(s.substr(i, j - i));
-    switch (s[j]) {
+  // A plain loop: find_first_of with a set costs a memchr per byte (and an ASan interceptor
+  // call each in the dev build), which was most of rendering a 20,000-file page.
+  size_t i = 0, run = 0;
+  for (; i < s.size(); ++i) {
+    const char* entity;
+    switch (s[i]) {
       case '&':
-        out.append("&amp;");
+        entity = "&amp;";
         break;
       case '<':
-        out.append("&lt;");
+        entity = "&lt;";
         break;
       case '>':
-        out.append("&gt;");
+        entity = "&gt;";
         break;
       case '"':
-        out.append("&quot;");
+        entity = "&quot;";
+        break;
+      case '\'':
+        entity = "&#39;";
         break;
       default:
-        out.append("&#39;");
-        break;
+        continue;
     }
-    i = j + 1;
+    out.append(s.data() + run, i - run);
+    out.append(entity);
+    run = i + 1;
   }
+  out.append(s.data() + run, i - run);
 }
 
 std::string HtmlEscape(std::string_view s) {

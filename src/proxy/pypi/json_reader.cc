@@ -218,7 +218,7 @@ class Parser {
       return true;
     }
     while (true) {
-      if (!Value(v.items.emplace_back(), depth)) return false;
+      if (!Value(v.children.emplace_back().value, depth)) return false;
       SkipSpace();
       if (i_ >= s_.size()) return Fail("unterminated array");
       if (s_[i_] == ',') {
@@ -236,7 +236,7 @@ class Parser {
   bool Object(JsonValue& v, int depth) {
     if (depth > max_depth_) return Fail("nested too deep");
     v.type = JsonValue::Type::kObject;
-    v.members.reserve(8);
+    v.children.reserve(4);
     ++i_;  // '{'
     SkipSpace();
     if (i_ < s_.size() && s_[i_] == '}') {
@@ -246,7 +246,7 @@ class Parser {
     while (true) {
       SkipSpace();
       if (i_ >= s_.size() || s_[i_] != '"') return Fail("expected a key");
-      JsonMember& m = v.members.emplace_back();
+      JsonMember& m = v.children.emplace_back();
       if (!String(m.key)) return false;
       SkipSpace();
       if (i_ >= s_.size() || s_[i_] != ':') return Fail("expected ':'");
@@ -277,8 +277,8 @@ class Parser {
 
 const JsonValue* JsonValue::Find(std::string_view key) const {
   if (type != Type::kObject) return nullptr;
-  for (size_t k = members.size(); k-- > 0;) {
-    if (members[k].key == key) return &members[k].value;
+  for (size_t k = children.size(); k-- > 0;) {
+    if (children[k].key == key) return &children[k].value;
   }
   return nullptr;
 }

@@ -23,9 +23,10 @@ struct JsonValue {
   enum class Type : uint8_t { kNull, kBool, kNumber, kString, kArray, kObject };
   Type type = Type::kNull;
   bool boolean = false;
-  std::string_view text;            // a string's decoded contents, or a number's literal
-  std::vector<JsonValue> items;     // kArray
-  std::vector<JsonMember> members;  // kObject, in document order
+  std::string_view text;  // a string's decoded contents, or a number's literal
+  // An object's members or an array's items (with empty keys), in document order. One vector
+  // for both keeps a value at 48 bytes: a 20,000-file page has a quarter million of them.
+  std::vector<JsonMember> children;
 
   bool is_string() const { return type == Type::kString; }
   bool is_bool() const { return type == Type::kBool; }

@@ -20,12 +20,12 @@ nlohmann::json ToNlohmann(const JsonValue& v) {
       return std::string(v.text);
     case JsonValue::Type::kArray: {
       nlohmann::json a = nlohmann::json::array();
-      for (const auto& item : v.items) a.push_back(ToNlohmann(item));
+      for (const auto& item : v.children) a.push_back(ToNlohmann(item.value));
       return a;
     }
     case JsonValue::Type::kObject: {
       nlohmann::json o = nlohmann::json::object();
-      for (const auto& m : v.members) o[std::string(m.key)] = ToNlohmann(m.value);
+      for (const auto& m : v.children) o[std::string(m.key)] = ToNlohmann(m.value);
       return o;
     }
   }
@@ -70,9 +70,9 @@ TEST(JsonReaderTest, LimitsDepth) {
 TEST(JsonReaderTest, LoneSurrogatesBecomeReplacementCharacters) {
   JsonDocument doc;
   ASSERT_TRUE(ParseJson(R"(["\ud800x","\udc00","\ud800\u0041"])", 64, doc).ok());
-  EXPECT_EQ(doc.root.items[0].text, "\xEF\xBF\xBDx");
-  EXPECT_EQ(doc.root.items[1].text, "\xEF\xBF\xBD");
-  EXPECT_EQ(doc.root.items[2].text,
+  EXPECT_EQ(doc.root.children[0].value.text, "\xEF\xBF\xBDx");
+  EXPECT_EQ(doc.root.children[1].value.text, "\xEF\xBF\xBD");
+  EXPECT_EQ(doc.root.children[2].value.text,
             "\xEF\xBF\xBD"
             "A");
 }

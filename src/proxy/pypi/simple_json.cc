@@ -34,7 +34,8 @@ Result<std::string> ApiVersion(const JsonValue& j, std::string_view what) {
 
 Hashes ParseHashes(const JsonValue& j) {
   Hashes hashes;
-  for (const JsonMember& m : j.members) {
+  if (!j.is_object()) return hashes;
+  for (const JsonMember& m : j.children) {
     if (!m.value.is_string()) continue;
     if (IsHashName(m.key) && IsHexDigest(m.value.text)) {
       hashes[LowerAscii(m.key)] = LowerAscii(m.value.text);
@@ -155,17 +156,18 @@ Result<ProjectPage> ParseProjectJson(std::string_view json, std::string_view pag
   const JsonValue* versions = j.Find("versions");
   if (versions && versions->is_array()) {
     page.versions.emplace();
-    page.versions->reserve(versions->items.size());
-    for (const JsonValue& v : versions->items) {
-      if (v.is_string()) page.versions->emplace_back(v.text);
+    page.versions->reserve(versions->children.size());
+    for (const JsonMember& v : versions->children) {
+      if (v.value.is_string()) page.versions->emplace_back(v.value.text);
     }
   }
   const JsonValue* files = j.Find("files");
   if (files == nullptr || !files->is_array()) {
     return InvalidArgument("parse " + what + ": no \"files\" array");
   }
-  page.files.reserve(files->items.size());
-  for (const JsonValue& fj : files->items) {
+  page.files.reserve(files->children.size());
+  for (const JsonMember& item : files->children) {
+    const JsonValue& fj = item.value;
     if (!fj.is_object()) continue;
     auto filename = StringField(fj, "filename");
     auto url = StringField(fj, "url");
@@ -211,9 +213,9 @@ Result<ProjectList> ParseIndexJson(std::string_view json) {
   if (projects == nullptr || !projects->is_array()) {
     return InvalidArgument("parse PyPI index: no \"projects\" array");
   }
-  list.names.reserve(projects->items.size());
-  for (const JsonValue& p : projects->items) {
-    if (auto name = StringField(p, "name")) list.names.emplace_back(*name);
+  list.names.reserve(projects->children.size());
+  for (const JsonMember& p : projects->children) {
+    if (auto name = StringField(p.value, "name")) list.names.emplace_back(*name);
   }
   return list;
 }
