@@ -39,7 +39,7 @@ TEST(LargePageTest, TwentyThousandFilesRoundTripInBothFormats) {
   double html_parse = ThreadCpuMs() - start;
   ProjectPage html_page = *from_html;  // a copy for the checks below, not timed
   start = ThreadCpuMs();
-  std::string html_out = RenderProjectHtml(RewriteForProxy(std::move(html_page), ""));
+  std::string html_out = RenderProjectHtml(RewriteForProxy(std::move(html_page), "", "bigproject"));
   double html_render = ThreadCpuMs() - start;
 
   start = ThreadCpuMs();
@@ -47,7 +47,7 @@ TEST(LargePageTest, TwentyThousandFilesRoundTripInBothFormats) {
   double json_parse = ThreadCpuMs() - start;
   ProjectPage json_page = *from_json;
   start = ThreadCpuMs();
-  std::string json_out = RenderProjectJson(RewriteForProxy(std::move(json_page), ""));
+  std::string json_out = RenderProjectJson(RewriteForProxy(std::move(json_page), "", "bigproject"));
   double json_render = ThreadCpuMs() - start;
 
   ASSERT_TRUE(from_html.ok());

@@ -58,8 +58,7 @@ std::string ProxyFileUrl(std::string_view base, std::string_view project, const 
   return url;
 }
 
-ProjectPage RewriteForProxy(ProjectPage page, std::string_view base) {
-  std::string project = NormalizeName(page.name);
+ProjectPage RewriteForProxy(ProjectPage page, std::string_view base, std::string_view project) {
   for (DistFile& f : page.files) f.url = ProxyFileUrl(base, project, f);
   return page;
 }

@@ -25,9 +25,11 @@ namespace ferry::proxy::pypi {
 // The proxy URL of `file` of project `project` (normalized), without fragment.
 std::string ProxyFileUrl(std::string_view base, std::string_view project, const DistFile& file);
 
-// A copy of `page` whose every file URL is its ProxyFileUrl. Everything else is kept as is
-// (hashes, metadata hashes, requires-python, yanked, size, upload-time).
-ProjectPage RewriteForProxy(ProjectPage page, std::string_view base);
+// `page` with every file URL replaced by its ProxyFileUrl under `project`, the normalized name
+// the client asked for (SimpleRoute::project; never the page's own "name", which upstream
+// controls). Everything else is kept as is (hashes, metadata hashes, requires-python, yanked,
+// size, upload-time).
+ProjectPage RewriteForProxy(ProjectPage page, std::string_view base, std::string_view project);
 
 // A parsed request path below "{base}/pypi/files/".
 struct FileRequest {

@@ -34,7 +34,7 @@ TEST(ProxyUrlsTest, FileUrlsAreContentAddressedWhenUpstreamHasSha256) {
 
 TEST(ProxyUrlsTest, RewriteChangesOnlyUrls) {
   ProjectPage page = Numpy();
-  ProjectPage proxied = RewriteForProxy(page, "");
+  ProjectPage proxied = RewriteForProxy(page, "", "numpy");
   ASSERT_EQ(proxied.files.size(), page.files.size());
   for (size_t i = 0; i < page.files.size(); ++i) {
     DistFile f = proxied.files[i];
@@ -56,6 +56,13 @@ TEST(ProxyUrlsTest, RewriteChangesOnlyUrls) {
   EXPECT_TRUE(up->metadata);
   EXPECT_EQ(up->url, page.files[3].url + ".metadata");
   EXPECT_EQ(up->expected_sha256, Hex64('d'));  // the metadata's hash, not the wheel's
+}
+
+TEST(ProxyUrlsTest, RewriteUsesTheRequestedProjectNotTheUpstreamName) {
+  ProjectPage page = Numpy();
+  page.name = "../../admin#";  // upstream controls this field
+  ProjectPage proxied = RewriteForProxy(page, "", "numpy");
+  EXPECT_EQ(proxied.files[0].url, "/pypi/files/numpy/nohash/numpy-1.0.tar.gz");
 }
 
 TEST(ProxyUrlsTest, ParseFilePathAcceptsTheTwoShapes) {
