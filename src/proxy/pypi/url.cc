@@ -154,8 +154,28 @@ std::optional<std::string> ResolveUrl(std::string_view base, std::string_view re
 
 bool IsSafeFilename(std::string_view name) {
   if (name.empty() || name.size() > 255 || name == "." || name == "..") return false;
-  for (unsigned char c : name) {
-    if (c < 0x20 || c == 0x7F || c == '/' || c == '\\') return false;
+  for (size_t i = 0; i < name.size();) {
+    unsigned char c = static_cast<unsigned char>(name[i]);
+    if (c < 0x80) {
+      if (c < 0x20 || c == 0x7F || c == '/' || c == '\\') return false;
+      ++i;
+      continue;
+    }
+    // Well-formed UTF-8 only (a JSON answer could not carry the name otherwise).
+    size_t len = c >= 0xC2 && c <= 0xDF   ? 2
+                 : c >= 0xE0 && c <= 0xEF ? 3
+                 : c >= 0xF0 && c <= 0xF4 ? 4
+                                          : 0;
+    if (len == 0 || i + len > name.size()) return false;
+    unsigned char c1 = static_cast<unsigned char>(name[i + 1]);
+    if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 >= 0xA0) || (c == 0xF0 && c1 < 0x90) ||
+        (c == 0xF4 && c1 >= 0x90)) {
+      return false;
+    }
+    for (size_t k = 1; k < len; ++k) {
+      if ((static_cast<unsigned char>(name[i + k]) & 0xC0) != 0x80) return false;
+    }
+    i += len;
   }
   return true;
 }

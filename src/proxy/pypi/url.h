@@ -21,8 +21,8 @@ std::pair<std::string_view, std::string_view> SplitFragment(std::string_view url
 // when it is empty or not a safe file name (see IsSafeFilename).
 std::optional<std::string> FilenameOfUrl(std::string_view url);
 
-// A file name the proxy may put in a path: 1-255 bytes, no '/', '\\', control bytes or DEL,
-// not "." or "..".
+// A file name the proxy may put in a path: 1-255 bytes of well-formed UTF-8, no '/', '\\',
+// control bytes or DEL, not "." or "..".
 bool IsSafeFilename(std::string_view name);
 
 }  // namespace ferry::proxy::pypi

@@ -43,6 +43,10 @@ TEST(FilenameOfUrlTest, DecodesLastSegmentAndRefusesUnsafeNames) {
   EXPECT_TRUE(IsSafeFilename("numpy-1.26.4.tar.gz"));
   EXPECT_FALSE(IsSafeFilename("."));
   EXPECT_FALSE(IsSafeFilename(std::string(256, 'a')));
+  EXPECT_TRUE(IsSafeFilename("caf\xC3\xA9-1.0.tar.gz"));
+  EXPECT_FALSE(IsSafeFilename("bad-\xFF-1.0.tar.gz"));  // not UTF-8: JSON could not carry it
+  EXPECT_FALSE(IsSafeFilename("bad-\xC3"));
+  EXPECT_FALSE(IsSafeFilename("bad-\xED\xA0\x80"));  // a surrogate
 }
 
 }  // namespace
