@@ -123,9 +123,10 @@ Result<ProjectList> ParseIndexHtml(std::string_view html) {
 std::string RenderProjectHtml(const ProjectPage& page) {
   std::string out;
   out.reserve(512 + page.files.size() * 400);
-  AppendHeader(out, ApiVersionFor(page), "Links for " + page.name);
+  std::string name = NormalizeName(page.name);
+  AppendHeader(out, ApiVersionFor(page), "Links for " + name);
   out.append("    <h1>Links for ");
-  AppendHtmlEscaped(out, page.name);
+  AppendHtmlEscaped(out, name);
   out.append("</h1>\n");
   for (const DistFile& f : page.files) {
     out.append("    <a href=\"");

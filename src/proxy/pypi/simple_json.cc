@@ -2,6 +2,7 @@
 
 #include "base/strings.h"
 #include "proxy/pypi/json_reader.h"
+#include "proxy/pypi/names.h"
 #include "proxy/pypi/url.h"
 #include "proxy/pypi/wire_values.h"
 
@@ -226,7 +227,7 @@ std::string RenderProjectJson(const ProjectPage& page) {
   out.append("{\"meta\":{\"api-version\":");
   AppendJsonString(out, ApiVersionFor(page));
   out.append("},\"name\":");
-  AppendJsonString(out, page.name);
+  AppendJsonString(out, NormalizeName(page.name));  // PEP 691: the normalized name
   if (page.versions) {
     out.append(",\"versions\":[");
     for (size_t i = 0; i < page.versions->size(); ++i) {

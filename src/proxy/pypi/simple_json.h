@@ -23,8 +23,8 @@ Result<ProjectPage> ParseProjectJson(std::string_view json, std::string_view pag
 Result<ProjectList> ParseIndexJson(std::string_view json);
 
 // PEP 691 JSON of `page`, URLs as in the model (RewriteForProxy first for the proxy): meta
-// api-version ApiVersionFor(page), name, versions (when known), and per file filename, url,
-// hashes (possibly {}), requires-python, yanked (false, true or the reason), core-metadata
+// api-version ApiVersionFor(page), name (normalized), versions (when known), and per file filename,
+// url, hashes (possibly {}), requires-python, yanked (false, true or the reason), core-metadata
 // (false, true or the hashes), gpg-sig, size and upload-time when known. Never
 // "dist-info-metadata": PEP 714 renamed it because pip 22.3-23.1 crash on that key in JSON. Strings
 // that are not valid UTF-8 have the bad bytes replaced by U+FFFD. Also the lossless form the proxy

@@ -92,6 +92,12 @@ TEST(SimpleJsonTest, RendersPep691ShapeWithoutLegacyMetadataKey) {
   }
 }
 
+TEST(SimpleJsonTest, RendersTheNormalizedName) {
+  ProjectPage page = NumpyFromJson();
+  page.name = "NumPy";
+  EXPECT_EQ(nlohmann::json::parse(RenderProjectJson(page))["name"], "numpy");
+}
+
 TEST(SimpleJsonTest, ApiVersionIsOnePointZeroWithoutPep700Fields) {
   ProjectPage page = NumpyFromJson();
   page.files[2].size.reset();
