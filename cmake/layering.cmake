@@ -13,7 +13,8 @@
 set(FERRY_LAYER_MODULES
     base http http/testing aws
     storage storage/memory storage/local storage/remote storage/s3 storage/web storage/testing
-    backends server transfer shard mount proxy job cli apps python)
+    backends server transfer shard mount proxy job cli apps python
+    proxy/pypi)
 
 set(FERRY_LAYER_ALLOW_base "")
 set(FERRY_LAYER_ALLOW_http base)
@@ -38,6 +39,8 @@ set(FERRY_LAYER_ALLOW_mount storage base)
 # The blob cache of `ferry serve`: stores through storage/, upstreams through its Fetcher.
 set(FERRY_LAYER_ALLOW_proxy storage base)
 set(FERRY_LAYER_ALLOW_job transfer storage base)
+# PyPI's simple API as pure functions (the proxy's handlers call them): base only.
+set(FERRY_LAYER_ALLOW_proxy/pypi base)
 # Only the binaries' wiring links the composition root.
 set(FERRY_LAYER_ALLOW_cli backends job transfer shard mount server storage base)
 set(FERRY_LAYER_ALLOW_apps cli base)

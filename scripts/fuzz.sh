@@ -5,13 +5,13 @@
 # sanitizer report or timeout fails with the reproducer's path; once fixed, copy the reproducer
 # into the seed corpus so it stays a regression input.
 #   bash scripts/fuzz.sh [SECONDS] [NAME...]     names: url tar s3_xml shared_config job_spec
-#                                                request_target
+#                                                request_target pypi_simple
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-30}
 shift || true
 names=("$@")
-((${#names[@]})) || names=(url tar s3_xml shared_config job_spec request_target)
+((${#names[@]})) || names=(url tar s3_xml shared_config job_spec request_target pypi_simple)
 cmake --preset clang >/dev/null
 # `ferry` links every library but the test stores and servers: with those, the thread-safety
 # analysis sees every mutex-protected member.
