@@ -32,6 +32,9 @@ std::optional<uint64_t> ParseUint64(std::string_view s);
 // "1.5 GiB"-style rendering of a byte count.
 std::string HumanBytes(uint64_t bytes);
 
+// Appends `code_point` encoded as UTF-8; a surrogate or a value past U+10FFFF becomes U+FFFD.
+void AppendUtf8(std::string& out, uint32_t code_point);
+
 // Parses "64", "64K", "8MiB", "1G" (binary multiples). nullopt when malformed.
 std::optional<uint64_t> ParseByteSize(std::string_view s);
 

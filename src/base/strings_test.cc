@@ -33,5 +33,11 @@ TEST(StringsTest, SplitKeepsEmptyFields) {
   EXPECT_EQ(parts[1], "");
 }
 
+TEST(StringsTest, AppendUtf8EncodesAndReplacesWhatCannotBeEncoded) {
+  std::string out;
+  for (uint32_t cp : {0x41u, 0xE9u, 0x20ACu, 0x1F600u, 0xD800u, 0x110000u}) AppendUtf8(out, cp);
+  EXPECT_EQ(out, "A\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\xEF\xBF\xBD\xEF\xBF\xBD");
+}
+
 }  // namespace
 }  // namespace ferry

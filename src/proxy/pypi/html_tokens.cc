@@ -1,5 +1,7 @@
 #include "proxy/pypi/html_tokens.h"
 
+#include "base/strings.h"
+
 #include <cstring>
 
 namespace ferry::proxy::pypi {
@@ -10,25 +12,6 @@ bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsAlnum(char c) { return IsAlpha(c) || IsDigit(c); }
 char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-void AppendUtf8(std::string& out, uint32_t cp) {
-  if (cp == 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) cp = 0xFFFD;
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
 
 struct NamedEntity {
   std::string_view name;
@@ -66,7 +49,8 @@ size_t DecodeOne(std::string_view s, size_t i, std::string& out) {
       return i + 1;
     }
     if (j < s.size() && s[j] == ';') ++j;
-    AppendUtf8(out, cp > 0x10FFFF ? 0xFFFD : static_cast<uint32_t>(cp));
+    // HTML decodes &#0; as U+FFFD too.
+    AppendUtf8(out, cp == 0 || cp > 0x10FFFF ? 0xFFFD : static_cast<uint32_t>(cp));
     return j;
   }
   size_t start = j;

@@ -1,0 +1,16 @@
+"""What the `ferry run` tests share (test_run.py, test_run_signals.py)."""
+import json
+
+
+def manifest(ferry, url):
+    p = ferry.run("cat", url + "_ferry/manifest.json")
+    assert p.returncode == 0, p.stderr.decode()
+    return json.loads(p.stdout)
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
