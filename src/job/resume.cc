@@ -1,12 +1,9 @@
 #include "job/resume.h"
 
-#include <algorithm>
 #include <filesystem>
 
 #include "base/crc32c.h"
 #include "base/log.h"
-#include "base/mutex.h"
-#include "base/thread_pool.h"
 #include "transfer/copy_engine.h"
 
 namespace ferry::job {
@@ -29,21 +26,14 @@ Result<uint32_t> CrcOf(storage::Store& store, const std::string& key) {
   return crc.value();
 }
 
-// Files at a time. Each large file is already copied in parallel parts by the copy engine; four
-// files at once were no faster on RGW (1.5 GiB in 9 files: 3.34 s against 3.41 s) and tripled
-// the peak RSS (285 MiB against 93 MiB; bench/resume.py, docs/benchmarks.md).
-constexpr size_t kFilesAtOnce = 1;
-constexpr uint64_t kMemoryPerFile = (512ull << 20) / kFilesAtOnce;
-
 // Copies one file of a set and checks it against the manifest. Returns whether it was copied
 // (false: the same content was already there).
 Result<bool> StageOne(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
                       const ManifestFile& f, const std::atomic<bool>& cancel) {
   const std::string name = "'" + src.store->UrlFor(src.key) + "'";
   transfer::ProgressCounters counters;
-  transfer::CopyResult r = transfer::RunCopy(
-      src, dst, {.max_memory = kMemoryPerFile, .cancel = &cancel, .report_in_sync = true},
-      counters);
+  transfer::CopyResult r =
+      transfer::RunCopy(src, dst, {.cancel = &cancel, .report_in_sync = true}, counters);
   if (!r.status.ok()) return r.status.WithContext("resuming " + name);
   if (r.report.in_sync.size() != 1) {
     return Status(StatusCode::kInternal, "resuming " + name + ": the copy reported nothing");
@@ -100,34 +90,21 @@ Result<StagedResume> StageResume(storage::StoreRegistry& registry, const ResumeS
   FERRY_ASSIGN_OR_RETURN(auto to, registry.Open(local_dir + "/"));
   const std::string from_prefix = storage::DirectoryPrefix(from.key);
   const std::string to_prefix = storage::DirectoryPrefix(to.key);
-  Mutex mu;
+  // One file after another: each large file is already copied in parallel parts by the copy
+  // engine; four files at once were no faster on RGW (1.5 GiB in 9 files: 3.34 s against 3.41 s)
+  // and tripled the peak RSS (285 MiB against 93 MiB; bench/resume.py, docs/benchmarks.md).
   StagedResume staged;
-  Status first_error;
-  {
-    ThreadPool pool(
-        static_cast<int>(std::min(kFilesAtOnce, std::max<size_t>(1, source.files.size()))));
-    for (const auto& f : source.files) {
-      pool.Submit([&, &f = f] {
-        storage::OpenedUrl src = from, dst = to;
-        src.key = from_prefix + f.path;
-        src.url.trailing_slash = false;
-        dst.key = to_prefix + f.path;
-        dst.url.trailing_slash = false;
-        Result<bool> copied = StageOne(src, dst, f, cancel);
-        MutexLock lock(mu);
-        if (!copied.ok()) {
-          if (first_error.ok()) first_error = copied.status();
-          return;
-        }
-        ++staged.files;
-        staged.bytes += f.size;
-        (*copied ? staged.copied : staged.unchanged) += 1;
-      });
-    }
-    pool.WaitIdle();
+  for (const auto& f : source.files) {
+    storage::OpenedUrl src = from, dst = to;
+    src.key = from_prefix + f.path;
+    src.url.trailing_slash = false;
+    dst.key = to_prefix + f.path;
+    dst.url.trailing_slash = false;
+    FERRY_ASSIGN_OR_RETURN(bool copied, StageOne(src, dst, f, cancel));
+    ++staged.files;
+    staged.bytes += f.size;
+    (copied ? staged.copied : staged.unchanged) += 1;
   }
-  MutexLock lock(mu);
-  if (!first_error.ok()) return first_error;
   return staged;
 }
 
