@@ -1,14 +1,16 @@
-// ferry serve --data URL: the caching proxy / tracker server (issue 13). For now it opens the
-// data store (to validate it), serves /healthz and /metrics, and stops on SIGINT/SIGTERM.
-// Later modules add routes through a RouteRegistrar (server/router.h) in RunServe.
+// ferry serve --data URL: the caching proxy for the Hugging Face Hub (/hf) and PyPI (/pypi)
+// over one verified blob cache in the data store (docs/semantics/serve.md, cache.md, hf.md,
+// pypi.md). Each module adds its routes through a RouteRegistrar (server/router.h).
 
 #include <charconv>
+#include <filesystem>
 #include <chrono>
 #include <fstream>
 #include <thread>
 
 #include "base/strings.h"
 #include "cli/command.h"
+#include "proxy/service/proxy_context.h"
 #include "server/server.h"
 #include "storage/url.h"
 
@@ -27,7 +29,53 @@ struct ServeFlags {
   std::string token_file;
   int threads = 2;
   bool allow_remote = false;
+  std::string hf_upstream = "https://huggingface.co";
+  std::string pypi_upstream = "https://pypi.org/simple/";
+  bool offline = false;
+  std::string max_cache_size;  // "" = no cap
+  int metadata_ttl = 600;      // seconds
+  std::string spool_dir;
 };
+
+// Where in the data store the proxy keeps its blobs and documents.
+constexpr const char* kCachePrefix = "cache/";
+
+// The proxy's shared parts over the data store.
+Result<std::shared_ptr<proxy::ProxyContext>> OpenProxy(Context& ctx, const ServeFlags& flags,
+                                                       const storage::OpenedUrl& data) {
+  auto px = std::make_shared<proxy::ProxyContext>();
+  std::string prefix = data.key;
+  if (!prefix.empty() && prefix.back() != '/') prefix += '/';
+  prefix += kCachePrefix;
+  proxy::BlobCacheOptions co;
+  co.prefix = prefix;
+  FERRY_RETURN_IF_ERROR(ParseSize(ctx, flags.max_cache_size, "--max-cache-size", &co.max_bytes));
+  co.fetch.spool_dir = flags.spool_dir;
+  // Blobs being fetched are spooled on local disk; beside a local cache by default, since the
+  // temporary directory may be a small tmpfs and models are tens of GB.
+  if (co.fetch.spool_dir.empty() && data.url.scheme == storage::Scheme::kLocal) {
+    co.fetch.spool_dir = "/" + prefix + "spool";
+    std::error_code ec;
+    std::filesystem::create_directories(co.fetch.spool_dir, ec);
+    if (ec) {
+      return Status(StatusCode::kPermissionDenied,
+                    "serve: cannot create spool directory '" + co.fetch.spool_dir +
+                        "': " + ec.message());
+    }
+  }
+  FERRY_ASSIGN_OR_RETURN(auto cache, proxy::BlobCache::Create(data.store, co));
+  px->cache = std::move(cache);
+  px->docs = std::make_shared<proxy::DocCache>(data.store, prefix);
+  proxy::UpstreamOptions uo;
+  uo.client.cancel = nullptr;  // a cache fill outlives the request that started it
+  px->upstream = std::make_shared<proxy::UpstreamClient>(uo);
+  px->options.offline = flags.offline;
+  if (flags.metadata_ttl < 0) {
+    return Usage(ctx, InvalidArgument("serve: --metadata-ttl must be 0 or more seconds"));
+  }
+  px->options.metadata_ttl = std::chrono::seconds(flags.metadata_ttl);
+  return px;
+}
 
 // "HOST:PORT", "[V6]:PORT" or ":PORT" (loopback).
 Status ParseListen(Context& ctx, const std::string& text, server::ServerOptions* o) {
@@ -76,10 +124,13 @@ Status RunServe(Context& ctx, const ServeFlags& flags) {
     FERRY_RETURN_IF_ERROR(ReadTokens(ctx, flags.token_file, &options.tokens));
   }
   FERRY_ASSIGN_OR_RETURN(auto data, OpenUrl(ctx, flags.data));
-  (void)data;  // the proxy and tracker routes will use it
+  FERRY_ASSIGN_OR_RETURN(auto px, OpenProxy(ctx, flags, data));
+  options.metrics = std::make_shared<server::MetricsRegistry>();
+  proxy::AddCacheMetrics(*options.metrics, px->cache);
 
   server::Router router;
-  // Later: for (const RouteRegistrar& add : {AddHfRoutes(deps), ...}) RETURN_IF_ERROR(add(router));
+  std::vector<server::RouteRegistrar> modules = {};
+  for (const auto& add : modules) FERRY_RETURN_IF_ERROR(add(router));
   server::Server server(options, router);
   Status started = server.Start();
   if (started.code() == StatusCode::kInvalidArgument) return Usage(ctx, started);
@@ -91,6 +142,7 @@ Status RunServe(Context& ctx, const ServeFlags& flags) {
   while (!ctx.interrupted->load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   std::fprintf(stderr, "ferry serve: stopping\n");
   server.Shutdown(kShutdownGrace);
+  px->cache->SaveAccessTimes().IgnoreError();
   return Status();
 }
 
@@ -108,6 +160,20 @@ void AddServeCommand(CLI::App& app, Action& action) {
   cmd->add_option("--threads", flags->threads, "I/O threads")->capture_default_str();
   cmd->add_flag("--allow-remote", flags->allow_remote,
                 "Allow listening on an address other hosts can reach");
+  cmd->add_option("--hf-upstream", flags->hf_upstream, "The Hugging Face Hub to cache (/hf)")
+      ->capture_default_str();
+  cmd->add_option("--pypi-upstream", flags->pypi_upstream,
+                  "The PyPI simple index to cache (/pypi/simple/)")
+      ->capture_default_str();
+  cmd->add_flag("--offline", flags->offline,
+                "Serve only what is cached; never contact upstream (uncached: 504)");
+  cmd->add_option("--max-cache-size", flags->max_cache_size,
+                  "Evict least recently used blobs above this size (e.g. 500G; default: no cap)");
+  cmd->add_option("--metadata-ttl", flags->metadata_ttl,
+                  "Seconds a branch's commit, a listing or an index page is reused")
+      ->capture_default_str();
+  cmd->add_option("--spool-dir", flags->spool_dir,
+                  "Local directory for blobs being fetched (default: the temporary directory)");
   cmd->callback(
       [flags, &action] { action = [flags](Context& ctx) { return RunServe(ctx, *flags); }; });
 }

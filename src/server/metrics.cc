@@ -94,7 +94,18 @@ Gauge& MetricsRegistry::GetGauge(const std::string& name, const std::string& hel
   return g;
 }
 
-std::string MetricsRegistry::RenderPrometheus() const {
+void MetricsRegistry::AddCollector(std::function<void(MetricsRegistry&)> collect) {
+  MutexLock lock(mu_);
+  collectors_.push_back(std::move(collect));
+}
+
+std::string MetricsRegistry::RenderPrometheus() {
+  std::vector<std::function<void(MetricsRegistry&)>> collectors;
+  {
+    MutexLock lock(mu_);
+    collectors = collectors_;
+  }
+  for (const auto& collect : collectors) collect(*this);
   MutexLock lock(mu_);
   std::string out;
   for (const auto& [name, f] : families_) {

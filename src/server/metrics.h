@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -22,6 +23,12 @@ class Counter final {
  public:
   void Add(uint64_t n = 1) { value_.fetch_add(n, std::memory_order_relaxed); }
   uint64_t value() const { return value_.load(std::memory_order_relaxed); }
+  // For a collector mirroring a count kept elsewhere (AddCollector); never moves backwards.
+  void Mirror(uint64_t v) {
+    uint64_t cur = value();
+    while (v > cur && !value_.compare_exchange_weak(cur, v, std::memory_order_relaxed)) {
+    }
+  }
 
  private:
   std::atomic<uint64_t> value_{0};
@@ -48,8 +55,13 @@ class MetricsRegistry final {
   Gauge& GetGauge(const std::string& name, const std::string& help, const Labels& labels = {})
       EXCLUDES(mu_);
 
+  // Adds a function run at the start of each RenderPrometheus(), without the registry's lock,
+  // to bring metrics kept elsewhere up to date (Counter::Mirror, Gauge::Set): a module's own
+  // counters (the blob cache's) appear in /metrics without the module depending on the server.
+  void AddCollector(std::function<void(MetricsRegistry&)> collect) EXCLUDES(mu_);
+
   // Every metric, families sorted by name, series in creation order, label values escaped.
-  std::string RenderPrometheus() const EXCLUDES(mu_);
+  std::string RenderPrometheus() EXCLUDES(mu_);
 
  private:
   struct Family {
@@ -60,6 +72,7 @@ class MetricsRegistry final {
   Family& FamilyFor(const std::string& name, const std::string& help, bool is_counter,
                     const Labels& labels) REQUIRES(mu_);
   mutable Mutex mu_;
+  std::vector<std::function<void(MetricsRegistry&)>> collectors_ GUARDED_BY(mu_);
   std::map<std::string, Family> families_ GUARDED_BY(mu_);
   std::deque<Counter> counters_ GUARDED_BY(mu_);  // deque: stable addresses
   std::deque<Gauge> gauges_ GUARDED_BY(mu_);
