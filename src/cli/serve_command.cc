@@ -3,13 +3,14 @@
 // pypi.md). Each module adds its routes through a RouteRegistrar (server/router.h).
 
 #include <charconv>
-#include <filesystem>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
 #include "base/strings.h"
 #include "cli/command.h"
+#include "proxy/hf/hf_service.h"
 #include "proxy/service/proxy_context.h"
 #include "server/server.h"
 #include "storage/url.h"
@@ -58,9 +59,8 @@ Result<std::shared_ptr<proxy::ProxyContext>> OpenProxy(Context& ctx, const Serve
     std::error_code ec;
     std::filesystem::create_directories(co.fetch.spool_dir, ec);
     if (ec) {
-      return Status(StatusCode::kPermissionDenied,
-                    "serve: cannot create spool directory '" + co.fetch.spool_dir +
-                        "': " + ec.message());
+      return Status(StatusCode::kPermissionDenied, "serve: cannot create spool directory '" +
+                                                       co.fetch.spool_dir + "': " + ec.message());
     }
   }
   FERRY_ASSIGN_OR_RETURN(auto cache, proxy::BlobCache::Create(data.store, co));
@@ -129,7 +129,10 @@ Status RunServe(Context& ctx, const ServeFlags& flags) {
   proxy::AddCacheMetrics(*options.metrics, px->cache);
 
   server::Router router;
-  std::vector<server::RouteRegistrar> modules = {};
+  // The registrars own their modules' state; `modules` lives until the server has stopped.
+  std::vector<server::RouteRegistrar> modules = {
+      proxy::hf::HfRoutes(std::make_shared<proxy::hf::HfService>(*px, flags.hf_upstream)),
+  };
   for (const auto& add : modules) FERRY_RETURN_IF_ERROR(add(router));
   server::Server server(options, router);
   Status started = server.Start();

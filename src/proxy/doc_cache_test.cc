@@ -10,7 +10,8 @@ namespace {
 TEST(DocCacheTest, PutThenGetAcrossInstancesSharingAStore) {
   auto store = storage::MakeMemoryStore();
   DocCache a(store, "cache/");
-  Doc doc{.body = std::string("binary\0body\n", 12), .fields = {{"commit", "abc"}}, .fetched_ms = 42};
+  Doc doc{
+      .body = std::string("binary\0body\n", 12), .fields = {{"commit", "abc"}}, .fetched_ms = 42};
   ASSERT_TRUE(a.Put("hf-ref", "models/org/x@main", doc).ok());
   DocCache b(store, "cache/");  // a restart: nothing in memory
   auto got = b.Get("hf-ref", "models/org/x@main");

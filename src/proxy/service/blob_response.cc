@@ -62,8 +62,8 @@ server::Response ServeBlob(BlobCache& cache, const Digest& digest, uint64_t size
     if (length == 0 && request.method != "HEAD") {
       // An empty blob: still verify it (the digest of nothing) so the cache holds it.
       auto reader = cache.Open(digest, size, std::move(fetcher), wanted);
-      if (!reader.ok()) return server::ErrorResponse(UpstreamStatusFor(reader.status()),
-                                                     reader.status().message());
+      if (!reader.ok())
+        return server::ErrorResponse(UpstreamStatusFor(reader.status()), reader.status().message());
       r.stream = BlobBody(std::move(*reader));
     }
     return r;

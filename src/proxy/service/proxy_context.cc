@@ -35,8 +35,7 @@ void AddCacheMetrics(server::MetricsRegistry& registry, std::shared_ptr<BlobCach
     counter("ferry_cache_published_total", "Blobs verified and published", m.published);
     counter("ferry_cache_fetch_failures_total", "Fills that failed (nothing published)",
             m.fetch_failures);
-    counter("ferry_cache_evictions_total", "Blobs deleted to stay under the size cap",
-            m.evictions);
+    counter("ferry_cache_evictions_total", "Blobs deleted to stay under the size cap", m.evictions);
     r.GetGauge("ferry_cache_inflight_fetches", "Upstream fills running now")
         .Set(static_cast<int64_t>(m.inflight));
     r.GetGauge("ferry_cache_bytes", "Bytes of published blobs in the cache")

@@ -143,10 +143,9 @@ Result<http::Response> UpstreamClient::Send(const UpstreamRequest& request,
                     ErrorDetail{.http_status = static_cast<int>(resp->status)});
     }
     if (hop + 1 > options_.max_redirects) {
-      return Status(StatusCode::kUnavailable, method + " '" + http::DisplayUrl(request.url) +
-                                                  "': more than " +
-                                                  std::to_string(options_.max_redirects) +
-                                                  " redirects");
+      return Status(StatusCode::kUnavailable,
+                    method + " '" + http::DisplayUrl(request.url) + "': more than " +
+                        std::to_string(options_.max_redirects) + " redirects");
     }
     if (OriginOf(*next) != OriginOf(url)) RemoveHeader(headers, "authorization");
     // 303 turns any method into GET; 301/302 turn POST into GET (what clients do).

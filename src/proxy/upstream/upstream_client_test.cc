@@ -33,9 +33,9 @@ TEST(OriginOfTest, MakesDefaultPortsExplicit) {
 }
 
 TEST(UpstreamErrorTest, KeepsTheHubErrorCodeAndNeverTheQuery) {
-  http::Response r{.status = 404,
-                   .headers = {{"x-error-code", "EntryNotFound"},
-                               {"x-error-message", "no such file"}}};
+  http::Response r{
+      .status = 404,
+      .headers = {{"x-error-code", "EntryNotFound"}, {"x-error-message", "no such file"}}};
   Status s = UpstreamError("HEAD", "http://hub/f?token=secret", r);
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
   EXPECT_EQ(s.detail().remote_code, "EntryNotFound");

@@ -1,0 +1,54 @@
+#include "proxy/hf/hf_access.h"
+
+#include "base/hash.h"
+
+namespace ferry::proxy::hf {
+
+namespace {
+constexpr std::string_view kNamespace = "hf-repo";
+}
+
+bool AccessTable::IsPublic(std::string_view repo_key) {
+  {
+    MutexLock lock(mu_);
+    if (auto it = public_.find(repo_key); it != public_.end()) return it->second;
+  }
+  auto doc = docs_.Get(kNamespace, repo_key);
+  bool pub = doc && doc->fields.contains("public") && doc->fields.at("public") == "1";
+  if (pub) {
+    MutexLock lock(mu_);
+    public_[std::string(repo_key)] = true;
+  }
+  return pub;
+}
+
+bool AccessTable::MayServeFromCache(std::string_view repo_key, std::string_view authorization,
+                                    int64_t now_ms) {
+  if (IsPublic(repo_key)) return true;
+  if (authorization.empty()) return false;
+  MutexLock lock(mu_);
+  auto it = accepted_.find({Sha256Hex(authorization), std::string(repo_key)});
+  return it != accepted_.end() &&
+         now_ms - it->second < std::chrono::duration_cast<std::chrono::milliseconds>(ttl_).count();
+}
+
+void AccessTable::RecordSuccess(std::string_view repo_key, std::string_view authorization,
+                                int64_t now_ms) {
+  if (authorization.empty()) {
+    {
+      MutexLock lock(mu_);
+      auto [it, added] = public_.insert_or_assign(std::string(repo_key), true);
+      (void)it;
+      if (!added) return;  // already known
+    }
+    docs_
+        .Put(kNamespace, repo_key,
+             Doc{.body = "", .fields = {{"public", "1"}}, .fetched_ms = now_ms})
+        .IgnoreError();
+    return;
+  }
+  MutexLock lock(mu_);
+  accepted_[{Sha256Hex(authorization), std::string(repo_key)}] = now_ms;
+}
+
+}  // namespace ferry::proxy::hf

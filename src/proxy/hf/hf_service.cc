@@ -1,0 +1,32 @@
+#include "proxy/hf/hf_service.h"
+
+namespace ferry::proxy::hf {
+
+HfService::HfService(ProxyContext& p, std::string up)
+    : px(p), upstream(std::move(up)), access(*p.docs, p.options.metadata_ttl) {
+  while (!upstream.empty() && upstream.back() == '/') upstream.pop_back();
+}
+
+server::Response HubError(int status, std::string_view code, std::string_view message) {
+  server::Response r = server::ErrorResponse(status, message);
+  if (!code.empty()) r.headers.Set("X-Error-Code", std::string(code));
+  std::string one_line(message.substr(0, 500));
+  for (char& c : one_line) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  r.headers.Set("X-Error-Message", one_line);
+  return r;
+}
+
+server::RouteRegistrar HfRoutes(std::shared_ptr<HfService> hf) {
+  return [hf](server::Router& router) -> Status {
+    HfService& s = *hf;
+    // The API first: "/hf/api/..." would also match the resolve catch-all.
+    Status st = router.Add("GET", "/hf/api/{rest...}", &HandleApiGet, s);
+    if (st.ok()) st = router.Add("POST", "/hf/api/{rest...}", &HandleApiPost, s);
+    if (st.ok()) st = router.Add("GET", "/hf/{rest...}", &HandleResolve, s);
+    return st;
+  };
+}
+
+}  // namespace ferry::proxy::hf
