@@ -36,6 +36,7 @@ struct ServeFlags {
   std::string max_cache_size;  // "" = no cap
   int metadata_ttl = 600;      // seconds
   std::string spool_dir;
+  int stall_timeout = 30;  // seconds
 };
 
 // Where in the data store the proxy keeps its blobs and documents.
@@ -52,6 +53,10 @@ Result<std::shared_ptr<proxy::ProxyContext>> OpenProxy(Context& ctx, const Serve
   co.prefix = prefix;
   FERRY_RETURN_IF_ERROR(ParseSize(ctx, flags.max_cache_size, "--max-cache-size", &co.max_bytes));
   co.fetch.spool_dir = flags.spool_dir;
+  if (flags.stall_timeout < 1 || flags.stall_timeout > 3600) {
+    return Usage(ctx, InvalidArgument("serve: --stall-timeout must be 1 to 3600 seconds"));
+  }
+  co.fetch.stall_timeout = std::chrono::seconds(flags.stall_timeout);
   // Blobs being fetched are spooled on local disk; beside a local cache by default, since the
   // temporary directory may be a small tmpfs and models are tens of GB.
   if (co.fetch.spool_dir.empty() && data.url.scheme == storage::Scheme::kLocal) {
@@ -68,6 +73,7 @@ Result<std::shared_ptr<proxy::ProxyContext>> OpenProxy(Context& ctx, const Serve
   px->docs = std::make_shared<proxy::DocCache>(data.store, prefix);
   proxy::UpstreamOptions uo;
   uo.client.cancel = nullptr;  // a cache fill outlives the request that started it
+  uo.client.low_speed_time = std::chrono::seconds(flags.stall_timeout);
   px->upstream = std::make_shared<proxy::UpstreamClient>(uo);
   px->options.offline = flags.offline;
   if (flags.metadata_ttl < 0) {
@@ -174,6 +180,9 @@ void AddServeCommand(CLI::App& app, Action& action) {
                   "Evict least recently used blobs above this size (e.g. 500G; default: no cap)");
   cmd->add_option("--metadata-ttl", flags->metadata_ttl,
                   "Seconds a branch's commit, a listing or an index page is reused")
+      ->capture_default_str();
+  cmd->add_option("--stall-timeout", flags->stall_timeout,
+                  "Seconds without upstream progress before a fetch fails (then retried)")
       ->capture_default_str();
   cmd->add_option("--spool-dir", flags->spool_dir,
                   "Local directory for blobs being fetched (default: the temporary directory)");

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "base/errno_status.h"
+#include "base/log.h"
 
 namespace ferry::proxy {
 
@@ -261,8 +262,18 @@ Status InflightBlob::RunFetch() {
       return st.WithContext(what + " (gave up after " + std::to_string(failures) +
                             " attempts without progress)");
     }
+    // Backoff: retry_delay doubled per failure without progress, at most 5 s, or what a
+    // throttling upstream asked for (Retry-After); said in the log at once.
+    auto delay = std::min<std::chrono::milliseconds>(options_.retry_delay * (1 << (failures - 1)),
+                                                     std::chrono::seconds(5));
+    if (st.detail().retry_after.count() > 0) {
+      delay =
+          std::min<std::chrono::milliseconds>(st.detail().retry_after, std::chrono::seconds(30));
+    }
+    Log(LogLevel::kWarn, "cache: {}: {}; retrying from byte {} in {} ms (attempt {} of {})", what,
+        st.message(), fetched(), delay.count(), failures + 1, options_.max_attempts);
     MutexLock lock(mu_);
-    cv_.WaitFor(lock, options_.retry_delay, [&]() REQUIRES(mu_) { return !status_.ok(); });
+    cv_.WaitFor(lock, delay, [&]() REQUIRES(mu_) { return !status_.ok(); });
     if (!status_.ok()) return status_;
   }
   if (cancelled_) return Status(StatusCode::kCancelled, what + ": cancelled");

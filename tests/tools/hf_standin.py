@@ -7,7 +7,7 @@ with real clients (docs/semantics/hf.md lists the behaviour it reproduces).
 
 Two HTTP servers on 127.0.0.1: the Hub (resolve, API) and a CDN that serves LFS blobs only at
 signed, expiring URLs. Every request is logged as one JSON line: {"server", "method", "path",
-"range", "auth"} so tests can assert that a warm run makes no upstream requests and that clients
+"range", "auth", "ua"} so tests can assert that a warm run makes no upstream requests and that clients
 never reach the CDN.
 
 Fixture repos (contents are deterministic; commit ids, git-blob sha1s and sha256s are real):
@@ -49,7 +49,10 @@ def make_repos(lfs_size):
     rnd = random.Random(13)
 
     def blob(n):
-        return rnd.randbytes(n)
+        if n <= 64 << 20:
+            return rnd.randbytes(n)
+        # randbytes() cannot make more than 256 MiB at once; big files are built in 16 MiB parts.
+        return b"".join(rnd.randbytes(min(16 << 20, n - i)) for i in range(0, n, 16 << 20))
 
     def commit(files, parent=""):
         h = hashlib.sha1(parent.encode())
@@ -124,7 +127,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def record(self):
         STATE.log(server=self.server_name, method=self.command, path=self.path,
-                  range=self.headers.get("Range"), auth=bool(self.headers.get("Authorization")))
+                  range=self.headers.get("Range"), auth=bool(self.headers.get("Authorization")),
+                  ua=self.headers.get("User-Agent", ""))
 
     def send(self, code, body=b"", headers=None, head=False):
         self.send_response(code)
@@ -382,6 +386,9 @@ def main():
     cdn = ThreadingHTTPServer(("127.0.0.1", 0), CdnHandler)
     hub = ThreadingHTTPServer(("127.0.0.1", 0), HubHandler)
     cdn.daemon_threads = hub.daemon_threads = True
+    # A listen backlog of 5 (the default) drops the SYNs of 16 clients arriving at once.
+    for server in (cdn, hub):
+        server.socket.listen(128)
     STATE.cdn_port, STATE.hub_port = cdn.server_address[1], hub.server_address[1]
     for server in (cdn, hub):
         threading.Thread(target=server.serve_forever, daemon=True).start()
