@@ -3,7 +3,7 @@
 with real clients (docs/semantics/hf.md lists the behaviour it reproduces).
 
   tests/tools/hf_standin.py --port-file HUB_PORT --cdn-port-file CDN_PORT [--log LOG.jsonl]
-                            [--lfs-size BYTES] [--lifetime SECONDS]
+                            [--lfs-size BYTES] [--lifetime SECONDS] [--direct-lfs] [--host ADDR]
 
 Two HTTP servers on 127.0.0.1: the Hub (resolve, API) and a CDN that serves LFS blobs only at
 signed, expiring URLs. Every request is logged as one JSON line: {"server", "method", "path",
@@ -23,6 +23,11 @@ Behaviour: HEAD/GET {type}/{repo}/resolve/{rev}/{path}: small files answer 307 (
 X-Repo-Commit always; errors carry X-Error-Code (RepoNotFound 401, RevisionNotFound 404,
 EntryNotFound 404, GatedRepo 401). API: /api/{models,datasets}/{repo}[/revision/{rev}],
 /api/.../tree/{rev}[/{path}] (2 entries per page, Link rel="next"), POST /api/.../paths-info/{rev}.
+--direct-lfs (for caches that cannot follow a redirect, e.g. nginx proxy_cache in
+bench/serve_cache.py): the Hub answers LFS resolve HEAD/GET itself with 200/206 and the bytes (same
+X-Repo-Commit, X-Linked-Etag, X-Linked-Size, ETag, Accept-Ranges; no Location, no Xet headers)
+instead of 302 to the CDN. --host ADDR: listen on ADDR instead of 127.0.0.1 (e.g. inside a network
+namespace) and use it in the CDN and Link URLs. Without these options nothing changes.
 Faults (POST /__control with JSON {"cdn": "truncate|corrupt|503|stall", "times": N}) apply to
 the next N CDN GETs.
 """
@@ -95,6 +100,8 @@ class State:
                         self.blobs[hashlib.sha256(data).hexdigest()] = data
         self.log_path = log_path
         self.hub_port = self.cdn_port = 0
+        self.host = "127.0.0.1"
+        self.direct_lfs = False
 
     def log(self, **entry):
         if self.log_path:
@@ -251,16 +258,20 @@ class HubHandler(Handler):
             loc = f"/api/resolve-cache/{repo}/{commit}/{urllib.parse.quote(path)}"
             return self.send(307, b"", dict(headers, Location=loc), head)
         sha = hashlib.sha256(data).hexdigest()
+        if STATE.direct_lfs:
+            headers.update({"X-Linked-Etag": f'"{sha}"', "X-Linked-Size": str(len(data)),
+                            "ETag": f'"{sha}"', "Content-Type": "application/octet-stream"})
+            return self.send_bytes(data, headers, head)
         expires = int(time.time()) + 60
         sig = hmac.new(SECRET, f"{sha}:{expires}".encode(), "sha256").hexdigest()
         headers.update({"X-Linked-Etag": f'"{sha}"', "X-Linked-Size": str(len(data)),
                         "ETag": f'"{sha}"',
-                        "Location": f"http://127.0.0.1:{STATE.cdn_port}/repos/{sha[:2]}/{sha}"
+                        "Location": f"http://{STATE.host}:{STATE.cdn_port}/repos/{sha[:2]}/{sha}"
                                     f"?Expires={expires}&Signature={sig}"})
         if path.startswith("xet"):
             headers.update({"X-Xet-Hash": hashlib.sha256(b"xet" + data).hexdigest(),
                             "X-Xet-Refresh-Route": f"/api/{repo}/xet-read-token/{commit}",
-                            "Link": f'<http://127.0.0.1:{STATE.hub_port}/api/{repo}/xet-read-token/'
+                            "Link": f'<http://{STATE.host}:{STATE.hub_port}/api/{repo}/xet-read-token/'
                                     f'{commit}>; rel="xet-auth"'})
         return self.send(302, b"", headers, head)
 
@@ -321,7 +332,7 @@ class HubHandler(Handler):
         if cursor + 2 < len(entries):
             q = dict((k, v[0]) for k, v in query.items())
             q["cursor"] = str(cursor + 2)
-            headers["Link"] = (f'<http://127.0.0.1:{STATE.hub_port}{url.path}?'
+            headers["Link"] = (f'<http://{STATE.host}:{STATE.hub_port}{url.path}?'
                                f'{urllib.parse.urlencode(q)}>; rel="next"')
         return self.send(200, json.dumps(page).encode(), headers, head)
 
@@ -381,10 +392,14 @@ def main():
     ap.add_argument("--log")
     ap.add_argument("--lfs-size", type=int, default=3 << 20)
     ap.add_argument("--lifetime", type=float, default=600)
+    ap.add_argument("--direct-lfs", action="store_true",
+                    help="the Hub answers LFS resolve with 200 and the bytes, not 302 to the CDN")
+    ap.add_argument("--host", default="127.0.0.1", help="address to listen on and put in URLs")
     a = ap.parse_args()
     STATE = State(a.lfs_size, a.log)
-    cdn = ThreadingHTTPServer(("127.0.0.1", 0), CdnHandler)
-    hub = ThreadingHTTPServer(("127.0.0.1", 0), HubHandler)
+    STATE.host, STATE.direct_lfs = a.host, a.direct_lfs
+    cdn = ThreadingHTTPServer((a.host, 0), CdnHandler)
+    hub = ThreadingHTTPServer((a.host, 0), HubHandler)
     cdn.daemon_threads = hub.daemon_threads = True
     # A listen backlog of 5 (the default) drops the SYNs of 16 clients arriving at once.
     for server in (cdn, hub):
