@@ -14,7 +14,7 @@ set(FERRY_LAYER_MODULES
     base http http/testing aws
     storage storage/memory storage/local storage/remote storage/s3 storage/web storage/testing
     backends server transfer shard mount proxy job cli apps python
-    proxy/pypi proxy/upstream proxy/service proxy/hf proxy/pypi_routes)
+    proxy/pypi proxy/upstream proxy/service proxy/hf proxy/pypi_routes proxy/prewarm)
 
 set(FERRY_LAYER_ALLOW_base "")
 set(FERRY_LAYER_ALLOW_http base)
@@ -47,11 +47,14 @@ set(FERRY_LAYER_ALLOW_proxy/upstream proxy proxy/pypi storage http base)
 set(FERRY_LAYER_ALLOW_proxy/service proxy proxy/upstream server storage http base)
 # The handlers: Hugging Face Hub at /hf, PyPI at /pypi.
 set(FERRY_LAYER_ALLOW_proxy/hf proxy/service proxy/upstream proxy server storage http base)
+# A client of a running server (ferry serve prewarm): HTTP and the PyPI page parser.
+set(FERRY_LAYER_ALLOW_proxy/prewarm proxy/pypi http base)
 set(FERRY_LAYER_ALLOW_proxy/pypi_routes
     proxy/service proxy/upstream proxy/pypi proxy server storage http base)
 # Only the binaries' wiring links the composition root.
 set(FERRY_LAYER_ALLOW_cli
     backends job transfer shard mount proxy proxy/service proxy/upstream proxy/hf proxy/pypi_routes
+    proxy/prewarm
     server storage http base)
 set(FERRY_LAYER_ALLOW_apps cli base)
 set(FERRY_LAYER_ALLOW_python backends shard storage base)

@@ -58,6 +58,8 @@ void AddDoctorCommand(CLI::App& app, Action& action);
 void AddShardCommand(CLI::App& app, Action& action);
 // `ferry serve`: the HTTP server (runs until SIGINT/SIGTERM).
 void AddServeCommand(CLI::App& app, Action& action);
+// `ferry serve prewarm`, a subcommand of serve; returns it.
+CLI::App* AddPrewarmCommand(CLI::App& serve, Action& action);
 // `ferry mount` exits with the FUSE session's status (*exit_code); also adds `ferry umount`.
 void AddMountCommands(CLI::App& app, Action& action, int* exit_code);
 // `ferry run` exits with its command's status, which it stores in *exit_code.

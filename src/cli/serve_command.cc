@@ -119,6 +119,9 @@ Status ReadTokens(Context& ctx, const std::string& path, std::vector<std::string
 }
 
 Status RunServe(Context& ctx, const ServeFlags& flags) {
+  if (flags.data.empty()) {
+    return Usage(ctx, InvalidArgument("serve: --data is required (a directory or URL)"));
+  }
   server::ServerOptions options;
   FERRY_RETURN_IF_ERROR(ParseListen(ctx, flags.listen, &options));
   if (flags.threads < 1 || flags.threads > 256) {
@@ -160,8 +163,7 @@ Status RunServe(Context& ctx, const ServeFlags& flags) {
 void AddServeCommand(CLI::App& app, Action& action) {
   auto flags = std::make_shared<ServeFlags>();
   auto* cmd = app.add_subcommand("serve", "Serve HTTP: a caching proxy (Hugging Face, PyPI)");
-  cmd->add_option("--data", flags->data, "Where the server keeps its data (a directory or URL)")
-      ->required();
+  cmd->add_option("--data", flags->data, "Where the server keeps its data (a directory or URL)");
   cmd->add_option("--listen", flags->listen, "HOST:PORT to listen on (port 0: any free port)")
       ->capture_default_str();
   cmd->add_option("--token-file", flags->token_file,
@@ -186,8 +188,11 @@ void AddServeCommand(CLI::App& app, Action& action) {
       ->capture_default_str();
   cmd->add_option("--spool-dir", flags->spool_dir,
                   "Local directory for blobs being fetched (default: the temporary directory)");
-  cmd->callback(
-      [flags, &action] { action = [flags](Context& ctx) { return RunServe(ctx, *flags); }; });
+  CLI::App* prewarm = AddPrewarmCommand(*cmd, action);
+  cmd->callback([cmd, prewarm, flags, &action] {
+    if (cmd->got_subcommand(prewarm)) return;  // `ferry serve prewarm` set its own action
+    action = [flags](Context& ctx) { return RunServe(ctx, *flags); };
+  });
 }
 
 }  // namespace ferry::cli

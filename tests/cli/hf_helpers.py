@@ -58,10 +58,11 @@ class Hub:
 class Proxy:
     """`ferry serve` with /hf in front of a hub; stderr goes to a file."""
 
-    def __init__(self, ferry_bin, data, hub_url, *extra):
-        self.data = pathlib.Path(data)
-        self.err = self.data.with_name(self.data.name + ".serve.log")
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/root")}
+    def __init__(self, ferry_bin, data, hub_url, *extra, env=None, log=None):
+        self.data = data if str(data).startswith("s3://") else pathlib.Path(data)
+        self.err = pathlib.Path(log) if log else self.data.with_name(self.data.name + ".serve.log")
+        env = env or {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                      "HOME": os.environ.get("HOME", "/root")}
         self.proc = subprocess.Popen(
             [ferry_bin, "serve", "--data", self.data, "--listen", "127.0.0.1:0",
              "--hf-upstream", hub_url, *map(str, extra)],

@@ -1,0 +1,111 @@
+"""ferry serve /hf when things go wrong or scale out (docs/semantics/cache.md): kill -9 in the
+middle of a fill (restart resumes from the spool, never serves half a blob), two servers sharing
+one S3 bucket (RGW) as their cache, and `ferry serve prewarm` filling the cache ahead of clients.
+"""
+import hashlib
+import json
+import pathlib
+import signal
+import subprocess
+import time
+
+import pytest
+from conftest import base_env
+
+from hf_helpers import NPM, Hub, Proxy, blobs, npm_client
+
+pytestmark = pytest.mark.skipif(not (NPM / "node_modules/@huggingface/hub").exists(),
+                                reason="npm clients missing: scripts/install-deps.sh installs them")
+MODEL = "/hf/org/tiny-model/resolve/main/model.safetensors"
+
+
+@pytest.fixture
+def hub(tmp_path):
+    h = Hub(tmp_path / "hub")
+    yield h
+    h.stop()
+
+
+def sha_of(proxy, path):
+    _, h, _ = proxy.request(path, "HEAD")
+    return h["X-Linked-Etag"].strip('"'), int(h["X-Linked-Size"])
+
+
+def test_kill_9_mid_fill_then_restart_resumes_and_never_serves_half(ferry_bin, hub, tmp_path):
+    data = tmp_path / "data"
+    proxy = Proxy(ferry_bin, data, hub.url)
+    sha, size = sha_of(proxy, MODEL)
+    hub.fault("stall", 1)  # the CDN sends half the file, then nothing
+    client = subprocess.Popen(["curl", "-sS", "-o", tmp_path / "partial", proxy.url + MODEL],
+                              stderr=subprocess.DEVNULL)
+    spool = data / "cache/spool"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        parts = [p for p in spool.iterdir() if p.stat().st_size >= size // 2] if spool.exists() else []
+        if parts:
+            break
+        time.sleep(0.05)
+    assert parts, "the fill never reached half the file"
+    proxy.proc.send_signal(signal.SIGKILL)
+    proxy.proc.wait()
+    client.wait(timeout=30)
+    assert (tmp_path / "partial").stat().st_size < size, "a client got a whole file from half a fill"
+    assert sha not in blobs(data)
+    again = Proxy(ferry_bin, data, hub.url)
+    try:
+        status, _, body = again.request(MODEL)
+        assert status == 200 and hashlib.sha256(body).hexdigest() == sha
+        cdn = [e for e in hub.log() if e["server"] == "cdn" and e["method"] == "GET"]
+        assert cdn[-1]["range"] == f"bytes={size // 2}-{size - 1}" or cdn[-1]["range"] == f"bytes={size // 2}-", cdn[-1]
+        assert blobs(data)[sha] == size
+    finally:
+        again.stop()
+
+
+def test_two_servers_share_one_s3_bucket_as_their_cache(ferry_bin, rgw, hub, tmp_path, prefix):
+    env = base_env(rgw)
+    a = Proxy(ferry_bin, prefix + "nas", hub.url, env=env, log=tmp_path / "a.log")
+    b = Proxy(ferry_bin, prefix + "nas", hub.url, env=env, log=tmp_path / "b.log")
+    try:
+        sha, _ = sha_of(a, MODEL)
+        # Both cold at once: each fills and publishes the same content address; neither breaks.
+        import concurrent.futures
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            bodies = list(pool.map(lambda p: p.request(MODEL)[2], [a, b, a, b]))
+        assert {hashlib.sha256(x).hexdigest() for x in bodies} == {sha}
+        before = len(hub.log())
+        for p in (a, b):  # both now hit the shared blob
+            assert hashlib.sha256(p.request(MODEL)[2]).hexdigest() == sha
+        assert [e for e in hub.log()[before:] if e["server"] == "cdn"] == []
+        c = Proxy(ferry_bin, prefix + "nas", hub.url, "--offline", env=env, log=tmp_path / "c.log")
+        try:  # a third server, offline, finds everything in the bucket
+            assert hashlib.sha256(c.request(MODEL)[2]).hexdigest() == sha
+        finally:
+            c.stop()
+    finally:
+        a.stop()
+        b.stop()
+
+
+def test_prewarm_fills_the_cache_before_clients_come(ferry_bin, hub, tmp_path):
+    proxy = Proxy(ferry_bin, tmp_path / "data", hub.url)
+    try:
+        env = {"PATH": "/usr/bin:/bin", "HF_TOKEN": "hf_granted"}
+        p = subprocess.run([ferry_bin, "serve", "prewarm", "--server", proxy.url, "--hf",
+                            "org/tiny-model", "--hf", "datasets/org/tiny-dataset@main",
+                            "--hf", "org/gated-model"], env=env, capture_output=True, text=True,
+                           timeout=120)
+        assert p.returncode == 0, p.stderr
+        assert "prewarmed 10 files" in p.stdout and "hf_granted" not in p.stderr + p.stdout
+        logged = len(hub.log())
+        before = [e for e in hub.log() if e["server"] == "cdn"]
+        snap = npm_client("snapshot", proxy.hf, "org/tiny-model", "main", tmp_path / "c")
+        assert snap.returncode == 0, snap.stderr
+        after = hub.log()
+        assert [e for e in after if e["server"] == "cdn"] == before, "a prewarmed file was fetched again"
+        assert not [e for e in after[logged:] if "/resolve/" in e["path"]]
+        bad = subprocess.run([ferry_bin, "serve", "prewarm", "--server", proxy.url, "--hf",
+                              "org/no-such-repo"], env=env, capture_output=True, text=True, timeout=60)
+        assert bad.returncode == 1 and "org/no-such-repo" in bad.stderr
+    finally:
+        proxy.stop()
