@@ -10,6 +10,7 @@
 
 #include "base/strings.h"
 #include "cli/command.h"
+#include "proxy/pypi_routes/pypi_routes.h"
 #include "proxy/service/proxy_context.h"
 #include "server/server.h"
 #include "storage/url.h"
@@ -129,7 +130,9 @@ Status RunServe(Context& ctx, const ServeFlags& flags) {
   proxy::AddCacheMetrics(*options.metrics, px->cache);
 
   server::Router router;
-  std::vector<server::RouteRegistrar> modules = {};
+  std::vector<server::RouteRegistrar> modules = {
+      proxy::PypiRoutes(*px, flags.pypi_upstream, options.metrics.get()),
+  };
   for (const auto& add : modules) FERRY_RETURN_IF_ERROR(add(router));
   server::Server server(options, router);
   Status started = server.Start();
