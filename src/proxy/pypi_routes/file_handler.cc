@@ -7,7 +7,11 @@
 //     cache. The size comes from the cache when the blob is there (so a warm or offline request
 //     asks upstream nothing), else PEP 700's size on the page, else one HEAD upstream whose
 //     Content-Length is remembered in the DocCache;
+//     An uncached file's first 64 KiB are read before answering (Probe), so an upstream
+//     failure at the start is a 502/504, not an aborted 200;
 //  4. files without a sha256: streamed from upstream, not cached (StreamFromUpstream).
+
+#include <algorithm>
 
 #include "base/log.h"
 #include "base/strings.h"
@@ -21,6 +25,53 @@
 namespace ferry::proxy::pypi {
 
 namespace {
+
+// Bytes of an uncached file read before the answer's status is sent: an upstream that is down
+// or sends other bytes than the page's sha256 then gets the client a 502/504 instead of an
+// aborted 200. 64 KiB covers whole .metadata files and small wheels (verified before the first
+// byte leaves) and costs a big file only the time to its first 64 KiB.
+constexpr size_t kProbeBytes = 64u << 10;
+
+// The bytes already read, then the rest of the source.
+class PrefixedBody final : public server::BodySource {
+ public:
+  PrefixedBody(std::string prefix, std::unique_ptr<server::BodySource> rest)
+      : prefix_(std::move(prefix)), rest_(std::move(rest)) {}
+  Result<size_t> Read(char* buf, size_t n) override {
+    if (offset_ < prefix_.size()) {
+      size_t k = std::min(n, prefix_.size() - offset_);
+      std::copy_n(prefix_.data() + offset_, k, buf);
+      offset_ += k;
+      return k;
+    }
+    return rest_->Read(buf, n);
+  }
+  void Cancel() override { rest_->Cancel(); }
+
+ private:
+  std::string prefix_;
+  size_t offset_ = 0;
+  std::unique_ptr<server::BodySource> rest_;
+};
+
+// Reads up to kProbeBytes of `r`'s body; an error there becomes the answer.
+server::Response Probe(server::Response r) {
+  if (!r.stream || (r.status != 200 && r.status != 206)) return r;
+  std::string prefix(kProbeBytes, '\0');
+  size_t got = 0;
+  while (got < prefix.size()) {
+    auto n = r.stream->Read(prefix.data() + got, prefix.size() - got);
+    if (!n.ok()) {
+      Log(LogLevel::kWarn, "pypi: {}", n.status().message());
+      return server::ErrorResponse(UpstreamStatusFor(n.status()), n.status().message());
+    }
+    if (*n == 0) break;
+    got += *n;
+  }
+  prefix.resize(got);
+  r.stream = std::make_unique<PrefixedBody>(std::move(prefix), std::move(r.stream));
+  return r;
+}
 
 // A stored page younger than this is not fetched again for a file it does not list: a client
 // asking for files that do not exist must not turn each request into an upstream fetch.
@@ -54,6 +105,7 @@ server::Response ServeVerified(PypiDeps& deps, const UpstreamFile& up,
   ProxyContext& px = *deps.px;
   std::optional<uint64_t> size;
   if (auto cached = px.cache->blobs().Stat(*digest); cached.ok()) size = *cached;
+  const bool was_cached = size.has_value();
   if (!size && px.options.offline) {
     return server::ErrorResponse(504, "offline (--offline): '" + up.file->filename +
                                           (up.metadata ? ".metadata" : "") + "' is not cached");
@@ -72,7 +124,9 @@ server::Response ServeVerified(PypiDeps& deps, const UpstreamFile& up,
   headers.Set("ETag", "\"" + digest->hex + "\"");
   headers.Set("Cache-Control", "max-age=31536000, immutable");
   auto fetcher = std::make_shared<HttpFetcher>(px.upstream, up.url);
-  return ServeBlob(*px.cache, *digest, *size, std::move(fetcher), request, std::move(headers));
+  server::Response r =
+      ServeBlob(*px.cache, *digest, *size, std::move(fetcher), request, std::move(headers));
+  return was_cached || request.method == "HEAD" ? std::move(r) : Probe(std::move(r));
 }
 
 }  // namespace

@@ -17,7 +17,7 @@ using http::testing::LocalHttpServer;
 using http::testing::ServerRequest;
 using http::testing::ServerResponse;
 
-const std::string kWheel = std::string(5000, 'w') + "wheel-bytes";
+const std::string kWheel = std::string(200000, 'w') + "wheel-bytes";  // > kProbeBytes
 const std::string kMetadata = "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n\n";
 const std::string kOther = "a file listed without a hash";
 
@@ -197,18 +197,33 @@ TEST_F(PypiRoutesTest, UncachedFileWithUpstreamDownIs502Not404) {
   index_.down = true;
   auto r = Get(WheelPath() + ".metadata");  // needs a HEAD for its size
   EXPECT_EQ(r.status, 502);
-  r = Get(WheelPath());  // size known from the page: the body fails
-  EXPECT_TRUE(r.status == 502 || Body(r).starts_with("<error")) << r.status;
+  r = Get(WheelPath());  // size known from the page: the first bytes fail
+  EXPECT_EQ(r.status, 502);
 }
 
 TEST_F(PypiRoutesTest, CorruptUpstreamIsNeverPublished) {
   index_.corrupt = true;
   std::string path =
       "/pypi/files/demo/sha256/" + std::string(64, 'a') + "/demo-1.0-py3-none-any.whl";
-  auto r = Get(path);
-  EXPECT_TRUE(r.status >= 500 || Body(r).starts_with("<error")) << r.status;
+  auto r = Get(path);  // past its first 64 KiB: the body fails before its last byte
+  EXPECT_TRUE(r.status == 502 || Body(r).starts_with("<error")) << r.status;
   auto digest = Digest::Parse(DigestAlgorithm::kSha256, std::string(64, 'a'));
   EXPECT_EQ(px_.cache->blobs().Stat(*digest).status().code(), StatusCode::kNotFound);
+  index_.corrupt = false;
+  now_ += 3600'000;
+  r = Get(WheelPath());
+  EXPECT_EQ(Body(r), kWheel);
+}
+
+TEST_F(PypiRoutesTest, RangeOfAnUncachedWheelIsAnswered206) {
+  // A range of the wheel: answered 206 from what the fill has received.
+  server::Request req;
+  req.method = "GET";
+  req.path = WheelPath();
+  req.headers.Set("Range", "bytes=-100");
+  auto r = router_.Dispatch(std::move(req));
+  EXPECT_EQ(r.status, 206);
+  EXPECT_EQ(Body(r), kWheel.substr(kWheel.size() - 100));
 }
 
 }  // namespace
