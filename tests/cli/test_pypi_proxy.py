@@ -82,13 +82,15 @@ def serve(ferry_bin, tmp_path):
 
 
 def venv(path):
-    subprocess.run(["/usr/bin/python3", "-m", "venv", path], check=True)
+    """A fresh environment using Debian's pip 23.0.1 (no copy of pip: ~30 ms instead of seconds)."""
+    subprocess.run(["/usr/bin/python3", "-m", "venv", "--without-pip", "--system-site-packages",
+                    path], check=True)
     return path
 
 
 def pip(env_dir, index, *args):
     env = dict(os.environ, PIP_FIND_LINKS="", PIP_CONFIG_FILE="/dev/null")
-    return subprocess.run([env_dir / "bin/pip", "install", "--no-cache-dir",
+    return subprocess.run([env_dir / "bin/python", "-m", "pip", "install", "--no-cache-dir",
                            "--disable-pip-version-check", "--index-url", index, *map(str, args)],
                           capture_output=True, text=True, env=env, timeout=120)
 
