@@ -35,6 +35,7 @@ class FakeIndex {
   std::atomic<bool> corrupt{false};  // the page's sha256 is not the wheel's
   std::atomic<bool> html_only{false};
   std::atomic<bool> v2{false};
+  std::atomic<bool> released{false};  // the page also lists demo-1.1
 
  private:
   ServerResponse Answer(const ServerRequest& r) {
@@ -44,15 +45,21 @@ class FakeIndex {
       bool json = !html_only && r.headers.count("accept") &&
                   r.headers.at("accept").find("v1+json") != std::string::npos;
       if (json) {
-        return {.headers = {{"Content-Type", v2 ? "application/vnd.pypi.simple.v2+json"
-                                                : "application/vnd.pypi.simple.v1+json"}},
-                .body = R"({"meta":{"api-version":"1.1"},"name":"demo","versions":["1.0"],)"
-                        R"("files":[{"filename":"demo-1.0-py3-none-any.whl","url":"/f/demo.whl",)"
-                        R"("hashes":{"sha256":")" +
-                        sha + R"("},"size":)" + std::to_string(kWheel.size()) +
-                        R"(,"core-metadata":{"sha256":")" + Sha256Hex(kMetadata) +
-                        R"("}},{"filename":"demo-1.0.tar.gz",)"
-                        R"("url":"/f/demo-1.0.tar.gz","hashes":{}}]})"};
+        return {
+            .headers = {{"Content-Type", v2 ? "application/vnd.pypi.simple.v2+json"
+                                            : "application/vnd.pypi.simple.v1+json"}},
+            .body = R"({"meta":{"api-version":"1.1"},"name":"demo","versions":["1.0"],)"
+                    R"("files":[{"filename":"demo-1.0-py3-none-any.whl","url":"/f/demo.whl",)"
+                    R"("hashes":{"sha256":")" +
+                    sha + R"("},"size":)" + std::to_string(kWheel.size()) +
+                    R"(,"core-metadata":{"sha256":")" + Sha256Hex(kMetadata) +
+                    R"("}},{"filename":"demo-1.0.tar.gz",)"
+                    R"("url":"/f/demo-1.0.tar.gz","hashes":{}})" +
+                    (released ? R"(,{"filename":"demo-1.1-py3-none-any.whl","url":"/f/demo.whl",)"
+                                R"("hashes":{"sha256":")" +
+                                    sha + R"("}})"
+                              : "") +
+                    "]}"};
       }
       return {.headers = {{"Content-Type", "text/html"}},
               .body = "<a href=\"/f/demo.whl#sha256=" + sha + "\">demo-1.0-py3-none-any.whl</a>"};
@@ -152,6 +159,19 @@ TEST_F(PypiRoutesTest, ReusesPagesForTheTtlThenServesStaleWhenUpstreamFails) {
   EXPECT_EQ(Pages("miss"), 2u);
   EXPECT_EQ(Pages("stale"), 1u);
   EXPECT_EQ(Get("/pypi/simple/other/").status, 502);  // nothing stored
+}
+
+TEST_F(PypiRoutesTest, AFileNotOnTheStoredPageFetchesThePageOnceMore) {
+  EXPECT_EQ(Get("/pypi/simple/demo/").status, 200);
+  index_.released = true;  // upstream published a file since
+  std::string path = "/pypi/files/demo/sha256/" + Sha256Hex(kWheel) + "/demo-1.1-py3-none-any.whl";
+  EXPECT_EQ(Get(path).status, 404);  // the page is younger than 10 s: not fetched again
+  EXPECT_EQ(index_.Count("/simple/demo/"), 1);
+  now_ += 10'000;
+  auto r = Get(path);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(Body(r), kWheel);
+  EXPECT_EQ(index_.Count("/simple/demo/"), 2);
 }
 
 TEST_F(PypiRoutesTest, RefusesUnknownApiVersions) {
