@@ -16,7 +16,8 @@
 
 namespace ferry::proxy::pypi {
 
-// `request.params` has "rest": the decoded path after /pypi/simple/.
+// `request.params` has "rest": the decoded path after /pypi/simple/ (no "rest": the request
+// was for /pypi/simple itself, answered 301 to /pypi/simple/).
 server::Response HandleSimple(const server::Request& request, PypiDeps& deps);
 
 // `request.params` has "rest": the decoded path after /pypi/files/.

@@ -24,9 +24,9 @@ server::RouteRegistrar PypiRoutes(ProxyContext& px, std::string upstream,
   }
   return [deps](server::Router& router) -> Status {
     // The handlers hold `deps` (shared): the router may outlive this registrar.
-    FERRY_RETURN_IF_ERROR(
-        router.Add("GET", "/pypi/simple/{rest...}",
-                   [deps](const server::Request& r) { return pypi::HandleSimple(r, *deps); }));
+    auto simple = [deps](const server::Request& r) { return pypi::HandleSimple(r, *deps); };
+    FERRY_RETURN_IF_ERROR(router.Add("GET", "/pypi/simple", simple));
+    FERRY_RETURN_IF_ERROR(router.Add("GET", "/pypi/simple/{rest...}", simple));
     return router.Add("GET", "/pypi/files/{rest...}",
                       [deps](const server::Request& r) { return pypi::HandleFile(r, *deps); });
   };

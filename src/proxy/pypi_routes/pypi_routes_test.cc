@@ -140,6 +140,9 @@ TEST_F(PypiRoutesTest, NegotiatesFormatsRewritesUrlsAndVariesOnAccept) {
   EXPECT_EQ(r.status, 301);
   EXPECT_EQ(r.headers.Get("Location"), "/pypi/simple/demo/");
   EXPECT_EQ(r.headers.Get("Vary"), "Accept");
+  r = Get("/pypi/simple");
+  EXPECT_EQ(r.status, 301);
+  EXPECT_EQ(r.headers.Get("Location"), "/pypi/simple/");
   EXPECT_EQ(Get("/pypi/simple/-bad-/").status, 404);
   EXPECT_EQ(Get("/pypi/simple/nothere/").status, 404);  // upstream's 404
   r = Get("/pypi/simple/", "application/vnd.pypi.simple.v1+json");

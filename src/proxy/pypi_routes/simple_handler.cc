@@ -38,7 +38,14 @@ server::Response PageErrorResponse(const Status& status, const PypiDeps& deps) {
 }
 
 server::Response HandleSimple(const server::Request& request, PypiDeps& deps) {
-  SimpleRoute route = RouteSimplePath(request.Param("rest").value_or(""), kSimpleRoot);
+  auto rest = request.Param("rest");
+  SimpleRoute route;
+  if (rest) {
+    route = RouteSimplePath(*rest, kSimpleRoot);
+  } else {  // "/pypi/simple" itself
+    route.kind = SimpleRoute::Kind::kRedirect;
+    route.location = kSimpleRoot;
+  }
   switch (route.kind) {
     case SimpleRoute::Kind::kNotFound:
       return WithVary(server::ErrorResponse(404, "not a project: '" + request.path + "'"));
