@@ -1,7 +1,7 @@
 #pragma once
 // The PyPI proxy's routes for `ferry serve` (docs/semantics/pypi.md):
-//   GET /pypi/simple, /pypi/simple/{rest...}   HandleSimple
-//   GET /pypi/files/{rest...}                   HandleFile (HEAD runs it too; ServeBlob answers from the size)
+//   GET /pypi/simple, /pypi/simple/{rest...}  HandleSimple
+//   GET /pypi/files/{rest...}                  HandleFile (HEAD too: answered from the size)
 
 #include <string>
 
