@@ -50,7 +50,8 @@ def upstream(tmp_path):
 
 class Served:
     def __init__(self, ferry_bin, data, upstream_url, *extra):
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/root")}
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+               "HOME": os.environ.get("HOME", "/root")}
         self.proc = subprocess.Popen(
             [ferry_bin, "serve", "--data", data, "--listen", "127.0.0.1:0", "--pypi-upstream",
              upstream_url, *extra], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -124,8 +125,10 @@ def test_pip_installs_through_the_cache_then_warm_offline_and_with_upstream_down
     # --require-hashes against the sha256 the proxy's page publishes (upstream's, unchanged).
     _, _, body = curl(served.index + "ferrydemo-beta/", "-H",
                       "Accept: application/vnd.pypi.simple.v1+json")
-    beta01 = next(f for f in json.loads(body)["files"] if f["filename"].startswith("ferrydemo_beta-0.1"))
-    sha = hashlib.sha256(upstream.file("ferrydemo-beta", beta01["filename"]).read_bytes()).hexdigest()
+    beta01 = next(f for f in json.loads(body)["files"]
+                  if f["filename"].startswith("ferrydemo_beta-0.1"))
+    wheel = upstream.file("ferrydemo-beta", beta01["filename"]).read_bytes()
+    sha = hashlib.sha256(wheel).hexdigest()
     assert beta01["hashes"] == {"sha256": sha}
     (tmp_path / "req.txt").write_text(f"ferrydemo-beta==0.1 --hash=sha256:{sha}\n")
     p = pip(v1, served.index, "--require-hashes", "-r", tmp_path / "req.txt")
@@ -192,7 +195,8 @@ def test_negotiation_redirects_metadata_ranges_and_paths(upstream, serve):
     # PEP 658 metadata: the upstream bytes, checked against the core-metadata hash.
     alpha20 = next(f for f in page["files"] if f["filename"] == ALPHA_20)
     status, _, body = curl(served.url + alpha20["url"] + ".metadata")
-    assert status == 200 and body == upstream.file("ferrydemo-alpha", ALPHA_20 + ".metadata").read_bytes()
+    metadata = upstream.file("ferrydemo-alpha", ALPHA_20 + ".metadata").read_bytes()
+    assert status == 200 and body == metadata
     assert hashlib.sha256(body).hexdigest() == alpha20["core-metadata"]["sha256"]
 
     # The zip directory at an uncached wheel's tail: 206 with the right bytes.
@@ -210,7 +214,8 @@ def test_negotiation_redirects_metadata_ranges_and_paths(upstream, serve):
                        ("/pypi/files/ferrydemo-alpha/%2e%2e/%2e%2e/etc/passwd", 400),
                        (f"/pypi/files/ferrydemo-alpha%2fsha256/{sha}/{ALPHA_10}", 400),
                        (f"/pypi/files/ferrydemo-alpha/sha256/{sha}/..%2f..%2fetc%2fpasswd", 400),
-                       (f"/pypi/files/ferrydemo-alpha/sha256/{sha}/other-1.0-py3-none-any.whl", 404),
+                       (f"/pypi/files/ferrydemo-alpha/sha256/{sha}/other-1.0-py3-none-any.whl",
+                        404),
                        (f"/pypi/files/ferrydemo-alpha/sha256/{'0' * 64}/{ALPHA_10}", 404),
                        (f"/pypi/files/Ferrydemo-Alpha/sha256/{sha}/{ALPHA_10}", 404),
                        (f"/pypi/files/ferrydemo-alpha/nohash/{ALPHA_10}", 404)):

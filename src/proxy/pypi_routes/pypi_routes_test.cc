@@ -19,6 +19,7 @@ using http::testing::ServerResponse;
 
 const std::string kWheel = std::string(200000, 'w') + "wheel-bytes";  // > kProbeBytes
 const std::string kMetadata = "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n\n";
+constexpr const char* kWheelUrl = "/f/demo-1.0-py3-none-any.whl";
 const std::string kOther = "a file listed without a hash";
 
 // A fake upstream index: /simple/demo/ (JSON or HTML), /simple/ and the files.
@@ -45,34 +46,35 @@ class FakeIndex {
       bool json = !html_only && r.headers.count("accept") &&
                   r.headers.at("accept").find("v1+json") != std::string::npos;
       if (json) {
-        return {
-            .headers = {{"Content-Type", v2 ? "application/vnd.pypi.simple.v2+json"
-                                            : "application/vnd.pypi.simple.v1+json"}},
-            .body =
-                R"({"meta":{"api-version":"1.1"},"name":"demo","versions":["1.0"],)"
-                R"("files":[{"filename":"demo-1.0-py3-none-any.whl","url":"/f/demo-1.0-py3-none-any.whl",)"
-                R"("hashes":{"sha256":")" +
-                sha + R"("},"size":)" + std::to_string(kWheel.size()) +
-                R"(,"core-metadata":{"sha256":")" + Sha256Hex(kMetadata) +
-                R"("}},{"filename":"demo-1.0.tar.gz",)"
-                R"("url":"/f/demo-1.0.tar.gz","hashes":{}})" +
-                (released
-                     ? R"(,{"filename":"demo-1.1-py3-none-any.whl","url":"/f/demo-1.0-py3-none-any.whl",)"
-                       R"("hashes":{"sha256":")" +
-                           sha + R"("}})"
-                     : "") +
-                "]}"};
+        // A file entry of the JSON page; `extra` goes after the hashes.
+        auto file = [&](std::string name, std::string url, std::string hash, std::string extra) {
+          return R"({"filename":")" + name + R"(","url":")" + url + R"(","hashes":{)" + hash + "}" +
+                 extra + "}";
+        };
+        std::string files =
+            file("demo-1.0-py3-none-any.whl", kWheelUrl, R"("sha256":")" + sha + "\"",
+                 R"(,"size":)" + std::to_string(kWheel.size()) + R"(,"core-metadata":{"sha256":")" +
+                     Sha256Hex(kMetadata) + "\"}") +
+            "," + file("demo-1.0.tar.gz", "/f/demo-1.0.tar.gz", "", "");
+        if (released) {
+          files +=
+              "," + file("demo-1.1-py3-none-any.whl", kWheelUrl, R"("sha256":")" + sha + "\"", "");
+        }
+        return {.headers = {{"Content-Type", v2 ? "application/vnd.pypi.simple.v2+json"
+                                                : "application/vnd.pypi.simple.v1+json"}},
+                .body = R"({"meta":{"api-version":"1.1"},"name":"demo","versions":["1.0"],)"
+                        R"("files":[)" +
+                        files + "]}"};
       }
       return {.headers = {{"Content-Type", "text/html"}},
-              .body = "<a href=\"/f/demo-1.0-py3-none-any.whl#sha256=" + sha +
+              .body = "<a href=\"" + std::string(kWheelUrl) + "#sha256=" + sha +
                       "\">demo-1.0-py3-none-any.whl</a>"};
     }
     if (r.target == "/simple/") {
       return {.headers = {{"Content-Type", "text/html"}}, .body = "<a href=\"demo/\">Demo</a>"};
     }
-    if (r.target == "/f/demo-1.0-py3-none-any.whl")
-      return http::testing::ServeBody(r, kWheel, {}, true);
-    if (r.target == "/f/demo-1.0-py3-none-any.whl.metadata")
+    if (r.target == kWheelUrl) return http::testing::ServeBody(r, kWheel, {}, true);
+    if (r.target == std::string(kWheelUrl) + ".metadata")
       return http::testing::ServeBody(r, kMetadata, {}, true);
     if (r.target == "/f/demo-1.0.tar.gz") return http::testing::ServeBody(r, kOther, {}, true);
     return {.status = 404, .body = "no such page"};
