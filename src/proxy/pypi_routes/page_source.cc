@@ -80,9 +80,21 @@ Result<Sourced<T>> GetCached(PypiDeps& deps, std::string_view ns, std::string_vi
     return Unavailable("offline (--offline): the index page of '" + std::string(key) +
                        "' is not cached");
   }
+  const std::string failure_key = std::string(ns) + "/" + std::string(key);
+  auto stale = [&]() -> std::optional<Sourced<T>> {
+    if (!stored) return std::nullopt;
+    auto v = codec.decode(*stored);
+    if (!v.ok()) return std::nullopt;
+    Count(deps.counters.stale);
+    return Sourced<T>{std::move(*v), PageOrigin::kStale, stored->fetched_ms};
+  };
+  if (deps.failures.Active(failure_key, now)) {
+    if (auto v = stale()) return std::move(*v);
+  }
   auto fetched = FetchUpstream(deps, url);
   Result<T> parsed = fetched.ok() ? codec.parse(*fetched) : Result<T>(fetched.status());
   if (parsed.ok()) {
+    deps.failures.Clear(failure_key);
     Doc doc{codec.encode(*parsed), {{"url", fetched->url}}, now};
     Status put = px.docs->Put(ns, key, std::move(doc));
     if (!put.ok()) Log(LogLevel::kWarn, "pypi: cannot store page '{}': {}", key, put.message());
@@ -90,13 +102,12 @@ Result<Sourced<T>> GetCached(PypiDeps& deps, std::string_view ns, std::string_vi
     return Sourced<T>{std::move(*parsed), PageOrigin::kUpstream, now};
   }
   // Upstream's 404 is its true answer; everything else falls back to an expired copy.
-  if (stored && parsed.status().code() != StatusCode::kNotFound) {
-    auto v = codec.decode(*stored);
-    if (v.ok()) {
+  if (parsed.status().code() != StatusCode::kNotFound) {
+    if (auto v = stale()) {
       Log(LogLevel::kWarn, "pypi: {}; serving the page stored {} s ago", parsed.status().message(),
           stored->Age(now).count() / 1000);
-      Count(deps.counters.stale);
-      return Sourced<T>{std::move(*v), PageOrigin::kStale, stored->fetched_ms};
+      deps.failures.Set(failure_key, px.now_ms() + kStaleRetryIntervalMs);
+      return std::move(*v);
     }
   }
   return parsed.status();

@@ -12,7 +12,8 @@
 //  - otherwise upstream (miss); upstream's 404/410 is the answer (kNotFound);
 //  - upstream failing (unreachable, 5xx, timeout, a page that does not parse) with an expired
 //    page stored: the stored page, with a warning in the log (stale). A stale index is better
-//    than a failed install;
+//    than a failed install. For kStaleRetryIntervalMs after such a failure the stored page is
+//    served without asking upstream (RecentFailures);
 //  - offline without a stored page: kUnavailable naming --offline.
 // Thread-safety: the functions may run concurrently (two fetches of one page may overlap; the
 // last one stored wins, both are complete pages).

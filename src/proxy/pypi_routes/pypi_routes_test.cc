@@ -168,6 +168,18 @@ TEST_F(PypiRoutesTest, ReusesPagesForTheTtlThenServesStaleWhenUpstreamFails) {
   EXPECT_EQ(Pages("hit"), 1u);
   EXPECT_EQ(Pages("miss"), 2u);
   EXPECT_EQ(Pages("stale"), 1u);
+  // Within 30 s of that failure upstream is not asked again; after it, it is.
+  EXPECT_EQ(index_.Count("/simple/demo/"), 3);
+  now_ += 29'000;
+  EXPECT_EQ(Get("/pypi/simple/demo/").status, 200);
+  EXPECT_EQ(index_.Count("/simple/demo/"), 3);
+  now_ += 1'000;
+  index_.down = false;
+  EXPECT_EQ(Get("/pypi/simple/demo/").status, 200);
+  EXPECT_EQ(index_.Count("/simple/demo/"), 4);
+  EXPECT_EQ(Pages("stale"), 2u);
+  EXPECT_EQ(Pages("miss"), 3u);
+  index_.down = true;
   EXPECT_EQ(Get("/pypi/simple/other/").status, 502);  // nothing stored
 }
 
