@@ -135,8 +135,9 @@ server::Response HandleFile(const server::Request& request, PypiDeps& deps) {
   // The server decoded the path (and refused encoded '/'); ParseFilePath takes it encoded.
   std::string rest = PercentEncode(request.Param("rest").value_or(""), /*keep_slash=*/true);
   auto req = ParseFilePath(rest);
-  if (!req)
+  if (!req) {
     return server::ErrorResponse(404, "not a file URL of this proxy: '" + request.path + "'");
+  }
   auto got = GetProjectPage(deps, req->project);
   if (!got.ok()) return PageErrorResponse(got.status(), deps);
   auto up = FindUpstreamFile(got->page, *req);
