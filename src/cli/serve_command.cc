@@ -11,6 +11,7 @@
 #include "base/strings.h"
 #include "cli/command.h"
 #include "proxy/hf/hf_service.h"
+#include "proxy/pypi_routes/pypi_routes.h"
 #include "proxy/service/proxy_context.h"
 #include "server/server.h"
 #include "storage/url.h"
@@ -141,6 +142,7 @@ Status RunServe(Context& ctx, const ServeFlags& flags) {
   // The registrars own their modules' state; `modules` lives until the server has stopped.
   std::vector<server::RouteRegistrar> modules = {
       proxy::hf::HfRoutes(std::make_shared<proxy::hf::HfService>(*px, flags.hf_upstream)),
+      proxy::PypiRoutes(*px, flags.pypi_upstream, options.metrics.get()),
   };
   for (const auto& add : modules) FERRY_RETURN_IF_ERROR(add(router));
   server::Server server(options, router);

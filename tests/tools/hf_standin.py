@@ -46,8 +46,22 @@ LOCK = threading.Lock()
 FAULTS = {"cdn": None, "times": 0}
 
 
+_DIGESTS = {}  # (kind, id(data)) -> (data, hex): a GiB file is hashed once, not per request
+
+
+def _memo(kind, data, fn):
+    hit = _DIGESTS.get((kind, id(data)))
+    if hit is None or hit[0] is not data:
+        hit = _DIGESTS[(kind, id(data))] = (data, fn(data))
+    return hit[1]
+
+
 def git_blob_sha1(data):
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    return _memo("sha1", data, lambda d: hashlib.sha1(b"blob %d\0" % len(d) + d).hexdigest())
+
+
+def sha256_hex(data):
+    return _memo("sha256", data, lambda d: hashlib.sha256(d).hexdigest())
 
 
 def make_repos(lfs_size):
@@ -96,8 +110,9 @@ class State:
         for repo in self.repos.values():
             for files in repo["commits"].values():
                 for data in files.values():
+                    git_blob_sha1(data)  # hashed here once, so no request waits for it
                     if is_lfs(data):
-                        self.blobs[hashlib.sha256(data).hexdigest()] = data
+                        self.blobs[sha256_hex(data)] = data
         self.log_path = log_path
         self.hub_port = self.cdn_port = 0
         self.host = "127.0.0.1"
@@ -224,7 +239,7 @@ class HubHandler(Handler):
         securityFileStatus, as the Hub adds them."""
         e = {"type": "file", "oid": git_blob_sha1(data), "size": len(data), "path": path}
         if is_lfs(data):
-            e["lfs"] = {"oid": hashlib.sha256(data).hexdigest(), "size": len(data),
+            e["lfs"] = {"oid": sha256_hex(data), "size": len(data),
                         "pointerSize": 134}
         if commit:
             e["lastCommit"] = {"id": commit, "title": "Upload", "date": "2026-01-01T00:00:00.000Z"}
@@ -257,7 +272,7 @@ class HubHandler(Handler):
         if not is_lfs(data):
             loc = f"/api/resolve-cache/{repo}/{commit}/{urllib.parse.quote(path)}"
             return self.send(307, b"", dict(headers, Location=loc), head)
-        sha = hashlib.sha256(data).hexdigest()
+        sha = sha256_hex(data)
         if STATE.direct_lfs:
             headers.update({"X-Linked-Etag": f'"{sha}"', "X-Linked-Size": str(len(data)),
                             "ETag": f'"{sha}"', "Content-Type": "application/octet-stream"})
