@@ -254,6 +254,10 @@ def concurrent(url, size, n):
     return time.perf_counter() - start, res
 
 
+def pct(x, base):
+    return f"{(x / base - 1) * 100:+.0f}%"
+
+
 def med(xs):
     return statistics.median(xs)
 
@@ -266,6 +270,48 @@ def emit(lines):
     print("\n".join(lines))
     sys.stdout.flush()
     return lines
+
+
+LOCK_1H, LOCK_5S = "nginx (lock, 1 h timeout/age)", "nginx (lock, default 5 s)"
+
+
+def concurrent_table(a, work, up, size, cold, title, reps_5s=1):
+    """a.clients curls at once against fresh ferry / nginx caches; cold: one cold download's
+    median seconds per tool (the ratio's base)."""
+    variants = [("ferry", lambda i: Ferry(work, up.url, f"ferry-conc-{i}")),
+                (LOCK_1H, lambda i: Nginx(work, up.url, f"nginx-conc-{i}")),
+                (LOCK_5S, lambda i: Nginx(work, up.url, f"nginx5-conc-{i}", False))]
+    conc = {}
+    for name, make in variants:
+        conc[name] = {"all": [], "gets": [], "ttfb": [], "total": [], "rss": 0}
+        for i in range(a.repeats if name != LOCK_5S else reps_5s):
+            srv = make(i)
+            try:
+                mark = up.mark()
+                alldone, res = concurrent(srv.url, size, a.clients)
+                conc[name]["all"].append(alldone)
+                conc[name]["gets"].append(up.file_gets(mark)[0])
+                conc[name]["ttfb"].append(sorted(x[1] for x in res))
+                conc[name]["total"].append(sorted(x[0] for x in res))
+                conc[name]["rss"] = max(conc[name]["rss"], srv.rss_mib())
+            finally:
+                srv.stop()
+    lines = [f"\n### {title}",
+             "| server | all done, median s | runs | vs one cold download | upstream GETs of the file | "
+             "client TTFB min / median / max s | client total min / median / max s | peak RSS MiB |",
+             "|---|---:|---|---:|---|---|---|---:|"]
+    for name, c in conc.items():
+        base = cold["ferry" if name == "ferry" else "nginx"]
+        # The run with the median all-done time stands for the per-client columns.
+        k = sorted(range(len(c["all"])), key=lambda j: c["all"][j])[len(c["all"]) // 2]
+        t, tt = c["ttfb"][k], c["total"][k]
+        lines.append(f"| {name} | {med(c['all']):.2f} | {r2(c['all'])} | {med(c['all']) / base:.2f}x | "
+                     f"{c['gets']} | {t[0]:.2f} / {med(t):.2f} / {t[-1]:.2f} | "
+                     f"{tt[0]:.2f} / {med(tt):.2f} / {tt[-1]:.2f} | {c['rss']:.0f} |")
+    f, n = med(conc["ferry"]["all"]), med(conc[LOCK_1H]["all"])
+    lines.append(f"\nferry all-done speed-up over {LOCK_1H}: {n / f:.2f}x; one cold download: "
+                 f"ferry {cold['ferry']:.2f} s, nginx {cold['nginx']:.2f} s")
+    return conc, emit(lines)
 
 
 def bench_loopback(a, work, size):
@@ -313,46 +359,16 @@ def bench_loopback(a, work, size):
                        for t in ("direct", "ferry", "nginx")])
 
         # --- 3. concurrent cold clients ---
-        variants = [("ferry", lambda i: Ferry(work, up.url, f"ferry-conc-{i}")),
-                    ("nginx (lock, 1 h timeout/age)", lambda i: Nginx(work, up.url, f"nginx-conc-{i}")),
-                    ("nginx (lock, default 5 s)", lambda i: Nginx(work, up.url, f"nginx5-conc-{i}", False))]
-        conc = {}
-        for name, make in variants:
-            conc[name] = {"all": [], "gets": [], "ttfb": [], "total": [], "rss": 0}
-            reps = a.repeats if name != "nginx (lock, default 5 s)" else 1
-            for i in range(reps):
-                srv = make(i)
-                try:
-                    mark = up.mark()
-                    alldone, res = concurrent(srv.url, size, a.clients)
-                    conc[name]["all"].append(alldone)
-                    conc[name]["gets"].append(up.file_gets(mark)[0])
-                    conc[name]["ttfb"].append(sorted(x[1] for x in res))
-                    conc[name]["total"].append(sorted(x[0] for x in res))
-                    conc[name]["rss"] = max(conc[name]["rss"], srv.rss_mib())
-                finally:
-                    srv.stop()
-        lines = [f"\n### 3. {a.clients} concurrent cold clients of one {mib:.0f} MiB file (fresh cache each run)",
-                 "| server | all done, median s | runs | vs one cold download | upstream GETs of the file | "
-                 "client TTFB min / median / max s | client total min / median / max s | peak RSS MiB |",
-                 "|---|---:|---|---:|---|---|---|---:|"]
-        for name, c in conc.items():
-            base = med(cold["ferry" if name == "ferry" else "nginx"])
-            # The run with the median all-done time stands for the per-client columns.
-            k = sorted(range(len(c["all"])), key=lambda j: c["all"][j])[len(c["all"]) // 2]
-            t, tt = c["ttfb"][k], c["total"][k]
-            lines.append(f"| {name} | {med(c['all']):.2f} | {r2(c['all'])} | {med(c['all']) / base:.2f}x | "
-                         f"{c['gets']} | {t[0]:.2f} / {med(t):.2f} / {t[-1]:.2f} | "
-                         f"{tt[0]:.2f} / {med(tt):.2f} / {tt[-1]:.2f} | {c['rss']:.0f} |")
-        out += emit(lines)
-        f, n = med(conc["ferry"]["all"]), med(conc["nginx (lock, 1 h timeout/age)"]["all"])
-        out += emit([f"\nferry all-done speed-up over nginx (lock, 1 h): {n / f:.2f}x"])
+        conc, lines = concurrent_table(a, work, up, size, {"ferry": med(cold["ferry"]), "nginx": med(cold["nginx"])},
+                                       f"3. {a.clients} concurrent cold clients of one {mib:.0f} MiB file "
+                                       "(loopback, fresh cache each run)")
+        out += lines
         out += emit(["\n### 4. Peak RSS (VmHWM at the end of each scenario; nginx: master + workers)",
                      "| scenario | ferry MiB | nginx MiB |", "|---|---:|---:|",
                      f"| warm downloads | {rss['ferry']['warm']:.0f} | {rss['nginx']['warm']:.0f} |",
                      f"| one cold client | {rss['ferry']['cold']:.0f} | {rss['nginx']['cold']:.0f} |",
                      f"| {a.clients} concurrent cold clients | {conc['ferry']['rss']:.0f} | "
-                     f"{conc['nginx (lock, 1 h timeout/age)']['rss']:.0f} |"])
+                     f"{conc[LOCK_1H]['rss']:.0f} |"])
     finally:
         up.stop()
     return out
@@ -398,6 +414,28 @@ def bench_netns(a, work):
     out = []
     try:
         netns_up(a.rate)
+        if a.shaped_clients_mib:
+            shaped = a.shaped_clients_mib << 20
+            up = Upstream(work / "upstream-ns-direct", shaped, direct=True, netns=NS, host=NS_IP)
+            try:
+                one = {"direct": curl(f"{up.url}/{FILE}", shaped)[0]}
+                for tool, cls in (("ferry", Ferry), ("nginx", Nginx)):
+                    srv = cls(work, up.url, f"{tool}-shaped-cold")
+                    try:
+                        one[tool] = curl(srv.url, shaped)[0]
+                    finally:
+                        srv.stop()
+                out += emit([f"\n### 3b. One cold client of a {a.shaped_clients_mib} MiB file, upstream behind tbf "
+                             f"{a.rate}", "| path | seconds | MB/s | vs direct |", "|---|---:|---:|---:|"]
+                            + [f"| {t} | {one[t]:.2f} | {shaped / 1e6 / one[t]:,.0f} | "
+                               f"{'—' if t == 'direct' else pct(one[t], one['direct'])} |"
+                               for t in ("direct", "ferry", "nginx")])
+                _, lines = concurrent_table(a, work, up, shaped, one,
+                                            f"3c. {a.clients} concurrent cold clients of one {a.shaped_clients_mib} "
+                                            f"MiB file, upstream behind tbf {a.rate}")
+                out += lines
+            finally:
+                up.stop()
         up = Upstream(work / "upstream-ns", size, direct=False, netns=NS, host=NS_IP)
         try:
             direct = snapshot(up.url, work / "client-direct")
@@ -437,6 +475,8 @@ def main():
     ap.add_argument("--clients", type=int, default=16)
     ap.add_argument("--netns-size-mib", type=int, default=2048)
     ap.add_argument("--rate", default="300mbit")
+    ap.add_argument("--shaped-clients-mib", type=int, default=256,
+                    help="file size for the concurrent clients behind the shaped link (0: skip)")
     ap.add_argument("--skip-loopback", action="store_true")
     ap.add_argument("--skip-netns", action="store_true")
     ap.add_argument("--work", default="/var/tmp", help="parent of the temporary dir (caches go there)")
