@@ -243,3 +243,25 @@ def test_corrupt_upstream_file_is_refused_and_never_published(upstream, serve, t
     assert status == 200 and body == good and blob.exists()
     p = pip(v, served.index, "ferrydemo-beta==0.2")
     assert p.returncode == 0, p.stderr
+
+
+def test_prewarm_from_requirements_then_pip_needs_no_upstream(upstream, serve, ferry_bin, tmp_path):
+    served = serve(upstream.url)
+    req = tmp_path / "requirements.txt"
+    req.write_text("# pinned, as pip freeze writes it\nferrydemo-alpha==2.0\n"
+                   "ferrydemo_beta==0.2 \\\n    --hash=sha256:0000\nFerryDemo_Gamma\n-r other.txt\n")
+    p = subprocess.run([ferry_bin, "serve", "prewarm", "--server", served.url, "-r", req],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    # Each version's wheel and its PEP 658 metadata file; the -r line is reported, not followed.
+    assert "prewarmed 6 files" in p.stdout, p.stdout + p.stderr
+    assert "other.txt" in p.stderr and "skipped" in p.stderr
+    upstream.new_requests()
+    p = pip(venv(tmp_path / "v"), served.index, "ferrydemo-alpha==2.0", "FerryDemo_Gamma")
+    assert p.returncode == 0, p.stderr
+    assert upstream.new_requests() == [], "pip after prewarm reached upstream"
+    missing = tmp_path / "missing.txt"
+    missing.write_text("ferrydemo-alpha==9.9\n")
+    p = subprocess.run([ferry_bin, "serve", "prewarm", "--server", served.url, "-r", missing],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 1 and "ferrydemo-alpha==9.9 (line 1)" in p.stderr, p.stderr
