@@ -11,6 +11,8 @@ import time
 import urllib.error
 import urllib.request
 
+import pytest
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 NPM = ROOT / "tests/tools/npm"
 
@@ -103,3 +105,17 @@ def blobs(data_dir):
     """Published blobs of a proxy's data dir: {hex: size}."""
     root = pathlib.Path(data_dir) / "cache/blobs"
     return {p.name: p.stat().st_size for p in root.rglob("*") if p.is_file()} if root.exists() else {}
+
+
+@pytest.fixture
+def hub(tmp_path):
+    """The stand-in, stopped after the test (import it into a test module to use it)."""
+    h = Hub(tmp_path / "hub")
+    yield h
+    h.stop()
+
+
+def needs_npm():
+    """pytestmark for modules driving the npm client."""
+    return pytest.mark.skipif(not (NPM / "node_modules/@huggingface/hub").exists(),
+                              reason="npm clients missing: scripts/install-deps.sh installs them")

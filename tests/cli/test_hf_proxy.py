@@ -13,19 +13,12 @@ import time
 
 import pytest
 
-from hf_helpers import NPM, Hub, Proxy, blobs, npm_client, replay
+from hf_helpers import Hub, Proxy, blobs, hub, needs_npm, npm_client, replay  # noqa: F401 (hub)
 
-pytestmark = pytest.mark.skipif(not (NPM / "node_modules/@huggingface/hub").exists(),
-                                reason="npm clients missing: scripts/install-deps.sh installs them")
+pytestmark = needs_npm()
 
 TOKEN = "hf_granted"
 
-
-@pytest.fixture
-def hub(tmp_path):
-    h = Hub(tmp_path / "hub")
-    yield h
-    h.stop()
 
 
 @pytest.fixture

@@ -2,9 +2,8 @@
 middle of a fill (restart resumes from the spool, never serves half a blob), two servers sharing
 one S3 bucket (RGW) as their cache, and `ferry serve prewarm` filling the cache ahead of clients.
 """
+import concurrent.futures
 import hashlib
-import json
-import pathlib
 import signal
 import subprocess
 import time
@@ -12,18 +11,10 @@ import time
 import pytest
 from conftest import base_env
 
-from hf_helpers import NPM, Hub, Proxy, blobs, npm_client
+from hf_helpers import Proxy, blobs, hub, needs_npm, npm_client  # noqa: F401 (hub)
 
-pytestmark = pytest.mark.skipif(not (NPM / "node_modules/@huggingface/hub").exists(),
-                                reason="npm clients missing: scripts/install-deps.sh installs them")
+pytestmark = needs_npm()
 MODEL = "/hf/org/tiny-model/resolve/main/model.safetensors"
-
-
-@pytest.fixture
-def hub(tmp_path):
-    h = Hub(tmp_path / "hub")
-    yield h
-    h.stop()
 
 
 def sha_of(proxy, path):
@@ -69,7 +60,6 @@ def test_two_servers_share_one_s3_bucket_as_their_cache(ferry_bin, rgw, hub, tmp
     try:
         sha, _ = sha_of(a, MODEL)
         # Both cold at once: each fills and publishes the same content address; neither breaks.
-        import concurrent.futures
         with concurrent.futures.ThreadPoolExecutor(4) as pool:
             bodies = list(pool.map(lambda p: p.request(MODEL)[2], [a, b, a, b]))
         assert {hashlib.sha256(x).hexdigest() for x in bodies} == {sha}
