@@ -14,7 +14,8 @@ set(FERRY_LAYER_MODULES
     base http http/testing aws
     storage storage/memory storage/local storage/remote storage/s3 storage/web storage/testing
     backends server transfer shard mount proxy job cli apps python
-    proxy/pypi proxy/upstream proxy/service proxy/hf proxy/pypi_routes proxy/prewarm)
+    proxy/pypi proxy/upstream proxy/service proxy/hf proxy/pypi_routes proxy/prewarm
+    tracker tracker/memory tracker/sqlite tracker/testing tracker/artifacts tracker/mlflow)
 
 set(FERRY_LAYER_ALLOW_base "")
 set(FERRY_LAYER_ALLOW_http base)
@@ -39,6 +40,15 @@ set(FERRY_LAYER_ALLOW_mount storage base)
 # The blob cache of `ferry serve`: stores through storage/, upstreams through its Fetcher.
 set(FERRY_LAYER_ALLOW_proxy storage base)
 set(FERRY_LAYER_ALLOW_job transfer storage base)
+# The experiment tracker (issue 14): the model, the TrackerStore interface and the run search
+# as pure code; backends below it (SQLite alone includes sqlite3.h); the MLflow REST layer and
+# the artifact repository on top, as handlers on the server's router.
+set(FERRY_LAYER_ALLOW_tracker base)
+set(FERRY_LAYER_ALLOW_tracker/memory tracker base)
+set(FERRY_LAYER_ALLOW_tracker/sqlite tracker base)
+set(FERRY_LAYER_ALLOW_tracker/testing tracker base)
+set(FERRY_LAYER_ALLOW_tracker/artifacts server storage base)
+set(FERRY_LAYER_ALLOW_tracker/mlflow tracker tracker/artifacts server storage base)
 # PyPI's simple API as pure functions (the proxy's handlers call them): base only.
 set(FERRY_LAYER_ALLOW_proxy/pypi base)
 # The proxy's way upstream: the HTTP client (and the URL rules of proxy/pypi).
@@ -54,12 +64,13 @@ set(FERRY_LAYER_ALLOW_proxy/pypi_routes
 # Only the binaries' wiring links the composition root.
 set(FERRY_LAYER_ALLOW_cli
     backends job transfer shard mount proxy proxy/service proxy/upstream proxy/hf proxy/pypi_routes
-    proxy/prewarm
+    proxy/prewarm tracker tracker/sqlite tracker/artifacts tracker/mlflow
     server storage http base)
 set(FERRY_LAYER_ALLOW_apps cli base)
 set(FERRY_LAYER_ALLOW_python backends shard storage base)
 
-set(FERRY_LAYER_TEST_FIXTURES storage/memory storage/local storage/testing http/testing)
+set(FERRY_LAYER_TEST_FIXTURES
+    storage/memory storage/local storage/testing http/testing tracker/memory tracker/testing)
 
 # Third-party headers and the one module (or file) that may include them (house style 9).
 set(FERRY_LAYER_THIRD_PARTY
@@ -71,7 +82,9 @@ set(FERRY_LAYER_THIRD_PARTY
     "yaml-cpp/=job/spec.cc"
     "openssl/=base/hash.cc"
     "isa-l/=base/crc32c.cc"
-    "boost/=server")
+    "boost/=server"
+    "sqlite3.h=tracker/sqlite"
+    "libpq-fe.h=tracker/postgres")
 
 # ferry_layer_module(<path relative to src/> <out-var>): the module a file or include belongs
 # to; "" when none.
