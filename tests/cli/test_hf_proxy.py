@@ -73,6 +73,9 @@ def test_npm_files_by_tag_dataset_rename_and_gated_token(hub, proxy, tmp_path):
     for token in ([], ["hf_wrong"]):
         p = npm_client("file", proxy.hf, "org/gated-model", "main", "weights.bin", tmp_path / "f", *token)
         assert p.returncode != 0, "a cached gated file reached a client upstream did not accept"
+    # The gated repo's card is public (as on the Hub); reading it proves nothing about files.
+    status, _, card = proxy.request("/hf/api/models/org/gated-model")
+    assert status == 200 and json.loads(card)["gated"] is True
     status, headers, _ = proxy.request("/hf/org/gated-model/resolve/main/weights.bin", "HEAD")
     assert status == 401 and headers["X-Error-Code"] == "GatedRepo"
     assert TOKEN not in proxy.log()

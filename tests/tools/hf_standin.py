@@ -216,14 +216,15 @@ class HubHandler(Handler):
             return self.send(200, json.dumps(out).encode(), {"Content-Type": "application/json"})
         return self.error(404, "EntryNotFound", "no such endpoint")
 
-    def find(self, repo, rev, head):
-        """(commit, files) or None after answering with the error."""
+    def find(self, repo, rev, head, public=False):
+        """(commit, files) or None after answering with the error. `public`: a gated repo's
+        information, which the Hub shows to anyone."""
         repo = repo.replace("models/org/old-name", "models/org/tiny-model")
         r = STATE.repos.get(repo)
         if r is None:
             self.error(401, "RepoNotFound", f"Repository Not Found for url: {self.path}", head)
             return None
-        if r.get("gated") and self.headers.get("Authorization") != "Bearer hf_granted":
+        if r.get("gated") and not public and self.headers.get("Authorization") != "Bearer hf_granted":
             self.error(401, "GatedRepo", f"Access to model {repo} is restricted", head)
             return None
         rev = urllib.parse.unquote(rev)
@@ -316,7 +317,8 @@ class HubHandler(Handler):
             rest = []
         if rest[:1] == ["tree"]:
             rev = rest[1] if len(rest) > 1 else "main"
-        found = self.find(repo, rev, head)
+        # As on the Hub, a gated repo's card (the info endpoint) is public; its files are not.
+        found = self.find(repo, rev, head, public=not rest)
         if found is None:
             return
         commit, files = found

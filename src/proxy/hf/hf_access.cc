@@ -51,4 +51,14 @@ void AccessTable::RecordSuccess(std::string_view repo_key, std::string_view auth
   accepted_[{Sha256Hex(authorization), std::string(repo_key)}] = now_ms;
 }
 
+bool AccessTable::ShouldProbePublic(std::string_view repo_key, int64_t now_ms) {
+  if (IsPublic(repo_key)) return false;
+  MutexLock lock(mu_);
+  int64_t ttl_ms = std::chrono::duration_cast<std::chrono::milliseconds>(ttl_).count();
+  auto it = probed_.find(repo_key);
+  if (it != probed_.end() && now_ms - it->second < ttl_ms) return false;
+  probed_[std::string(repo_key)] = now_ms;
+  return true;
+}
+
 }  // namespace ferry::proxy::hf

@@ -30,6 +30,11 @@ class AccessTable final {
   // Upstream answered a request for the repo with success.
   void RecordSuccess(std::string_view repo_key, std::string_view authorization, int64_t now_ms)
       EXCLUDES(mu_);
+  // True when the repo is not known to be public and was not probed within the TTL; marks it
+  // probed. After a token's success the resolve handler then asks upstream once without the
+  // token, so repos fetched with a token (ferry serve prewarm with HF_TOKEN) are still found to
+  // be public.
+  bool ShouldProbePublic(std::string_view repo_key, int64_t now_ms) EXCLUDES(mu_);
 
  private:
   bool IsPublic(std::string_view repo_key) EXCLUDES(mu_);
@@ -40,6 +45,7 @@ class AccessTable final {
   std::map<std::string, bool, std::less<>> public_ GUARDED_BY(mu_);
   // (sha256 of the Authorization value, repo) -> when upstream last accepted it.
   std::map<std::pair<std::string, std::string>, int64_t> accepted_ GUARDED_BY(mu_);
+  std::map<std::string, int64_t, std::less<>> probed_ GUARDED_BY(mu_);
 };
 
 }  // namespace ferry::proxy::hf

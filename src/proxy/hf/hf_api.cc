@@ -108,12 +108,11 @@ server::Response PassThrough(HfService& hf, const server::Request& req, const Ap
   fresh.fields["content-type"] =
       std::string(resp->Header("content-type").value_or("application/json"));
   if (auto link = resp->Header("link")) fresh.fields["link"] = std::string(*link);
+  // No AccessTable record here: the Hub answers a gated repo's API (its card, its file list)
+  // to anyone; only a file download proves access (hf_resolve.cc).
   if (cacheable) {
     Status s = hf.px.docs->Put(kApi, key, fresh);
     if (!s.ok()) Log(LogLevel::kWarn, "hf: cannot cache {}: {}", ap.tail, s.message());
-    hf.access.RecordSuccess(ap.repo.Key(), "", now);
-  } else {
-    hf.access.RecordSuccess(ap.repo.Key(), auth, now);
   }
   return FromDoc(fresh, hf, req);
 }

@@ -122,6 +122,13 @@ server::Response HandleResolve(const server::Request& req, HfService& hf) {
   auto meta = MetaFromResolveAnswer(*resp, url);
   if (!meta.ok()) return HubError(502, "", meta.status().message());
   hf.access.RecordSuccess(rp->repo.Key(), auth, now);
+  if (!auth.empty() && hf.access.ShouldProbePublic(rp->repo.Key(), now)) {
+    auto anon = hf.px.upstream->Send({.method = "HEAD",
+                                      .url = url,
+                                      .headers = {{"Accept-Encoding", "identity"}},
+                                      .redirects = Redirects::kRelative});
+    if (anon.ok() && anon->status < 400) hf.access.RecordSuccess(rp->repo.Key(), "", now);
+  }
   Remember(hf, *rp, *meta, now);
   return Serve(hf, *rp, *meta, auth, req);
 }
