@@ -99,3 +99,47 @@ def test_prewarm_fills_the_cache_before_clients_come(ferry_bin, hub, tmp_path):
         assert bad.returncode == 1 and "org/no-such-repo" in bad.stderr
     finally:
         proxy.stop()
+
+
+def test_size_cap_evicts_least_recently_used_blobs(ferry_bin, hub, tmp_path):
+    data = tmp_path / "data"
+    proxy = Proxy(ferry_bin, data, hub.url, "--max-cache-size", "500K")
+    try:
+        files = ["nested/shard-00001.bin", "xet.safetensors"]  # 300,000 + 200,000 bytes
+        for f in files:
+            assert proxy.request(f"/hf/org/tiny-model/resolve/main/{f}")[0] == 200
+        status, _, body = proxy.request("/hf/datasets/org/tiny-dataset/resolve/main/data/train-00000.parquet")
+        assert status == 200 and len(body) == 250_000
+        kept = blobs(data)
+        assert sum(kept.values()) <= 500 * 1024 and 300_000 not in kept.values(), kept
+        _, _, metrics = proxy.request("/metrics")
+        assert b"ferry_cache_evictions_total 1" in metrics
+        # The evicted file is simply fetched again.
+        status, _, body = proxy.request("/hf/org/tiny-model/resolve/main/nested/shard-00001.bin")
+        assert status == 200 and len(body) == 300_000
+    finally:
+        proxy.stop()
+
+
+def test_full_disk_is_a_clear_error_and_nothing_is_half_published(ferry_bin, hub, tmp_path):
+    data = tmp_path / "small"
+    data.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", data], check=True)
+    try:
+        proxy = Proxy(ferry_bin, data, hub.url, log=tmp_path / "serve.log")
+        try:
+            sha, size = sha_of(proxy, MODEL)  # 3 MiB: does not fit
+            try:
+                status, _, body = proxy.request(MODEL)
+            except Exception:  # an aborted body
+                status, body = None, b""
+            assert len(body) < size
+            assert sha not in blobs(data)
+            assert "No space left" in proxy.log() or "RESOURCE_EXHAUSTED" in proxy.log(), proxy.log()
+            # Small files still work.
+            status, _, body = proxy.request("/hf/org/tiny-model/resolve/main/config.json")
+            assert status == 200 and body == b'{"hidden": 16}\n'
+        finally:
+            proxy.stop()
+    finally:
+        subprocess.run(["umount", data], check=True)
