@@ -108,7 +108,7 @@ def pip_install(venv, index, req):
            "PIP_FIND_LINKS": "", "PIP_CONFIG_FILE": "/dev/null", "PIP_NO_INPUT": "1"}
     start = time.perf_counter()
     p = subprocess.run([f"{venv}/bin/pip", "install", "--no-cache-dir", "--disable-pip-version-check",
-                        "--index-url", index, "-r", str(req)], env=env, capture_output=True, text=True)
+                        "--index-url", index, "--trusted-host", index.split("/")[2].split(":")[0], "-r", str(req)], env=env, capture_output=True, text=True)
     secs = time.perf_counter() - start
     if p.returncode != 0:
         raise RuntimeError(f"pip install from {index}: {p.stdout[-1500:]}{p.stderr[-1500:]}")

@@ -193,6 +193,8 @@ def test_sixteen_concurrent_cold_clients_make_one_upstream_fetch(ferry_bin, tmp_
         assert {r[0] for r in results} == {sha}
         cdn_gets = [e for e in hub.log() if e["server"] == "cdn" and e["method"] == "GET"]
         assert len(cdn_gets) == 1, cdn_gets
+        heads = [e for e in hub.log() if e["server"] == "hub" and e["method"] == "HEAD"]
+        assert len(heads) == 1, "concurrent cold requests each asked upstream for the metadata"
         assert blobs(proxy.data)[sha] == size
     finally:
         proxy.stop()

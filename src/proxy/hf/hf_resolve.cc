@@ -11,6 +11,7 @@
 // Upstream down: a known file is served from what was cached (stale branch resolution is
 // better than no answer); an unknown one is 502/504, never 404 EntryNotFound.
 
+#include "base/hash.h"
 #include "base/log.h"
 #include "base/strings.h"
 #include "proxy/hf/hf_meta.h"
@@ -23,6 +24,9 @@ namespace ferry::proxy::hf {
 
 namespace {
 
+// How long a request waits for another one's metadata HEAD of the same file before asking
+// upstream itself (a HEAD normally takes well under a second).
+constexpr std::chrono::milliseconds kMetadataWait{30'000};
 constexpr std::string_view kRefs = "hf-ref";    // "{repo key}@{rev}" -> commit
 constexpr std::string_view kFiles = "hf-file";  // "{repo key}@{commit}:{path}" -> FileMeta
 
@@ -105,6 +109,16 @@ server::Response HandleResolve(const server::Request& req, HfService& hf) {
     std::string why = !known.meta ? "is not cached" : "is in a repo whose token cannot be checked";
     return HubError(504, "",
                     "offline: " + rp->repo.Key() + "/" + rp->path + "@" + rp->revision + " " + why);
+  }
+  // One HEAD upstream for many concurrent cold requests: followers wait for the leader, then
+  // find its answer in the DocCache (a failed leader leaves them to ask themselves).
+  std::string flight_key = rp->repo.Key() + "@" + rp->revision + ":" + rp->path;
+  if (!auth.empty()) flight_key += "|" + Sha256Hex(auth);
+  auto ticket = hf.metadata_flights.Join(flight_key, kMetadataWait);
+  if (!ticket.leader()) {
+    known = Lookup(hf, *rp, now);
+    allowed = hf.access.MayServeFromCache(rp->repo.Key(), auth, now);
+    if (known.meta && allowed && known.fresh) return Serve(hf, *rp, *known.meta, auth, req);
   }
   std::string url = ResolveUrl(hf, *rp, rp->revision);
   http::Headers headers = UpstreamHeaders(auth);

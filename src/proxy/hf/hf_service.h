@@ -13,6 +13,7 @@
 
 #include "proxy/hf/hf_access.h"
 #include "proxy/service/proxy_context.h"
+#include "proxy/service/single_flight.h"
 #include "server/router.h"
 
 namespace ferry::proxy::hf {
@@ -23,6 +24,8 @@ struct HfService {
   ProxyContext& px;
   std::string upstream;  // "https://huggingface.co", no trailing '/'
   AccessTable access;
+  // Concurrent cold requests for one file's metadata send one HEAD upstream (hf_resolve.cc).
+  SingleFlight metadata_flights;
 };
 
 server::Response HandleResolve(const server::Request& request, HfService& hf);

@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
+#include <thread>
+#include <vector>
 
 #include "base/hash.h"
 #include "http/testing/local_http_server.h"
@@ -177,6 +180,20 @@ TEST_F(HfServiceTest, OfflineServesWhatIsCachedAndAnswers504ForTheRest) {
   EXPECT_EQ(Get("org/m/resolve/main/model.bin", "HEAD").status, 200);
   EXPECT_EQ(Get("org/m/resolve/main/config.json", "HEAD").status, 504);
   EXPECT_EQ(HubRequests(), before);
+}
+
+TEST_F(HfServiceTest, ConcurrentColdRequestsSendOneMetadataHeadUpstream) {
+  std::vector<std::thread> clients;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 8; ++i) {
+    clients.emplace_back([&] {
+      auto r = Get("org/m/resolve/main/model.bin", "HEAD");
+      if (r.status == 200) ++ok;
+    });
+  }
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(ok, 8);
+  EXPECT_EQ(HubRequests(), 1u);
 }
 
 TEST_F(HfServiceTest, TreeLinkPointsAtTheProxy) {
