@@ -91,6 +91,17 @@ Result<Sourced<T>> GetCached(PypiDeps& deps, std::string_view ns, std::string_vi
   if (deps.failures.Active(failure_key, now)) {
     if (auto v = stale()) return std::move(*v);
   }
+  // Concurrent misses: one fetch; the others take the page it stored (newer than theirs).
+  auto ticket = deps.page_flights.Join(failure_key, std::chrono::seconds(30));
+  if (!ticket.leader()) {
+    std::optional<Doc> again = px.docs->Get(ns, key);
+    if (again && again->fetched_ms > (stored ? stored->fetched_ms : 0)) {
+      if (auto v = codec.decode(*again); v.ok()) {
+        Count(deps.counters.hit);
+        return Sourced<T>{std::move(*v), PageOrigin::kFresh, again->fetched_ms};
+      }
+    }
+  }
   auto fetched = FetchUpstream(deps, url);
   Result<T> parsed = fetched.ok() ? codec.parse(*fetched) : Result<T>(fetched.status());
   if (parsed.ok()) {

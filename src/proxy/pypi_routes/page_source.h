@@ -15,8 +15,9 @@
 //    than a failed install. For kStaleRetryIntervalMs after such a failure the stored page is
 //    served without asking upstream (RecentFailures);
 //  - offline without a stored page: kUnavailable naming --offline.
-// Thread-safety: the functions may run concurrently (two fetches of one page may overlap; the
-// last one stored wins, both are complete pages).
+//  - concurrent misses of one page make one upstream fetch (SingleFlight); the others take the
+//    page it stored.
+// Thread-safety: the functions may run concurrently.
 
 #include <cstdint>
 #include <string>

@@ -10,6 +10,7 @@
 #include "base/mutex.h"
 
 #include "proxy/service/proxy_context.h"
+#include "proxy/service/single_flight.h"
 #include "server/metrics.h"
 
 namespace ferry::proxy::pypi {
@@ -55,6 +56,8 @@ struct PypiDeps {
   std::string upstream;
   PageCounters counters;
   RecentFailures failures;
+  // Concurrent misses of one page fetch it once (page_source.cc).
+  SingleFlight page_flights;
 };
 
 // Where the routes live, and the DocCache namespaces they use.

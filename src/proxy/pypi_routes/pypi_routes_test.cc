@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <thread>
+#include <vector>
+
+#include <atomic>
 
 #include "base/hash.h"
 #include "http/testing/local_http_server.h"
@@ -181,6 +185,19 @@ TEST_F(PypiRoutesTest, ReusesPagesForTheTtlThenServesStaleWhenUpstreamFails) {
   EXPECT_EQ(Pages("miss"), 3u);
   index_.down = true;
   EXPECT_EQ(Get("/pypi/simple/other/").status, 502);  // nothing stored
+}
+
+TEST_F(PypiRoutesTest, ConcurrentMissesFetchAPageOnce) {
+  std::vector<std::thread> clients;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 8; ++i) {
+    clients.emplace_back([&] {
+      if (Get("/pypi/simple/demo/").status == 200) ++ok;
+    });
+  }
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(ok, 8);
+  EXPECT_EQ(index_.Count("/simple/demo/"), 1);
 }
 
 TEST_F(PypiRoutesTest, AFileNotOnTheStoredPageFetchesThePageOnceMore) {
