@@ -130,6 +130,7 @@ def main():
     runs = {"direct": [], "first": [], "second": []}
     ups = {"first": [], "second": []}
     rss = 0.0
+    breakdown = {}
     try:
         names, total = build_index(work / "www", a.wheels)
         req = work / "req.txt"
@@ -166,7 +167,15 @@ def main():
             for k in ("first", "second"):
                 mark = len(upstream_lines())
                 runs[k].append(pip_install(venvs[k], via, req))
-                ups[k].append(len(upstream_lines()) - mark)
+                got = upstream_lines()[mark:]
+                ups[k].append(len(got))
+                if rep == 0 and got:
+                    kinds = {}
+                    for line in got:
+                        method, uri, status = line.split()[:3]
+                        what = "page" if uri.startswith("/simple/") else "wheel" if ".whl" in uri else "other"
+                        kinds[f"{method} {what} {status}"] = kinds.get(f"{method} {what} {status}", 0) + 1
+                    breakdown[k] = kinds
             rss = max(rss, hwm_kib(ferry.pid) / 1024)
             stop(ferry)
             ferry = None
@@ -185,6 +194,8 @@ def main():
     print(f"| straight from the index (no cache) | {med('direct'):.2f} | {[round(x, 2) for x in runs['direct']]} | all |")
     print(f"| first machine via ferry (cold) | {med('first'):.2f} | {[round(x, 2) for x in runs['first']]} | {ups['first']} |")
     print(f"| second machine via ferry (warm) | {med('second'):.2f} | {[round(x, 2) for x in runs['second']]} | {ups['second']} |")
+    for k, kinds in breakdown.items():
+        print(f"upstream requests, {k} machine: " + ", ".join(f"{v} {n}" for n, v in sorted(kinds.items())))
     print(f"\nSecond machine vs first: **{med('first') / med('second'):.2f}x**; first vs no cache: "
           f"{(med('first') / med('direct') - 1) * 100:+.0f}%; ferry peak RSS {rss:.0f} MiB.")
 
