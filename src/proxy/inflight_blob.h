@@ -96,6 +96,8 @@ class InflightBlob final {
   void Run();
   Status RunFetch();
   Status Accept(std::string_view chunk) EXCLUDES(mu_);
+  // Passes store_pending_ to the writer (fetch thread only).
+  Status FlushToStore();
   void Report(const Status& status) EXCLUDES(mu_);
   uint64_t ReadableLocked() const REQUIRES(mu_);
 
@@ -110,6 +112,7 @@ class InflightBlob final {
   const std::string spool_path_;
   const uint64_t resume_from_;               // bytes an earlier fetch left in the spool file
   std::unique_ptr<VerifyingWriter> writer_;  // fetch thread only
+  std::string store_pending_;                // fetch thread only: bytes not yet in writer_
   std::atomic<bool> cancelled_{false};
   std::atomic<bool> thread_finished_{false};
   std::thread thread_;
