@@ -141,14 +141,14 @@ Status RunServe(Context& ctx, const ServeFlags& flags) {
   options.metrics = std::make_shared<server::MetricsRegistry>();
   proxy::AddCacheMetrics(*options.metrics, px->cache);
 
-  FERRY_ASSIGN_OR_RETURN(auto tracker_routes, OpenTracker(ctx, flags.tracker, data));
+  FERRY_ASSIGN_OR_RETURN(Tracker tracker, OpenTracker(ctx, flags.tracker, data));
 
   server::Router router;
   // The registrars own their modules' state; `modules` lives until the server has stopped.
   std::vector<server::RouteRegistrar> modules = {
       proxy::hf::HfRoutes(std::make_shared<proxy::hf::HfService>(*px, flags.hf_upstream)),
       proxy::PypiRoutes(*px, flags.pypi_upstream, options.metrics.get()),
-      std::move(tracker_routes),
+      std::move(tracker.routes),
   };
   for (const auto& add : modules) FERRY_RETURN_IF_ERROR(add(router));
   server::Server server(options, router);
@@ -158,6 +158,7 @@ Status RunServe(Context& ctx, const ServeFlags& flags) {
   StopOnSignals();
   std::fprintf(stderr, "ferry serve: listening on %s (data %s)\n", server.url().c_str(),
                storage::RedactUrl(flags.data).c_str());
+  if (!tracker.warning.empty()) std::fprintf(stderr, "%s\n", tracker.warning.c_str());
   std::fflush(stderr);
   while (!ctx.interrupted->load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   std::fprintf(stderr, "ferry serve: stopping\n");

@@ -1,6 +1,5 @@
 #include "cli/serve_tracker.h"
 
-#include <cstdio>
 #include <filesystem>
 
 #include "base/strings.h"
@@ -9,8 +8,8 @@
 
 namespace ferry::cli {
 
-Result<server::RouteRegistrar> OpenTracker(Context& ctx, const TrackerFlags& flags,
-                                           const storage::OpenedUrl& data) {
+Result<Tracker> OpenTracker(Context& ctx, const TrackerFlags& flags,
+                            const storage::OpenedUrl& data) {
   std::string db = flags.db;
   if (StartsWith(db, "postgresql://") || StartsWith(db, "postgres://")) {
     return Usage(ctx, Status(StatusCode::kUnimplemented,
@@ -35,15 +34,16 @@ Result<server::RouteRegistrar> OpenTracker(Context& ctx, const TrackerFlags& fla
   }
   // The SQLite backend (tracker/sqlite) is not in this build yet: the tracker keeps its data in
   // memory, and says so loudly, since a restart loses every experiment and run.
-  std::fprintf(stderr,
-               "ferry serve: WARNING: the MLflow tracker keeps experiments, runs and metrics IN "
-               "MEMORY ONLY (no SQLite backend in this build); they are lost when the server "
-               "stops (tracker db %s not used)\n",
-               db.c_str());
+  Tracker t;
+  t.warning =
+      "ferry serve: WARNING: the MLflow tracker keeps experiments, runs and metrics IN MEMORY "
+      "ONLY (no SQLite backend in this build); they are lost when the server stops (tracker db " +
+      db + " not used)";
   tracker::mlflow::MlflowOptions options;
   options.artifact_root = flags.artifact_root;
   options.store_type = "MemoryStore";
-  return tracker::mlflow::MlflowRoutes(tracker::MakeMemoryTrackerStore(), std::move(options));
+  t.routes = tracker::mlflow::MlflowRoutes(tracker::MakeMemoryTrackerStore(), std::move(options));
+  return t;
 }
 
 }  // namespace ferry::cli

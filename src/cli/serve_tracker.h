@@ -20,9 +20,14 @@ struct TrackerFlags {
   std::string artifact_root = "mlflow-artifacts:/";
 };
 
+struct Tracker {
+  server::RouteRegistrar routes;  // the MLflow API over the opened store
+  std::string warning;            // one line for stderr after the listening line ("" = none)
+};
+
 // Opens the tracker's store and returns the registrar of the MLflow routes. Bad flags are
 // usage errors.
-Result<server::RouteRegistrar> OpenTracker(Context& ctx, const TrackerFlags& flags,
-                                           const storage::OpenedUrl& data);
+Result<Tracker> OpenTracker(Context& ctx, const TrackerFlags& flags,
+                            const storage::OpenedUrl& data);
 
 }  // namespace ferry::cli
