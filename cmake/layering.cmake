@@ -64,7 +64,7 @@ set(FERRY_LAYER_ALLOW_proxy/pypi_routes
 # Only the binaries' wiring links the composition root.
 set(FERRY_LAYER_ALLOW_cli
     backends job transfer shard mount proxy proxy/service proxy/upstream proxy/hf proxy/pypi_routes
-    proxy/prewarm tracker tracker/memory tracker/sqlite tracker/artifacts tracker/mlflow
+    proxy/prewarm tracker tracker/sqlite tracker/artifacts tracker/mlflow
     server storage http base)
 set(FERRY_LAYER_ALLOW_apps cli base)
 set(FERRY_LAYER_ALLOW_python backends shard storage base)

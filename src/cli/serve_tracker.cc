@@ -3,8 +3,8 @@
 #include <filesystem>
 
 #include "base/strings.h"
-#include "tracker/memory/memory_tracker_store.h"
 #include "tracker/mlflow/mlflow_routes.h"
+#include "tracker/sqlite/sqlite_tracker_store.h"
 
 namespace ferry::cli {
 
@@ -32,17 +32,15 @@ Result<Tracker> OpenTracker(Context& ctx, const TrackerFlags& flags,
     return Status(StatusCode::kPermissionDenied, "serve: cannot create the tracker directory '" +
                                                      parent.string() + "': " + ec.message());
   }
-  // The SQLite backend (tracker/sqlite) is not in this build yet: the tracker keeps its data in
-  // memory, and says so loudly, since a restart loses every experiment and run.
+  auto store = tracker::SqliteTrackerStore::Open(db);
+  if (!store.ok()) {
+    return store.status().WithContext("serve: cannot open the tracker database '" + db + "'");
+  }
   Tracker t;
-  t.warning =
-      "ferry serve: WARNING: the MLflow tracker keeps experiments, runs and metrics IN MEMORY "
-      "ONLY (no SQLite backend in this build); they are lost when the server stops (tracker db " +
-      db + " not used)";
   tracker::mlflow::MlflowOptions options;
   options.artifact_root = flags.artifact_root;
-  options.store_type = "MemoryStore";
-  t.routes = tracker::mlflow::MlflowRoutes(tracker::MakeMemoryTrackerStore(), std::move(options));
+  options.store_type = "SqlStore";
+  t.routes = tracker::mlflow::MlflowRoutes(std::move(*store), std::move(options));
   return t;
 }
 

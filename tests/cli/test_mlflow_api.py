@@ -190,6 +190,30 @@ def test_retried_log_batch_never_duplicates_points(tracker):
     assert [int(m["step"]) for m in body["metrics"]] == list(range(50))
 
 
+def test_kill_9_then_restart_keeps_every_acknowledged_point(ferry_bin, tmp_path):
+    first = Tracker(ferry_bin, tmp_path / "data")
+    try:
+        status, body = first.post("experiments/create", {"name": "durable"})
+        assert status == 200, body
+        run = new_run(first, body["experiment_id"])
+        metrics = [{"key": "loss", "value": i / 7, "timestamp": i, "step": i} for i in range(500)]
+        assert first.post("runs/log-batch", {"run_id": run, "metrics": metrics})[0] == 200
+    finally:
+        first.proc.send_signal(signal.SIGKILL)
+        first.proc.wait()
+    assert (tmp_path / "data/tracker/tracker.db").exists()
+    again = Tracker(ferry_bin, tmp_path / "data")
+    try:
+        status, body = again.get("metrics/get-history", [("run_id", run), ("metric_key", "loss")])
+        assert status == 200
+        assert [(m["value"], int(m["step"])) for m in body["metrics"]] == \
+            [(i / 7, i) for i in range(500)]
+        status, body = again.get("experiments/get-by-name", [("experiment_name", "durable")])
+        assert status == 200
+    finally:
+        again.stop()
+
+
 def test_postgresql_tracker_db_is_not_supported_yet(ferry_bin, tmp_path):
     proc = subprocess.run([ferry_bin, "serve", "--data", tmp_path, "--listen", "127.0.0.1:0",
                            "--tracker-db", "postgresql://db/ferry"],
