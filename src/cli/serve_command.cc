@@ -158,7 +158,6 @@ Status RunServe(Context& ctx, const ServeFlags& flags) {
   StopOnSignals();
   std::fprintf(stderr, "ferry serve: listening on %s (data %s)\n", server.url().c_str(),
                storage::RedactUrl(flags.data).c_str());
-  if (!tracker.warning.empty()) std::fprintf(stderr, "%s\n", tracker.warning.c_str());
   std::fflush(stderr);
   while (!ctx.interrupted->load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   std::fprintf(stderr, "ferry serve: stopping\n");

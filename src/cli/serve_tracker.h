@@ -22,7 +22,6 @@ struct TrackerFlags {
 
 struct Tracker {
   server::RouteRegistrar routes;  // the MLflow API over the opened store
-  std::string warning;            // one line for stderr after the listening line ("" = none)
 };
 
 // Opens the tracker's store and returns the registrar of the MLflow routes. Bad flags are

@@ -106,6 +106,19 @@ TEST_F(MlflowHandlersTest, MalformedJsonIsBadRequestOnOneLine) {
               "INVALID_PARAMETER_VALUE", "'metrics'");
 }
 
+TEST_F(MlflowHandlersTest, HostileBodiesAreAnsweredNotCrashedOn) {
+  std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  ExpectError(Call("POST", "/api/2.0/mlflow/runs/log-batch", deep), 400, "BAD_REQUEST",
+              "nested deeper than 32 levels");
+  std::string nested = "{\"run_id\": \"x\", \"metrics\": " + deep + "}";
+  ExpectError(Call("POST", "/api/2.0/mlflow/runs/log-batch", nested), 400, "BAD_REQUEST",
+              "nested deeper");
+  ExpectError(Call("POST", "/api/2.0/mlflow/runs/log-batch", std::string("{\"a\": \"\xff\xfe\"}")),
+              400, "BAD_REQUEST", "malformed JSON body");
+  ExpectError(Call("POST", "/api/2.0/mlflow/runs/log-batch", std::string(1 << 20, '{')), 400,
+              "BAD_REQUEST", "malformed JSON body");
+}
+
 TEST_F(MlflowHandlersTest, AjaxPrefixAndUnknownFields) {
   Answer a = Post("experiments/create", {{"name", "ajax"}, {"surprise", {{"x", 1}}}},
                   "/ajax-api/2.0/mlflow/");

@@ -9,6 +9,10 @@ namespace {
 
 using nlohmann::json;
 
+// MLflow's messages nest 3 levels (log-batch: body, metrics list, metric); 32 leaves room for
+// any client's extras.
+constexpr int kMaxJsonDepth = 32;
+
 std::string Shown(const json& v) {
   std::string s = v.dump();
   if (s.size() > 80) s = s.substr(0, 77) + "...";
@@ -100,11 +104,22 @@ Result<RequestArgs> RequestArgs::From(const server::Request& request) {
     args.body_ = json::object();
     return args;
   }
+  // The parser keeps its own stack, but printing and walking a parsed value recurse: values
+  // nested deeper than any MLflow message are dropped while parsing and the body refused.
+  bool too_deep = false;
+  auto limit_depth = [&too_deep](int depth, json::parse_event_t, json&) {
+    if (depth > kMaxJsonDepth) too_deep = true;
+    return depth <= kMaxJsonDepth;
+  };
   try {
-    args.body_ = json::parse(body);
+    args.body_ = json::parse(body, limit_depth);
   } catch (const json::parse_error& e) {
     return InvalidArgument(std::string(kMalformedBody) + ": syntax error at byte " +
                            std::to_string(e.byte));
+  }
+  if (too_deep) {
+    return InvalidArgument(std::string(kMalformedBody) + ": nested deeper than " +
+                           std::to_string(kMaxJsonDepth) + " levels");
   }
   if (!args.body_.is_object()) {
     return InvalidArgument(std::string(kMalformedBody) + ": expected a JSON object, got " +
