@@ -13,10 +13,10 @@ using nlohmann::json;
 // get-history: the most points one page holds (MLflow's GET_METRIC_HISTORY_MAX_RESULTS).
 constexpr int64_t kMaxHistoryResults = 25000;
 // get-history-bulk-interval: runs per request and points per run (MLflow's
-// MAX_RUNS_GET_METRIC_HISTORY_BULK and MAX_RESULTS_PER_RUN), and the default points per run.
+// MAX_RUNS_GET_METRIC_HISTORY_BULK and MAX_RESULTS_PER_RUN, also its default).
 constexpr size_t kMaxBulkRuns = 100;
 constexpr int64_t kMaxBulkResults = 2500;
-constexpr int64_t kDefaultBulkResults = 320;
+constexpr int64_t kDefaultBulkResults = kMaxBulkResults;
 
 Result<json> GetHistory(const Request& r, MlflowDeps& d) {
   FERRY_ASSIGN_OR_RETURN(auto args, RequestArgs::From(r));
