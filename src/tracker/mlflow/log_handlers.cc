@@ -20,6 +20,11 @@ Result<json> Log(MlflowDeps& d, const std::string& run_id, std::vector<MetricPoi
 }
 
 Result<json> LogBatch(const Request& r, MlflowDeps& d) {
+  if (r.body.size() > kMaxBatchRequestBytes) {
+    return InvalidArgument("Batched logging API requests must be at most " +
+                           std::to_string(kMaxBatchRequestBytes) + " bytes; got " +
+                           std::to_string(r.body.size()));
+  }
   FERRY_ASSIGN_OR_RETURN(auto args, RequestArgs::From(r));
   FERRY_ASSIGN_OR_RETURN(std::string id, args.RunId());
   FERRY_ASSIGN_OR_RETURN(auto metrics, ParseMetrics(args, "metrics"));

@@ -115,7 +115,7 @@ TEST_F(MlflowHandlersTest, HostileBodiesAreAnsweredNotCrashedOn) {
               "nested deeper");
   ExpectError(Call("POST", "/api/2.0/mlflow/runs/log-batch", std::string("{\"a\": \"\xff\xfe\"}")),
               400, "BAD_REQUEST", "malformed JSON body");
-  ExpectError(Call("POST", "/api/2.0/mlflow/runs/log-batch", std::string(1 << 20, '{')), 400,
+  ExpectError(Call("POST", "/api/2.0/mlflow/experiments/create", std::string(1 << 20, '{')), 400,
               "BAD_REQUEST", "malformed JSON body");
 }
 

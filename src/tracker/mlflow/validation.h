@@ -21,6 +21,7 @@ inline constexpr size_t kMaxBatchMetrics = 1000;
 inline constexpr size_t kMaxBatchParams = 100;
 inline constexpr size_t kMaxBatchTags = 100;
 inline constexpr size_t kMaxBatchEntities = 1000;
+inline constexpr size_t kMaxBatchRequestBytes = 1000000;  // MAX_BATCH_LOG_REQUEST_SIZE
 
 // `what` is "metric", "param" or "tag". Names: 1..250 bytes of letters, digits, '_', '-', '.',
 // ' ', ':', '/', not starting with '/' and without a ".." segment (they become paths).
