@@ -67,6 +67,9 @@ class MemoryTrackerStore final : public TrackerStore {
                                        const std::string& artifact_location,
                                        const std::vector<Tag>& tags) override {
     if (name.empty()) return InvalidArgument("CreateExperiment: the name is empty");
+    for (const auto& t : tags) {
+      if (t.key.empty()) return InvalidArgument("CreateExperiment: a tag key is empty");
+    }
     MutexLock lock(mu_);
     if (FindByName(name)) {
       return Exists("CreateExperiment: an experiment named '" + name + "' already exists");
@@ -167,6 +170,7 @@ class MemoryTrackerStore final : public TrackerStore {
   Result<RunInfo> CreateRun(const CreateRunRequest& req) override {
     std::string name_tag;
     for (const auto& t : req.tags) {
+      if (t.key.empty()) return InvalidArgument("CreateRun: a tag key is empty");
       if (t.key == rules::kRunNameTag) name_tag = t.value;
     }
     if (!req.run_name.empty() && !name_tag.empty() && req.run_name != name_tag) {

@@ -4,13 +4,14 @@
 // Writing: each new point (INSERT OR IGNORE into `points` changed a row; a retried point does
 // not) is added to an in-memory Summary per (key, level, bucket) and to a per-key "latest"
 // candidate; after the batch's points, each touched summary row is read, merged and written back
-// once, so a batch of 1,000 points over 100 steps and 10 keys updates ~10 * (7 + 4) summary rows.
+// once, so a batch of 1,000 points over 100 steps and 10 keys updates ~10 * (7 + 3 + 7) summary
+// rows.
 //
 // Sampling (tracker/metric_sampling.h picks level w and bucket width v, a multiple of w): the
 // level-w summaries that lie wholly inside [lo, hi] are read in one range scan and merged into
 // their answer buckets; the two partial ends (< w steps each) are covered by RangeSummary,
 // which takes the whole finer-level buckets inside a range and recurses into the rest, down to
-// raw points: <= 15 rows per level per end.
+// raw points: <= 3 rows per level per end.
 #include <charconv>
 #include <limits>
 #include <map>

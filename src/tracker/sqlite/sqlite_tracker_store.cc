@@ -26,6 +26,10 @@ Result<std::shared_ptr<SqliteTrackerStore>> SqliteTrackerStore::Open(
                          : "PRAGMA synchronous=NORMAL");
   }
   if (s.ok()) s = writer->Exec("PRAGMA cache_size=-" + std::to_string(options.cache_mib * 1024));
+  if (s.ok()) {
+    s = writer->Exec("PRAGMA wal_autocheckpoint=" +
+                     std::to_string(options.wal_autocheckpoint_pages));
+  }
   if (s.ok()) s = sqlite::Migrate(*writer, path);
   if (!s.ok()) return s.WithContext("open tracker database '" + path + "'");
   return std::shared_ptr<SqliteTrackerStore>(

@@ -99,6 +99,7 @@ TEST_P(TrackerStoreConformanceTest, ExperimentNamesAreUniqueDeletedOnesIncluded)
   std::string other = NewExperiment("other");
   EXPECT_EQ(store_->RenameExperiment(other, "taken"), StatusCode::kAlreadyExists);
   EXPECT_EQ(store_->CreateExperiment("", "", {}).status(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->CreateExperiment("x", "", {{"", "v"}}).status(), StatusCode::kInvalidArgument);
 }
 
 TEST_P(TrackerStoreConformanceTest, UnknownExperimentsAreNotFound) {
@@ -248,8 +249,10 @@ TEST_P(TrackerStoreConformanceTest, RunNameAndItsTagAgree) {
   EXPECT_EQ(store_->GetRun(named->run_id)->info.run_name, "by-tag");
 }
 
-TEST_P(TrackerStoreConformanceTest, CreateRunNeedsAnActiveExperiment) {
+TEST_P(TrackerStoreConformanceTest, CreateRunNeedsAnActiveExperimentAndValidTags) {
   EXPECT_EQ(store_->CreateRun({.experiment_id = "424242"}).status(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->CreateRun({.experiment_id = "0", .tags = {{"", "v"}}}).status(),
+            StatusCode::kInvalidArgument);
 }
 
 TEST_P(TrackerStoreConformanceTest, UpdateRunChangesStatusEndTimeAndName) {
