@@ -11,7 +11,7 @@ build_pkgs=(
   build-essential cmake ninja-build pkg-config git
   libcurl4-openssl-dev libssl-dev libpugixml-dev nlohmann-json3-dev libcli11-dev
   libfmt-dev libyaml-cpp-dev libisal-dev libgtest-dev libgmock-dev libbenchmark-dev
-  python3-dev pybind11-dev libfuse3-dev clang-format libboost1.81-dev
+  python3-dev pybind11-dev libfuse3-dev clang-format libboost1.81-dev libsqlite3-dev
 )
 # clang 19 (Debian 12's clang 14 and 16 cannot use libstdc++ 12's <expected>): libFuzzer targets
 # and the thread-safety analysis (scripts/fuzz.sh, the `clang` preset).

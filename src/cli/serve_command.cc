@@ -1,6 +1,7 @@
 // ferry serve --data URL: the caching proxy for the Hugging Face Hub (/hf) and PyPI (/pypi)
 // over one verified blob cache in the data store (docs/semantics/serve.md, cache.md, hf.md,
-// pypi.md). Each module adds its routes through a RouteRegistrar (server/router.h).
+// pypi.md), and the MLflow tracking API (/api/2.0/mlflow/, mlflow.md). Each module adds its
+// routes through a RouteRegistrar (server/router.h).
 
 #include <charconv>
 #include <chrono>
@@ -10,6 +11,7 @@
 
 #include "base/strings.h"
 #include "cli/command.h"
+#include "cli/serve_tracker.h"
 #include "proxy/hf/hf_service.h"
 #include "proxy/pypi_routes/pypi_routes.h"
 #include "proxy/service/proxy_context.h"
@@ -38,6 +40,7 @@ struct ServeFlags {
   int metadata_ttl = 600;      // seconds
   std::string spool_dir;
   int stall_timeout = 30;  // seconds
+  TrackerFlags tracker;
 };
 
 // Where in the data store the proxy keeps its blobs and documents.
@@ -141,11 +144,14 @@ Status RunServe(Context& ctx, const ServeFlags& flags) {
   options.metrics = std::make_shared<server::MetricsRegistry>();
   proxy::AddCacheMetrics(*options.metrics, px->cache);
 
+  FERRY_ASSIGN_OR_RETURN(Tracker tracker, OpenTracker(ctx, flags.tracker, data));
+
   server::Router router;
   // The registrars own their modules' state; `modules` lives until the server has stopped.
   std::vector<server::RouteRegistrar> modules = {
       proxy::hf::HfRoutes(std::make_shared<proxy::hf::HfService>(*px, flags.hf_upstream)),
       proxy::PypiRoutes(*px, flags.pypi_upstream, options.metrics.get()),
+      std::move(tracker.routes),
   };
   for (const auto& add : modules) FERRY_RETURN_IF_ERROR(add(router));
   server::Server server(options, router);
@@ -167,7 +173,8 @@ Status RunServe(Context& ctx, const ServeFlags& flags) {
 
 void AddServeCommand(CLI::App& app, Action& action) {
   auto flags = std::make_shared<ServeFlags>();
-  auto* cmd = app.add_subcommand("serve", "Serve HTTP: a caching proxy (Hugging Face, PyPI)");
+  auto* cmd = app.add_subcommand(
+      "serve", "Serve HTTP: a caching proxy (Hugging Face, PyPI) and an MLflow tracking server");
   cmd->add_option("--data", flags->data, "Where the server keeps its data (a directory or URL)");
   cmd->add_option("--listen", flags->listen, "HOST:PORT to listen on (port 0: any free port)")
       ->capture_default_str();
@@ -193,6 +200,11 @@ void AddServeCommand(CLI::App& app, Action& action) {
       ->capture_default_str();
   cmd->add_option("--spool-dir", flags->spool_dir,
                   "Local directory for blobs being fetched (default: the temporary directory)");
+  cmd->add_option("--tracker-db", flags->tracker.db,
+                  "The MLflow tracker's SQLite file (default: <--data dir>/tracker/tracker.db)");
+  cmd->add_option("--default-artifact-root", flags->tracker.artifact_root,
+                  "Where new MLflow experiments keep their artifacts")
+      ->capture_default_str();
   CLI::App* prewarm = AddPrewarmCommand(*cmd, action);
   cmd->callback([cmd, prewarm, flags, &action] {
     if (cmd->got_subcommand(prewarm)) return;  // `ferry serve prewarm` set its own action

@@ -15,6 +15,17 @@
 //  - logging to or updating a deleted run, or one whose id does not exist: kNotFound for an
 //    unknown id, kFailedPrecondition for a deleted run;
 //  - every write acknowledged (OK returned) is durable: it survives kill -9 of the server.
+// Details every backend follows (the conformance suite, tracker/testing, checks each):
+//  - GetExperimentByName and GetRun also return deleted experiments and runs; reads of a
+//    deleted run's metrics work;
+//  - deleting (restoring) an experiment deletes (restores) all its runs, as MLflow does;
+//    renaming, tagging or creating runs in a deleted experiment is kFailedPrecondition;
+//  - empty names and keys, max_results < 1 and malformed page tokens are kInvalidArgument;
+//  - lists come in a fixed order: SearchExperiments by creation_time descending, then id
+//    (numerically); ScanRuns by start_time descending, then run_id; params, tags and
+//    latest_metrics by key; page tokens are opaque;
+//  - the run name and the tag "mlflow.runName" are kept equal (tracker/store_rules.h);
+//  - metric values equal under rules::ValueEqual (NaN == NaN, -0 == 0) are the same value.
 // Errors are Status values: kNotFound (RESOURCE_DOES_NOT_EXIST), kAlreadyExists
 // (RESOURCE_ALREADY_EXISTS), kInvalidArgument (INVALID_PARAMETER_VALUE), kUnavailable (the
 // database is busy or unreachable; retryable), kInternal.
@@ -100,6 +111,8 @@ class TrackerStore {
   // first/last step): about max_results points per run, chosen from precomputed per-bucket
   // summaries so the answer costs O(max_results) per run whatever the number of points; the
   // first and last point and each bucket's minimum and maximum are kept (spikes survive).
+  // The exact rule, shared by every backend, is in tracker/metric_sampling.h. Points come run by
+  // run in `run_ids` order, each run's in (step, timestamp) order; an unknown run is kNotFound.
   virtual Result<std::vector<SampledPoint>> GetMetricHistoryBulkInterval(
       const std::vector<std::string>& run_ids, const std::string& key,
       std::optional<int64_t> start_step, std::optional<int64_t> end_step, int max_results) = 0;

@@ -1,0 +1,47 @@
+#include "cli/serve_tracker.h"
+
+#include <filesystem>
+
+#include "base/strings.h"
+#include "tracker/mlflow/mlflow_routes.h"
+#include "tracker/sqlite/sqlite_tracker_store.h"
+
+namespace ferry::cli {
+
+Result<Tracker> OpenTracker(Context& ctx, const TrackerFlags& flags,
+                            const storage::OpenedUrl& data) {
+  std::string db = flags.db;
+  if (StartsWith(db, "postgresql://") || StartsWith(db, "postgres://")) {
+    return Usage(ctx, Status(StatusCode::kUnimplemented,
+                             "serve: --tracker-db postgresql://... is not supported yet (give "
+                             "a SQLite file path)"));
+  }
+  if (db.empty()) {
+    if (data.url.scheme != storage::Scheme::kLocal) {
+      return Usage(ctx, InvalidArgument("serve: --tracker-db PATH is required when --data is not "
+                                        "a local directory"));
+    }
+    std::string dir = "/" + data.key;
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    db = dir + "/tracker/tracker.db";
+  }
+  std::error_code ec;
+  std::filesystem::path parent = std::filesystem::path(db).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  if (ec) {
+    return Status(StatusCode::kPermissionDenied, "serve: cannot create the tracker directory '" +
+                                                     parent.string() + "': " + ec.message());
+  }
+  auto store = tracker::SqliteTrackerStore::Open(db);
+  if (!store.ok()) {
+    return store.status().WithContext("serve: cannot open the tracker database '" + db + "'");
+  }
+  Tracker t;
+  tracker::mlflow::MlflowOptions options;
+  options.artifact_root = flags.artifact_root;
+  options.store_type = "SqlStore";
+  t.routes = tracker::mlflow::MlflowRoutes(std::move(*store), std::move(options));
+  return t;
+}
+
+}  // namespace ferry::cli

@@ -1,0 +1,32 @@
+#pragma once
+// The experiment tracker's part of `ferry serve` (docs/semantics/mlflow.md): which TrackerStore
+// backs the MLflow API (--tracker-db) and its routes.
+
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "cli/command.h"
+#include "server/router.h"
+#include "storage/registry.h"
+
+namespace ferry::cli {
+
+struct TrackerFlags {
+  // A SQLite file path; "" = "<--data dir>/tracker/tracker.db" when --data is a local
+  // directory (required otherwise). postgresql://... is not supported yet.
+  std::string db;
+  // Where new experiments keep their artifacts (MLflow's --default-artifact-root).
+  std::string artifact_root = "mlflow-artifacts:/";
+};
+
+struct Tracker {
+  server::RouteRegistrar routes;  // the MLflow API over the opened store
+};
+
+// Opens the tracker's store and returns the registrar of the MLflow routes. Bad flags are
+// usage errors.
+Result<Tracker> OpenTracker(Context& ctx, const TrackerFlags& flags,
+                            const storage::OpenedUrl& data);
+
+}  // namespace ferry::cli

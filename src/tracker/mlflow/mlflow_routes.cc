@@ -1,0 +1,93 @@
+#include "tracker/mlflow/mlflow_routes.h"
+
+#include <chrono>
+#include <exception>
+
+#include "tracker/mlflow/handlers.h"
+#include "tracker/mlflow/wire.h"
+
+namespace ferry::tracker::mlflow {
+namespace {
+
+struct Route {
+  const char* method;
+  const char* path;  // after the prefix
+  Response (*handle)(const Request&, MlflowDeps&);
+};
+
+// Every endpoint (docs/semantics/mlflow.md, "Endpoints"). GET endpoints read the query string,
+// POST endpoints a JSON body; the searches take both forms.
+constexpr Route kRoutes[] = {
+    {"POST", "experiments/create", &HandleCreateExperiment},
+    {"GET", "experiments/get", &HandleGetExperiment},
+    {"GET", "experiments/get-by-name", &HandleGetExperimentByName},
+    {"POST", "experiments/search", &HandleSearchExperiments},
+    {"GET", "experiments/search", &HandleSearchExperiments},
+    {"GET", "experiments/list", &HandleListExperiments},
+    {"POST", "experiments/update", &HandleUpdateExperiment},
+    {"POST", "experiments/delete", &HandleDeleteExperiment},
+    {"POST", "experiments/restore", &HandleRestoreExperiment},
+    {"POST", "experiments/set-experiment-tag", &HandleSetExperimentTag},
+    // npm mlflow 2.0.7's setExperimentTag() forgets the '/' before its action.
+    {"POST", "experimentsset-experiment-tag", &HandleSetExperimentTag},
+    {"POST", "runs/create", &HandleCreateRun},
+    {"POST", "runs/update", &HandleUpdateRun},
+    {"GET", "runs/get", &HandleGetRun},
+    {"POST", "runs/search", &HandleSearchRuns},
+    {"GET", "runs/search", &HandleSearchRuns},
+    {"POST", "runs/delete", &HandleDeleteRun},
+    {"POST", "runs/restore", &HandleRestoreRun},
+    {"POST", "runs/log-batch", &HandleLogBatch},
+    {"POST", "runs/log-metric", &HandleLogMetric},
+    {"POST", "runs/log-parameter", &HandleLogParam},
+    {"POST", "runs/set-tag", &HandleSetTag},
+    {"POST", "runs/delete-tag", &HandleDeleteTag},
+    {"GET", "metrics/get-history", &HandleGetMetricHistory},
+    {"GET", "metrics/get-history-bulk-interval", &HandleGetMetricHistoryBulkInterval},
+    {"GET", "server-info", &HandleServerInfo},
+};
+
+constexpr const char* kPrefixes[] = {"/api/2.0/mlflow/", "/ajax-api/2.0/mlflow/"};
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+server::Handler Bind(Response (*handle)(const Request&, MlflowDeps&),
+                     std::shared_ptr<MlflowDeps> deps) {
+  return [handle, deps](const Request& r) -> Response {
+    // The edge where nothing may escape: a std::exception (allocation failure, a JSON library
+    // surprise) becomes MLflow's INTERNAL_ERROR rather than a dropped connection.
+    try {
+      return handle(r, *deps);
+    } catch (const std::exception& e) {
+      return MlflowError(500, "INTERNAL_ERROR", std::string("internal error: ") + e.what());
+    }
+  };
+}
+
+}  // namespace
+
+server::RouteRegistrar MlflowRoutes(std::shared_ptr<TrackerStore> store, MlflowOptions options) {
+  auto deps = std::make_shared<MlflowDeps>();
+  deps->store = std::move(store);
+  deps->options = std::move(options);
+  deps->now_ms = &NowMs;
+  return [deps](server::Router& router) -> Status {
+    for (const char* prefix : kPrefixes) {
+      for (const Route& route : kRoutes) {
+        FERRY_RETURN_IF_ERROR(
+            router.Add(route.method, std::string(prefix) + route.path, Bind(route.handle, deps)));
+      }
+    }
+    // MLflow 3 clients ask /api/3.0/mlflow/server-info.
+    for (const char* path : {"/api/3.0/mlflow/server-info", "/ajax-api/3.0/mlflow/server-info"}) {
+      FERRY_RETURN_IF_ERROR(router.Add("GET", path, Bind(&HandleServerInfo, deps)));
+    }
+    return Status();
+  };
+}
+
+}  // namespace ferry::tracker::mlflow

@@ -1,0 +1,369 @@
+// Metric points: writing them with their summaries, history pages, and the bulk-interval
+// sampling from summaries.
+//
+// Writing: each new point (INSERT OR IGNORE into `points` changed a row; a retried point does
+// not) is added to an in-memory Summary per (key, level, bucket) and to a per-key "latest"
+// candidate; after the batch's points, each touched summary row is read, merged and written back
+// once, so a batch of 1,000 points over 100 steps and 10 keys updates ~10 * (7 + 3 + 7) summary
+// rows.
+//
+// Sampling (tracker/metric_sampling.h picks level w and bucket width v, a multiple of w): the
+// level-w summaries that lie wholly inside [lo, hi] are read in one range scan and merged into
+// their answer buckets; the two partial ends (< w steps each) are covered by RangeSummary,
+// which takes the whole finer-level buckets inside a range and recurses into the rest, down to
+// raw points: <= 3 rows per level per end.
+#include <charconv>
+#include <limits>
+#include <map>
+#include <tuple>
+
+#include "tracker/metric_sampling.h"
+#include "tracker/sqlite/sqlite_tracker_store.h"
+#include "tracker/store_rules.h"
+
+namespace ferry::tracker {
+
+using sampling::FloorDiv;
+using sampling::kLevelWidths;
+using sampling::Summary;
+using sqlite::Connection;
+using sqlite::Statement;
+using sqlite::Transaction;
+
+namespace {
+
+int64_t CeilDiv(int64_t a, int64_t b) { return -FloorDiv(-a, b); }
+
+MetricPoint PointAt(const Statement& q, int col) {
+  return {"", rules::FromOrderedBits(q.Int(col + 2)), q.Int(col + 1), q.Int(col)};
+}
+
+// Columns count, first, last, min, max (each step, ts, value) starting at `col`.
+Summary SummaryAt(const Statement& q, int col) {
+  Summary s;
+  s.count = q.Int(col);
+  s.first = PointAt(q, col + 1);
+  s.last = PointAt(q, col + 4);
+  s.min = PointAt(q, col + 7);
+  s.max = PointAt(q, col + 10);
+  return s;
+}
+
+void BindPoint(Statement& q, int i, const MetricPoint& p) {
+  q.Bind(i, p.step).Bind(i + 1, p.timestamp_ms).Bind(i + 2, rules::OrderedBits(p.value));
+}
+
+Result<int64_t> FindKeyId(Connection& c, const std::string& key) {
+  FERRY_ASSIGN_OR_RETURN(auto q, c.Prepare("SELECT key_id FROM metric_keys WHERE name = ?"));
+  q->Bind(1, key);
+  FERRY_ASSIGN_OR_RETURN(bool found, q->Step());
+  return found ? q->Int(0) : int64_t{-1};
+}
+
+// Summaries of one run's key, read inside the caller's transaction.
+class SummarySource {
+ public:
+  SummarySource(Connection& c, int64_t run_pk, int64_t key_id)
+      : c_(c), run_pk_(run_pk), key_id_(key_id) {}
+
+  // Calls fn(bucket, summary) for each stored bucket of `level` in [first, last].
+  template <typename Fn>
+  Status ForEachBucket(int level, int64_t first, int64_t last, Fn fn) {
+    FERRY_ASSIGN_OR_RETURN(
+        auto q, c_.Prepare("SELECT bucket, count, first_step, first_ts, first_value, last_step, "
+                           "last_ts, last_value, min_step, min_ts, min_value, max_step, max_ts, "
+                           "max_value FROM summaries WHERE run_pk = ? AND key_id = ? AND "
+                           "level = ? AND bucket BETWEEN ? AND ?"));
+    q->Bind(1, run_pk_).Bind(2, key_id_).Bind(3, int64_t{level}).Bind(4, first).Bind(5, last);
+    for (;;) {
+      FERRY_ASSIGN_OR_RETURN(bool row, q->Step());
+      if (!row) return Status();
+      fn(q->Int(0), SummaryAt(*q, 1));
+    }
+  }
+
+  // Calls fn(point) for each point with step in [lo, hi], in history order.
+  template <typename Fn>
+  Status ForEachPoint(int64_t lo, int64_t hi, Fn fn) {
+    FERRY_ASSIGN_OR_RETURN(auto q, c_.Prepare("SELECT step, ts, value FROM points WHERE "
+                                              "run_pk = ? AND key_id = ? AND step BETWEEN ? AND ? "
+                                              "ORDER BY step, ts, value"));
+    q->Bind(1, run_pk_).Bind(2, key_id_).Bind(3, lo).Bind(4, hi);
+    for (;;) {
+      FERRY_ASSIGN_OR_RETURN(bool row, q->Step());
+      if (!row) return Status();
+      fn(PointAt(*q, 0));
+    }
+  }
+
+  // The summary of steps [a, b] from levels <= `level` (-1: raw points).
+  Result<Summary> RangeSummary(int64_t a, int64_t b, int level) {
+    Summary s;
+    if (a > b) return s;
+    if (level < 0) {
+      FERRY_RETURN_IF_ERROR(ForEachPoint(a, b, [&](const MetricPoint& p) { s.Add(p); }));
+      return s;
+    }
+    int64_t w = kLevelWidths[static_cast<size_t>(level)];
+    int64_t full_lo = CeilDiv(a, w), full_hi = FloorDiv(b, w) - (FloorDiv(b, w) * w + w - 1 > b);
+    if (full_lo > full_hi) return RangeSummary(a, b, level - 1);
+    FERRY_RETURN_IF_ERROR(
+        ForEachBucket(level, full_lo, full_hi, [&](int64_t, const Summary& x) { s.Merge(x); }));
+    FERRY_ASSIGN_OR_RETURN(Summary left, RangeSummary(a, full_lo * w - 1, level - 1));
+    FERRY_ASSIGN_OR_RETURN(Summary right, RangeSummary((full_hi + 1) * w, b, level - 1));
+    s.Merge(left);
+    s.Merge(right);
+    return s;
+  }
+
+  // Point with the lowest (highest) step; nullopt when the key has none.
+  Result<std::optional<int64_t>> EdgeStep(bool last) {
+    FERRY_ASSIGN_OR_RETURN(
+        auto q, last ? c_.Prepare("SELECT step FROM points WHERE run_pk = ? AND key_id = ? "
+                                  "ORDER BY step DESC LIMIT 1")
+                     : c_.Prepare("SELECT step FROM points WHERE run_pk = ? AND key_id = ? "
+                                  "ORDER BY step LIMIT 1"));
+    q->Bind(1, run_pk_).Bind(2, key_id_);
+    FERRY_ASSIGN_OR_RETURN(bool row, q->Step());
+    if (!row) return std::optional<int64_t>();
+    return std::optional<int64_t>(q->Int(0));
+  }
+
+ private:
+  Connection& c_;
+  int64_t run_pk_, key_id_;
+};
+
+}  // namespace
+
+Result<int64_t> SqliteTrackerStore::KeyId(const std::string& key) {
+  auto it = key_ids_.find(key);
+  if (it != key_ids_.end()) return it->second;
+  FERRY_ASSIGN_OR_RETURN(int64_t id, FindKeyId(*writer_, key));
+  if (id < 0) {
+    FERRY_ASSIGN_OR_RETURN(
+        auto q, writer_->Prepare("INSERT INTO metric_keys (name) VALUES (?) RETURNING key_id"));
+    q->Bind(1, key);
+    FERRY_ASSIGN_OR_RETURN(bool row, q->Step());
+    if (!row) return Internal("LogBatch: INSERT of metric key '" + key + "' returned no id");
+    id = q->Int(0);
+    FERRY_RETURN_IF_ERROR(q->Run());
+  }
+  key_ids_[key] = id;
+  return id;
+}
+
+Status SqliteTrackerStore::WriteMetrics(int64_t run_pk, const std::vector<MetricPoint>& metrics) {
+  Connection& c = *writer_;
+  std::map<std::tuple<int64_t, int, int64_t>, Summary> touched;  // (key_id, level, bucket)
+  std::map<int64_t, MetricPoint> latest;                         // key_id -> newest point
+  {
+    FERRY_ASSIGN_OR_RETURN(auto ins,
+                           c.Prepare("INSERT OR IGNORE INTO points VALUES (?, ?, ?, ?, ?)"));
+    for (const auto& m : metrics) {
+      FERRY_ASSIGN_OR_RETURN(int64_t key_id, KeyId(m.key));
+      MetricPoint p{"", rules::CanonicalValue(m.value), m.timestamp_ms, m.step};
+      ins->Reset();
+      ins->Bind(1, run_pk).Bind(2, key_id);
+      BindPoint(*ins, 3, p);
+      FERRY_RETURN_IF_ERROR(ins->Run());
+      if (c.Changes() == 0) continue;  // already stored: a retried point
+      for (int level = 0; level < static_cast<int>(kLevelWidths.size()); ++level) {
+        int64_t bucket = FloorDiv(p.step, kLevelWidths[static_cast<size_t>(level)]);
+        touched[{key_id, level, bucket}].Add(p);
+      }
+      auto [it, inserted] = latest.emplace(key_id, p);
+      if (!inserted && rules::LaterThan(p, it->second)) it->second = p;
+    }
+  }
+  for (auto& [where, s] : touched) {
+    auto [key_id, level, bucket] = where;
+    {
+      FERRY_ASSIGN_OR_RETURN(
+          auto q, c.Prepare("SELECT count, first_step, first_ts, first_value, last_step, "
+                            "last_ts, last_value, min_step, min_ts, min_value, max_step, max_ts, "
+                            "max_value FROM summaries WHERE run_pk = ? AND key_id = ? AND "
+                            "level = ? AND bucket = ?"));
+      q->Bind(1, run_pk).Bind(2, key_id).Bind(3, int64_t{level}).Bind(4, bucket);
+      FERRY_ASSIGN_OR_RETURN(bool found, q->Step());
+      if (found) s.Merge(SummaryAt(*q, 0));
+    }
+    FERRY_ASSIGN_OR_RETURN(auto u,
+                           c.Prepare("INSERT OR REPLACE INTO summaries VALUES "
+                                     "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+    u->Bind(1, run_pk).Bind(2, key_id).Bind(3, int64_t{level}).Bind(4, bucket).Bind(5, s.count);
+    BindPoint(*u, 6, s.first);
+    BindPoint(*u, 9, s.last);
+    BindPoint(*u, 12, s.min);
+    BindPoint(*u, 15, s.max);
+    FERRY_RETURN_IF_ERROR(u->Run());
+  }
+  for (const auto& [key_id, p] : latest) {
+    {
+      FERRY_ASSIGN_OR_RETURN(auto q, c.Prepare("SELECT step, ts, value FROM latest_metrics "
+                                               "WHERE run_pk = ? AND key_id = ?"));
+      q->Bind(1, run_pk).Bind(2, key_id);
+      FERRY_ASSIGN_OR_RETURN(bool found, q->Step());
+      if (found && !rules::LaterThan(p, PointAt(*q, 0))) continue;
+    }
+    FERRY_ASSIGN_OR_RETURN(
+        auto u, c.Prepare("INSERT OR REPLACE INTO latest_metrics VALUES (?, ?, ?, ?, ?)"));
+    u->Bind(1, run_pk).Bind(2, key_id);
+    BindPoint(*u, 3, p);
+    FERRY_RETURN_IF_ERROR(u->Run());
+  }
+  return Status();
+}
+
+namespace {
+
+// History page tokens: "step:ts:value" of the last point returned (value as OrderedBits).
+std::optional<std::tuple<int64_t, int64_t, int64_t>> ParseToken(const std::string& t) {
+  int64_t v[3];
+  const char* p = t.data();
+  const char* end = t.data() + t.size();
+  for (int i = 0; i < 3; ++i) {
+    auto r = std::from_chars(p, end, v[i]);
+    if (r.ec != std::errc()) return std::nullopt;
+    p = r.ptr;
+    if (i < 2) {
+      if (p == end || *p != ':') return std::nullopt;
+      ++p;
+    }
+  }
+  if (p != end) return std::nullopt;
+  return std::make_tuple(v[0], v[1], v[2]);
+}
+
+}  // namespace
+
+Result<Page<MetricPoint>> SqliteTrackerStore::GetMetricHistory(const std::string& run_id,
+                                                               const std::string& key,
+                                                               int max_results,
+                                                               const std::string& page_token) {
+  if (max_results < 1) return InvalidArgument("GetMetricHistory: max_results must be >= 1");
+  std::optional<std::tuple<int64_t, int64_t, int64_t>> after;
+  if (!page_token.empty()) {
+    after = ParseToken(page_token);
+    if (!after) return InvalidArgument("GetMetricHistory: invalid page token '" + page_token + "'");
+  }
+  FERRY_ASSIGN_OR_RETURN(Reader r, AcquireReader());
+  Connection& c = *r;
+  FERRY_ASSIGN_OR_RETURN(Transaction tx, Transaction::Begin(c, false));
+  auto row = ReadRunRow(c, run_id);
+  if (!row.ok()) return row.status().WithContext("GetMetricHistory");
+  Page<MetricPoint> page;
+  FERRY_ASSIGN_OR_RETURN(int64_t key_id, FindKeyId(c, key));
+  if (key_id < 0) return page;
+  FERRY_ASSIGN_OR_RETURN(
+      auto q, after ? c.Prepare("SELECT step, ts, value FROM points WHERE run_pk = ? AND "
+                                "key_id = ? AND (step, ts, value) > (?, ?, ?) "
+                                "ORDER BY step, ts, value LIMIT ?")
+                    : c.Prepare("SELECT step, ts, value FROM points WHERE run_pk = ? AND "
+                                "key_id = ? ORDER BY step, ts, value LIMIT ?"));
+  q->Bind(1, row->run_pk).Bind(2, key_id);
+  int next = 3;
+  if (after) {
+    q->Bind(3, std::get<0>(*after)).Bind(4, std::get<1>(*after)).Bind(5, std::get<2>(*after));
+    next = 6;
+  }
+  q->Bind(next, int64_t{max_results} + 1);
+  int64_t last_bits = 0;
+  for (;;) {
+    FERRY_ASSIGN_OR_RETURN(bool more, q->Step());
+    if (!more) break;
+    if (static_cast<int>(page.items.size()) == max_results) {
+      const MetricPoint& p = page.items.back();
+      page.next_page_token = std::to_string(p.step) + ":" + std::to_string(p.timestamp_ms) + ":" +
+                             std::to_string(last_bits);
+      break;
+    }
+    page.items.push_back(PointAt(*q, 0));
+    page.items.back().key = key;
+    last_bits = q->Int(2);
+  }
+  return page;
+}
+
+Status SqliteTrackerStore::SampleRun(Connection& c, const std::string& run_id,
+                                     const std::string& key, std::optional<int64_t> start_step,
+                                     std::optional<int64_t> end_step, int max_results,
+                                     std::vector<SampledPoint>& out) {
+  auto row = ReadRunRow(c, run_id);
+  if (!row.ok()) return row.status().WithContext("GetMetricHistoryBulkInterval");
+  FERRY_ASSIGN_OR_RETURN(int64_t key_id, FindKeyId(c, key));
+  if (key_id < 0) return Status();
+  SummarySource src(c, row->run_pk, key_id);
+  int64_t lo = 0, hi = 0;
+  if (start_step) {
+    lo = *start_step;
+  } else {
+    FERRY_ASSIGN_OR_RETURN(auto first, src.EdgeStep(false));
+    if (!first) return Status();
+    lo = *first;
+  }
+  if (end_step) {
+    hi = *end_step;
+  } else {
+    FERRY_ASSIGN_OR_RETURN(auto last, src.EdgeStep(true));
+    if (!last) return Status();
+    hi = *last;
+  }
+  if (lo > hi) return Status();
+  sampling::BucketPlan plan = sampling::PlanBuckets(lo, hi, max_results);
+  const int64_t v = plan.bucket_width;
+  std::map<int64_t, Summary> buckets;
+  if (plan.level_index < 0) {
+    FERRY_RETURN_IF_ERROR(src.ForEachPoint(
+        lo, hi, [&](const MetricPoint& p) { buckets[FloorDiv(p.step, v)].Add(p); }));
+  } else {
+    const int64_t w = plan.level_width;
+    int64_t full_lo = CeilDiv(lo, w);
+    int64_t full_hi = FloorDiv(hi, w) - (FloorDiv(hi, w) * w + w - 1 > hi);
+    if (full_lo <= full_hi) {
+      FERRY_RETURN_IF_ERROR(src.ForEachBucket(
+          plan.level_index, full_lo, full_hi,
+          [&](int64_t b, const Summary& s) { buckets[FloorDiv(b * w, v)].Merge(s); }));
+      FERRY_ASSIGN_OR_RETURN(Summary left,
+                             src.RangeSummary(lo, full_lo * w - 1, plan.level_index - 1));
+      FERRY_ASSIGN_OR_RETURN(Summary right,
+                             src.RangeSummary((full_hi + 1) * w, hi, plan.level_index - 1));
+      if (left.count > 0) buckets[FloorDiv(lo, v)].Merge(left);
+      if (right.count > 0) buckets[FloorDiv(hi, v)].Merge(right);
+    } else {
+      // [lo, hi] is shorter than 2w: cut it at the answer buckets' edges.
+      for (int64_t a = lo; a <= hi;) {
+        int64_t k = FloorDiv(a, v);
+        int64_t b = (k + 1) * v - 1 < hi ? (k + 1) * v - 1 : hi;
+        FERRY_ASSIGN_OR_RETURN(Summary s, src.RangeSummary(a, b, plan.level_index - 1));
+        if (s.count > 0) buckets[k].Merge(s);
+        if (b == hi) break;
+        a = b + 1;
+      }
+    }
+  }
+  std::vector<Summary> ordered;
+  ordered.reserve(buckets.size());
+  for (auto& [k, s] : buckets) ordered.push_back(s);
+  for (const auto& p : sampling::PickPoints(ordered)) {
+    out.push_back({run_id, key, p.step, p.value, p.timestamp_ms});
+  }
+  return Status();
+}
+
+Result<std::vector<SampledPoint>> SqliteTrackerStore::GetMetricHistoryBulkInterval(
+    const std::vector<std::string>& run_ids, const std::string& key,
+    std::optional<int64_t> start_step, std::optional<int64_t> end_step, int max_results) {
+  if (max_results < 1) {
+    return InvalidArgument("GetMetricHistoryBulkInterval: max_results must be >= 1");
+  }
+  FERRY_ASSIGN_OR_RETURN(Reader r, AcquireReader());
+  FERRY_ASSIGN_OR_RETURN(Transaction tx, Transaction::Begin(*r, false));
+  std::vector<SampledPoint> out;
+  for (const auto& run_id : run_ids) {
+    FERRY_RETURN_IF_ERROR(SampleRun(*r, run_id, key, start_step, end_step, max_results, out));
+  }
+  return out;
+}
+
+}  // namespace ferry::tracker

@@ -1,0 +1,80 @@
+#include "tracker/sqlite/sqlite_tracker_store.h"
+
+#include <gmock/gmock.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+
+#include "tracker/testing/tracker_store_conformance.h"
+
+namespace ferry::tracker::testing {
+namespace {
+
+// A fresh database file under the test temp dir.
+std::string NewDbPath() {
+  static std::atomic<int> n{0};
+  auto dir = std::filesystem::temp_directory_path() /
+             ("ferry-tracker-sqlite-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return (dir / ("db" + std::to_string(n++) + ".sqlite")).string();
+}
+
+std::shared_ptr<TrackerStore> OpenFresh() {
+  auto store = SqliteTrackerStore::Open(NewDbPath());
+  EXPECT_TRUE(store.ok()) << store.status().ToString();
+  return store.ok() ? *store : nullptr;
+}
+
+INSTANTIATE_TEST_SUITE_P(tracker_sqlite, TrackerStoreConformanceTest,
+                         ::testing::Values(TrackerStoreUnderTest{"sqlite", OpenFresh}),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(TrackerSqliteStoreTest, ReopenedStoreKeepsEverything) {
+  std::string path = NewDbPath();
+  std::string run_id, exp_id;
+  {
+    auto store = SqliteTrackerStore::Open(path);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    exp_id = *(*store)->CreateExperiment("kept", "s3://b/kept", {{"k", "v"}});
+    auto run = (*store)->CreateRun({.experiment_id = exp_id, .artifact_root = "s3://b/kept"});
+    run_id = run->run_id;
+    ASSERT_TRUE((*store)->LogBatch(run_id, {{"m", 2.5, 7, 3}}, {{"p", "1"}}, {}).ok());
+  }
+  auto store = SqliteTrackerStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  EXPECT_EQ((*store)->GetExperimentByName("kept")->id, exp_id);
+  auto run = (*store)->GetRun(run_id);
+  ASSERT_TRUE(run.ok());
+  EXPECT_THAT(run->latest_metrics, ::testing::ElementsAre(MetricPoint{"m", 2.5, 7, 3}));
+  EXPECT_EQ(*(*store)->CreateExperiment("next", "", {}), std::to_string(std::stoll(exp_id) + 1));
+}
+
+TEST(TrackerSqliteStoreTest, RefusesANewerSchemaVersion) {
+  std::string path = NewDbPath();
+  ASSERT_TRUE(SqliteTrackerStore::Open(path).ok());
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE schema_version SET version = 99", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto store = SqliteTrackerStore::Open(path);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(store.status().message(), ::testing::HasSubstr("schema version 99 is newer"));
+  EXPECT_THAT(store.status().message(), ::testing::HasSubstr(path));
+}
+
+TEST(TrackerSqliteStoreTest, NotADatabaseIsAClearError) {
+  std::string path = NewDbPath();
+  FILE* f = std::fopen(path.c_str(), "w");
+  std::fputs("this is not a database, just some text long enough to be a header......", f);
+  std::fclose(f);
+  auto store = SqliteTrackerStore::Open(path);
+  ASSERT_FALSE(store.ok());
+  EXPECT_THAT(store.status().message(), ::testing::HasSubstr(path));
+}
+
+}  // namespace
+}  // namespace ferry::tracker::testing
