@@ -10,6 +10,7 @@
 //     bulk-interval over all runs of DB's Default experiment (full range and random windows):
 //     p50/p95/max; then the peer: reading one run's whole history (what a store without
 //     summaries reads), scaled to all runs.
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -31,6 +32,14 @@ using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+// Process CPU seconds (user + system): steadier than wall time on a shared machine.
+double CpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return s(u.ru_utime) + s(u.ru_stime);
 }
 
 int64_t FileSize(const std::string& path) {
@@ -80,6 +89,7 @@ double Ingest(TrackerStore& store, int threads, int batches) {
 
 int RunIngest(const std::string& db, int threads, int batches, int checkpoint_pages) {
   double sqlite_rate = 0;
+  double cpu = CpuSeconds();
   {
     SqliteTrackerOptions options;
     if (checkpoint_pages > 0) options.wal_autocheckpoint_pages = checkpoint_pages;
@@ -87,13 +97,14 @@ int RunIngest(const std::string& db, int threads, int batches, int checkpoint_pa
     Check(store.status(), "Open");
     sqlite_rate = Ingest(**store, threads, batches);
   }  // closed: the WAL is checkpointed into the file
+  cpu = CpuSeconds() - cpu;
   double points = static_cast<double>(threads) * batches * 1000;
   int64_t bytes = FileSize(db) + FileSize(db + "-wal");
   auto memory = MakeMemoryTrackerStore();
   double memory_rate = Ingest(*memory, threads, batches);
   std::printf("ingest: %d threads x %d batches x 1000 points (10 keys/step)\n", threads, batches);
-  std::printf("  sqlite  %10.0f points/s   file %.1f MiB = %.1f bytes/point (db+wal)\n",
-              sqlite_rate, static_cast<double>(bytes) / (1 << 20),
+  std::printf("  sqlite  %10.0f points/s   %.2f us CPU/point   file %.1f MiB = %.1f bytes/point\n",
+              sqlite_rate, cpu * 1e6 / points, static_cast<double>(bytes) / (1 << 20),
               static_cast<double>(bytes) / points);
   std::printf("  memory  %10.0f points/s   (peer; sqlite/memory = %.2f)\n", memory_rate,
               sqlite_rate / memory_rate);

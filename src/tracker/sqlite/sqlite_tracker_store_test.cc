@@ -12,13 +12,22 @@
 namespace ferry::tracker::testing {
 namespace {
 
-// A fresh database file under the test temp dir.
+// This process's scratch directory, removed at exit (after the tests closed their stores).
+struct ScratchDir {
+  std::filesystem::path path = std::filesystem::temp_directory_path() /
+                               ("ferry-tracker-sqlite-" + std::to_string(::getpid()));
+  ScratchDir() { std::filesystem::create_directories(path); }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+// A fresh database file in the scratch directory.
 std::string NewDbPath() {
+  static ScratchDir dir;
   static std::atomic<int> n{0};
-  auto dir = std::filesystem::temp_directory_path() /
-             ("ferry-tracker-sqlite-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return (dir / ("db" + std::to_string(n++) + ".sqlite")).string();
+  return (dir.path / ("db" + std::to_string(n++) + ".sqlite")).string();
 }
 
 std::shared_ptr<TrackerStore> OpenFresh() {
@@ -64,6 +73,18 @@ TEST(TrackerSqliteStoreTest, RefusesANewerSchemaVersion) {
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(store.status().message(), ::testing::HasSubstr("schema version 99 is newer"));
   EXPECT_THAT(store.status().message(), ::testing::HasSubstr(path));
+}
+
+TEST(TrackerSqliteStoreTest, PowerLossDurabilitySyncsEveryCommit) {
+  std::string path = NewDbPath();
+  SqliteTrackerOptions options;
+  options.durability = SqliteTrackerOptions::Durability::kPowerLoss;
+  auto store = SqliteTrackerStore::Open(path, options);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto run = (*store)->CreateRun({.experiment_id = "0", .artifact_root = "/a"});
+  ASSERT_TRUE(run.ok());
+  ASSERT_TRUE((*store)->LogBatch(run->run_id, {{"m", 1, 1, 1}}, {}, {}).ok());
+  EXPECT_EQ((*store)->GetRun(run->run_id)->latest_metrics.size(), 1u);
 }
 
 TEST(TrackerSqliteStoreTest, NotADatabaseIsAClearError) {
