@@ -153,7 +153,9 @@ Status RunServe(Context& ctx, const ServeFlags& flags) {
       proxy::PypiRoutes(*px, flags.pypi_upstream, options.metrics.get()),
       std::move(tracker.routes),
   };
-  for (const auto& add : modules) FERRY_RETURN_IF_ERROR(add(router));
+  for (const auto& add : modules) {
+    if (add) FERRY_RETURN_IF_ERROR(add(router));
+  }
   server::Server server(options, router);
   Status started = server.Start();
   if (started.code() == StatusCode::kInvalidArgument) return Usage(ctx, started);
@@ -161,6 +163,7 @@ Status RunServe(Context& ctx, const ServeFlags& flags) {
   StopOnSignals();
   std::fprintf(stderr, "ferry serve: listening on %s (data %s)\n", server.url().c_str(),
                storage::RedactUrl(flags.data).c_str());
+  if (!tracker.note.empty()) std::fprintf(stderr, "ferry serve: %s\n", tracker.note.c_str());
   std::fflush(stderr);
   while (!ctx.interrupted->load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   std::fprintf(stderr, "ferry serve: stopping\n");

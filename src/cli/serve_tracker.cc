@@ -18,8 +18,12 @@ Result<Tracker> OpenTracker(Context& ctx, const TrackerFlags& flags,
   }
   if (db.empty()) {
     if (data.url.scheme != storage::Scheme::kLocal) {
-      return Usage(ctx, InvalidArgument("serve: --tracker-db PATH is required when --data is not "
-                                        "a local directory"));
+      // The caches work on S3 alone; the tracker needs a database file.
+      Tracker off;
+      off.note =
+          "the tracker (/api/2.0/mlflow) is off: --data is not a local directory; give "
+          "--tracker-db PATH to turn it on";
+      return off;
     }
     std::string dir = "/" + data.key;
     while (dir.size() > 1 && dir.back() == '/') dir.pop_back();

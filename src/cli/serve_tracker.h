@@ -14,14 +14,15 @@ namespace ferry::cli {
 
 struct TrackerFlags {
   // A SQLite file path; "" = "<--data dir>/tracker/tracker.db" when --data is a local
-  // directory (required otherwise). postgresql://... is not supported yet.
+  // directory (otherwise the tracker is off). postgresql://... is not supported yet.
   std::string db;
   // Where new experiments keep their artifacts (MLflow's --default-artifact-root).
   std::string artifact_root = "mlflow-artifacts:/";
 };
 
 struct Tracker {
-  server::RouteRegistrar routes;  // the MLflow API over the opened store
+  server::RouteRegistrar routes;  // the MLflow API over the opened store; empty when off
+  std::string note;               // said after the listening line when not empty
 };
 
 // Opens the tracker's store and returns the registrar of the MLflow routes. Bad flags are
