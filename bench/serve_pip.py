@@ -2,7 +2,7 @@
 """`pip install` of a requirements set through `ferry serve`'s /pypi, first and second machine,
 with the index behind a shaped link (issue 13; results in docs/benchmarks.md).
 
-  /usr/bin/python3 bench/serve_pip.py [--wheels 30] [--rate 300mbit] [--repeats 1]
+  /usr/bin/python3 bench/serve_pip.py [--wheels 30] [--rate 300mbit] [--repeats 1] [--json]
 
 Builds --wheels pure-Python wheels of 1-5 MB (random, stored uncompressed: no zip gain) and a
 PEP 503 index (#sha256= links) served by nginx inside a network namespace, behind a veth pair
@@ -19,6 +19,7 @@ import base64
 import datetime
 import hashlib
 import io
+import json
 import os
 import pathlib
 import random
@@ -52,10 +53,19 @@ http {{
   fastcgi_temp_path {dir}/tmp/fastcgi;
   uwsgi_temp_path {dir}/tmp/uwsgi;
   scgi_temp_path {dir}/tmp/scgi;
+  map $http_accept $simple_index {{
+    default index.html;
+    "~application/vnd\\.pypi\\.simple\\.v1\\+json" {json_index};
+  }}
   server {{
     listen {host}:{port};
     root {dir}/www;
-    location /simple/ {{ types {{ text/html html; }} index index.html; }}
+    location /simple/ {{
+      types {{ text/html html; application/vnd.pypi.simple.v1+json json; }}
+      add_header Vary Accept;
+      index $simple_index;
+      try_files $uri/$simple_index $uri =404;
+    }}
     location /files/ {{ types {{ application/octet-stream whl; }} }}
   }}
 }}
@@ -96,6 +106,11 @@ def build_index(www, n):
         page.joinpath("index.html").write_text(
             f"<!DOCTYPE html>\n<html><body>\n<a href=\"/files/{name}/{fname}#sha256={sha}\">{fname}</a><br/>\n"
             "</body></html>\n")
+        # PEP 691 JSON with PEP 700 sizes, as pypi.org serves it (used with --json).
+        page.joinpath("index.json").write_text(json.dumps({
+            "meta": {"api-version": "1.1"}, "name": name, "versions": ["1.0"],
+            "files": [{"filename": fname, "url": f"/files/{name}/{fname}", "hashes": {"sha256": sha},
+                       "size": len(data), "yanked": False, "core-metadata": False}]}))
         names.append(name)
     (www / "simple" / "index.html").write_text(
         "<!DOCTYPE html>\n<html><body>\n" + "\n".join(f'<a href="/simple/{x}/">{x}</a>' for x in names)
@@ -121,6 +136,9 @@ def main():
     ap.add_argument("--rate", default="300mbit")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--work", default="/var/tmp")
+    ap.add_argument("--json", action="store_true",
+                    help="the index also answers PEP 691 JSON with PEP 700 sizes, as pypi.org does "
+                         "(default: PEP 503 HTML only, so the proxy learns each size by a HEAD)")
     a = ap.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     print(f"# {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; {ferry_binary()}; "
@@ -137,7 +155,8 @@ def main():
         req.write_text("".join(f"{x}==1.0\n" for x in names))
         (work / "tmp").mkdir()
         port = 8731
-        (work / "nginx.conf").write_text(NGINX_CONF.format(dir=work, host=NS_IP, port=port))
+        (work / "nginx.conf").write_text(NGINX_CONF.format(dir=work, host=NS_IP, port=port,
+                                                          json_index="index.json" if a.json else "index.html"))
         netns_up(a.rate)
         nginx = subprocess.Popen(["ip", "netns", "exec", NS, "nginx", "-p", str(work), "-c",
                                   str(work / "nginx.conf")], stdout=subprocess.DEVNULL,
@@ -189,7 +208,8 @@ def main():
     def med(k):
         return statistics.median(runs[k])
 
-    print(f"\n### pip install of {a.wheels} wheels ({total / 1e6:.0f} MB) into a fresh venv, index behind tbf {a.rate}")
+    kind = "PEP 691 JSON with sizes" if a.json else "PEP 503 HTML only"
+    print(f"\n### pip install of {a.wheels} wheels ({total / 1e6:.0f} MB) into a fresh venv, index ({kind}) behind tbf {a.rate}")
     print("| run | median s | runs | upstream requests |\n|---|---:|---|---|")
     print(f"| straight from the index (no cache) | {med('direct'):.2f} | {[round(x, 2) for x in runs['direct']]} | all |")
     print(f"| first machine via ferry (cold) | {med('first'):.2f} | {[round(x, 2) for x in runs['first']]} | {ups['first']} |")

@@ -34,7 +34,64 @@ std::optional<Doc> DecodeDoc(std::string_view key, std::string_view data) {
 }
 
 DocCache::DocCache(std::shared_ptr<storage::Store> store, std::string prefix, size_t memory_bytes)
-    : store_(std::move(store)), prefix_(std::move(prefix)), memory_bytes_(memory_bytes) {}
+    : store_(std::move(store)), prefix_(std::move(prefix)), memory_bytes_(memory_bytes) {
+  writer_ = std::thread([this] { WriterLoop(); });
+}
+
+DocCache::~DocCache() {
+  {
+    MutexLock lock(mu_);
+    stop_ = true;
+    cv_.NotifyAll();
+  }
+  writer_.join();
+}
+
+void DocCache::WriterLoop() {
+  while (true) {
+    std::pair<std::string, std::string> item;
+    {
+      MutexLock lock(mu_);
+      cv_.Wait(lock, [&]() REQUIRES(mu_) { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and everything is written
+      item = std::move(queue_.front());
+      queue_.pop_front();
+      writing_ = true;
+    }
+    Status s = Write(item.first, item.second);
+    MutexLock lock(mu_);
+    writing_ = false;
+    // Forget the queued copy unless a newer Put queued it again.
+    bool again = false;
+    for (const auto& q : queue_) again = again || q.first == item.first;
+    if (!again) queued_.erase(item.first);
+    if (!s.ok()) {
+      Log(LogLevel::kWarn, "proxy: cannot store a cached document: {}", s.message());
+      if (write_error_.ok()) write_error_ = s;
+    }
+    cv_.NotifyAll();
+  }
+}
+
+Status DocCache::Flush() {
+  MutexLock lock(mu_);
+  cv_.Wait(lock, [&]() REQUIRES(mu_) { return queue_.empty() && !writing_; });
+  Status s = write_error_;
+  write_error_ = Status();
+  return s;
+}
+
+Status DocCache::Write(const std::string& id, const std::string& data) {
+  auto writer = store_->NewWriter(id, {});
+  if (!writer.ok()) return writer.status();
+  Status s = (*writer)->Append(data);
+  if (!s.ok()) {
+    (*writer)->Abort();
+    return s;
+  }
+  auto info = (*writer)->Commit();
+  return info.ok() ? Status() : info.status();
+}
 
 int64_t DocCache::NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -72,6 +129,7 @@ std::optional<Doc> DocCache::Get(std::string_view ns, std::string_view key) {
       lru_.splice(lru_.begin(), lru_, it->second);
       return it->second->second;
     }
+    if (auto it = queued_.find(id); it != queued_.end()) return it->second;
   }
   std::string data;
   Status s = store_->Read(id, {}, [&](std::string_view chunk) {
@@ -94,19 +152,12 @@ std::optional<Doc> DocCache::Get(std::string_view ns, std::string_view key) {
 Status DocCache::Put(std::string_view ns, std::string_view key, Doc doc) {
   std::string id = KeyFor(ns, key);
   std::string data = EncodeDoc(key, doc);
-  {
-    MutexLock lock(mu_);
-    Remember(id, doc);
-  }
-  auto writer = store_->NewWriter(id, {});
-  if (!writer.ok()) return writer.status();
-  Status s = (*writer)->Append(data);
-  if (!s.ok()) {
-    (*writer)->Abort();
-    return s;
-  }
-  auto info = (*writer)->Commit();
-  return info.ok() ? Status() : info.status();
+  MutexLock lock(mu_);
+  Remember(id, doc);
+  queued_[id] = std::move(doc);
+  queue_.emplace_back(id, std::move(data));
+  cv_.NotifyAll();
+  return Status();
 }
 
 }  // namespace ferry::proxy

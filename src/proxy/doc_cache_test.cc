@@ -13,6 +13,8 @@ TEST(DocCacheTest, PutThenGetAcrossInstancesSharingAStore) {
   Doc doc{
       .body = std::string("binary\0body\n", 12), .fields = {{"commit", "abc"}}, .fetched_ms = 42};
   ASSERT_TRUE(a.Put("hf-ref", "models/org/x@main", doc).ok());
+  EXPECT_TRUE(a.Get("hf-ref", "models/org/x@main").has_value());  // at once, before the store
+  ASSERT_TRUE(a.Flush().ok());
   DocCache b(store, "cache/");  // a restart: nothing in memory
   auto got = b.Get("hf-ref", "models/org/x@main");
   ASSERT_TRUE(got.has_value());
@@ -39,6 +41,7 @@ TEST(DocCacheTest, MemoryStaysBounded) {
     ASSERT_TRUE(cache.Put("n", std::to_string(i), Doc{.body = std::string(200, 'x')}).ok());
   }
   // Evicted from memory, still in the store.
+  ASSERT_TRUE(cache.Flush().ok());
   EXPECT_TRUE(cache.Get("n", "0").has_value());
 }
 
