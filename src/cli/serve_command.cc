@@ -15,6 +15,7 @@
 #include "proxy/service/proxy_context.h"
 #include "server/server.h"
 #include "storage/url.h"
+#include "tracker/artifacts/artifact_routes.h"
 
 namespace ferry::cli {
 
@@ -119,6 +120,13 @@ Status ReadTokens(Context& ctx, const std::string& path, std::vector<std::string
   return Status();
 }
 
+// MLflow artifacts live in --data's tracker/artifacts/ (docs/semantics/mlflow-artifacts.md).
+std::string ArtifactsRoot(const storage::OpenedUrl& data) {
+  std::string root = data.key;
+  if (!root.empty() && root.back() != '/') root += '/';
+  return root + "tracker/artifacts";
+}
+
 Status RunServe(Context& ctx, const ServeFlags& flags) {
   if (flags.data.empty()) {
     return Usage(ctx, InvalidArgument("serve: --data is required (a directory or URL)"));
@@ -143,6 +151,7 @@ Status RunServe(Context& ctx, const ServeFlags& flags) {
   std::vector<server::RouteRegistrar> modules = {
       proxy::hf::HfRoutes(std::make_shared<proxy::hf::HfService>(*px, flags.hf_upstream)),
       proxy::PypiRoutes(*px, flags.pypi_upstream, options.metrics.get()),
+      tracker::artifacts::ArtifactRoutes(data.store, ArtifactsRoot(data)),
   };
   for (const auto& add : modules) FERRY_RETURN_IF_ERROR(add(router));
   server::Server server(options, router);

@@ -192,7 +192,12 @@ Result<size_t> Session::ReadBody(char* buf, size_t n) {
   asio::post(stream_.get_executor(),
              [self = shared_from_this(), buf, n, pull] { self->StartBodyRead(buf, n, pull); });
   MutexLock lock(pull->mu);
-  pull->cv.Wait(lock, [&]() REQUIRES(pull->mu) { return pull->done; });
+  // The strand's read ends within read_timeout (write_timeout for a 100 Continue), unless the
+  // server has stopped its I/O threads; then the posted read never runs (nor touches `buf`).
+  auto limit = core_.options.read_timeout + core_.options.write_timeout + std::chrono::seconds(10);
+  if (!pull->cv.WaitFor(lock, limit, [&]() REQUIRES(pull->mu) { return pull->done; })) {
+    return Status(StatusCode::kDeadlineExceeded, "the server stopped while reading the body");
+  }
   if (!pull->status.ok()) return pull->status;
   return pull->n;
 }
