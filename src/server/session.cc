@@ -13,6 +13,11 @@
 
 namespace ferry::server {
 
+namespace {
+// Beast reads at most 64 KiB per socket read into a flat_buffer.
+constexpr size_t kBodyReadBuffer = 64 * 1024;
+}  // namespace
+
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
@@ -154,6 +159,9 @@ void Session::OnHeader(beast::error_code ec) {
     stream_parser_.emplace(std::move(*header_parser_));
     header_parser_.reset();
     stream_parser_->body_limit(std::numeric_limits<uint64_t>::max());
+    // Socket reads go through buffer_ and Beast sizes them by its free capacity (512 bytes
+    // after a small header): make room for 64 KiB reads.
+    buffer_.reserve(kBodyReadBuffer);
     return Handle();
   }
   auto length = header_parser_->content_length();
@@ -190,7 +198,7 @@ void Session::BodyPull::Finish(Status s, size_t k) {
 Result<size_t> Session::ReadBody(char* buf, size_t n) {
   auto pull = std::make_shared<BodyPull>();
   asio::post(stream_.get_executor(),
-             [self = shared_from_this(), buf, n, pull] { self->StartBodyRead(buf, n, pull); });
+             [self = shared_from_this(), buf, n, pull] { self->StartBodyRead(buf, n, 0, pull); });
   MutexLock lock(pull->mu);
   // The strand's read ends within read_timeout (write_timeout for a 100 Continue), unless the
   // server has stopped its I/O threads; then the posted read never runs (nor touches `buf`).
@@ -202,13 +210,14 @@ Result<size_t> Session::ReadBody(char* buf, size_t n) {
   return pull->n;
 }
 
-// On the strand: one async_read_some of the body into the handler's buffer (which stays valid:
-// the handler's worker waits in ReadBody until `pull` is finished).
-void Session::StartBodyRead(char* buf, size_t n, std::shared_ptr<BodyPull> pull) {
+// On the strand: reads body bytes into buf[filled, n) (which stays valid: the handler's worker
+// waits in ReadBody until `pull` is finished) until it is full or the body has ended, so a
+// handler's pull crosses threads once per buffer, not once per socket read.
+void Session::StartBodyRead(char* buf, size_t n, size_t filled, std::shared_ptr<BodyPull> pull) {
   if (closed_ || !stream_parser_) {
     return pull->Finish(Status(StatusCode::kCancelled, "the connection was closed"), 0);
   }
-  if (stream_parser_->is_done()) return pull->Finish(Status(), 0);
+  if (stream_parser_->is_done() || filled == n) return pull->Finish(Status(), filled);
   if (expect_continue_) {
     expect_continue_ = false;
     static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -220,25 +229,22 @@ void Session::StartBodyRead(char* buf, size_t n, std::shared_ptr<BodyPull> pull)
             self->Close();
             return pull->Finish(Unavailable("sending 100 Continue failed: " + ec.message()), 0);
           }
-          self->StartBodyRead(buf, n, pull);
+          self->StartBodyRead(buf, n, 0, pull);
         });
   }
-  stream_parser_->get().body().data = buf;
-  stream_parser_->get().body().size = n;
+  stream_parser_->get().body().data = buf + filled;
+  stream_parser_->get().body().size = n - filled;
   stream_.expires_after(core_.options.read_timeout);
-  http::async_read_some(
-      stream_, buffer_, *stream_parser_,
-      [self = shared_from_this(), buf, n, pull](beast::error_code ec, size_t) {
-        if (ec == http::error::need_buffer) ec = {};
-        size_t got = n - self->stream_parser_->get().body().size;
-        if (ec) {
-          return pull->Finish(Unavailable("reading the request body failed: " + ec.message()), 0);
-        }
-        if (got == 0 && !self->stream_parser_->is_done()) {
-          return self->StartBodyRead(buf, n, pull);  // only framing (a chunk header) so far
-        }
-        pull->Finish(Status(), got);
-      });
+  http::async_read_some(stream_, buffer_, *stream_parser_,
+                        [self = shared_from_this(), buf, n, pull](beast::error_code ec, size_t) {
+                          if (ec == http::error::need_buffer) ec = {};
+                          if (ec) {
+                            return pull->Finish(
+                                Unavailable("reading the request body failed: " + ec.message()), 0);
+                          }
+                          size_t now = n - self->stream_parser_->get().body().size;
+                          self->StartBodyRead(buf, n, now, pull);
+                        });
 }
 
 void Session::Handle() {

@@ -99,7 +99,7 @@ class Session final : public std::enable_shared_from_this<Session> {
   // The answer for a failed read of a request (header or body); false: none, just close.
   bool RespondToReadError(boost::beast::error_code ec);
   void OnRead(boost::beast::error_code ec);
-  void StartBodyRead(char* buf, size_t n, std::shared_ptr<BodyPull> pull);
+  void StartBodyRead(char* buf, size_t n, size_t filled, std::shared_ptr<BodyPull> pull);
   void Handle();
   void Respond(Response r);
   void OnHeaderWritten(boost::beast::error_code ec);
