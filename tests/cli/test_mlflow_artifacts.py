@@ -3,7 +3,7 @@
 The store is --data's tracker/artifacts/ (a local directory). Backs
 docs/semantics/mlflow-artifacts.md: a 2 GiB streamed PUT and GET compared by sha256, a client
 killed mid-PUT leaves nothing, a multipart upload of 4 parallel parts with a retried part, abort,
-list and delete, and path traversal answered 400.
+list and delete, and path traversal answered 400. One test runs on the suite's RGW (S3) instead.
 """
 import hashlib
 import json
@@ -14,14 +14,15 @@ import subprocess
 import time
 
 import pytest
+from conftest import base_env
 
 API = "/api/2.0/mlflow-artifacts"
 
 
 class Served:
-    def __init__(self, ferry_bin, data, log):
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-               "HOME": os.environ.get("HOME", "/root")}
+    def __init__(self, ferry_bin, data, log, env=None):
+        env = env or {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                      "HOME": os.environ.get("HOME", "/root")}
         # stderr (the access log) goes to a file: a pipe nobody reads would block the server.
         self.log = log
         self.proc = subprocess.Popen([ferry_bin, "serve", "--data", str(data), "--listen",
@@ -255,3 +256,46 @@ def test_traversal_is_400(served, tmp_path):
             if method == "GET":
                 assert status == 400, target
     assert (tmp_path / "outside").read_text() == "secret"
+
+
+def test_on_s3_put_multipart_list_delete(ferry_bin, rgw, prefix, s3, bucket, tmp_path):
+    """The same API with an S3 store (Ceph RGW) as --data: direct parts become S3 multipart."""
+    s = Served(ferry_bin, prefix, tmp_path / "serve.log", env=base_env(rgw))
+    try:
+        key_root = prefix[len(f"s3://{bucket}/"):] + "tracker/artifacts/"
+        data = os.urandom(40 << 20)
+        (tmp_path / "a.bin").write_bytes(data)
+        base = s.url + API + "/artifacts/"
+        assert s.curl("-T", str(tmp_path / "a.bin"), "-H",
+                      "x-ferry-sha256: " + hashlib.sha256(data).hexdigest(), base + "r/a.bin")[0] == 200
+        status, body = s.curl(base + "r/a.bin")
+        assert status == 200 and body == data
+        part_size = 16 << 20
+        status, created = s.json("-X", "POST", "--data-binary",
+                                 json.dumps({"num_parts": 3, "size": len(data),
+                                             "part_size": part_size}),
+                                 s.url + API + "/mpu/create/r/big.bin")
+        assert status == 200 and created["direct"]
+        for i, part in enumerate(_parts(data, part_size), 1):
+            (tmp_path / f"p{i}").write_bytes(part)
+        procs = [subprocess.Popen(["curl", "-sS", "--fail", "-o", "/dev/null", "-T",
+                                   str(tmp_path / f"p{c['part_number']}"), c["url"]])
+                 for c in reversed(created["credentials"])]
+        assert [p.wait(timeout=300) for p in procs] == [0, 0, 0]
+        assert s.curl(base + "r/big.bin")[0] == 404
+        status, _ = s.json("-X", "POST", "--data-binary",
+                           json.dumps({"upload_id": created["upload_id"]}),
+                           s.url + API + "/mpu/complete/r/big.bin")
+        assert status == 200
+        got = s3.get_object(Bucket=bucket, Key=key_root + "r/big.bin")["Body"].read()
+        assert hashlib.sha256(got).hexdigest() == hashlib.sha256(data).hexdigest()
+        status, listing = s.json(s.url + API + "/artifacts?path=r")
+        assert [f["path"] for f in listing["files"]] == ["a.bin", "big.bin"]
+        assert s.curl("-X", "DELETE", base + "r")[0] == 200
+        left = s3.list_objects_v2(Bucket=bucket, Prefix=key_root).get("Contents", [])
+        assert left == []
+        uploads = s3.list_multipart_uploads(Bucket=bucket, Prefix=key_root).get("Uploads", [])
+        assert uploads == []
+    finally:
+        s.proc.send_signal(signal.SIGTERM)
+        s.proc.wait(timeout=15)

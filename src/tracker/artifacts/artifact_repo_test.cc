@@ -4,7 +4,7 @@
 
 #include "base/hash.h"
 #include "storage/memory/memory_store.h"
-#include "tracker/artifacts/test_util.h"
+#include "tracker/artifacts/artifacts_test_util.h"
 
 namespace ferry::tracker::artifacts {
 namespace {

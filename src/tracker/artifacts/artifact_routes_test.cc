@@ -7,7 +7,7 @@
 #include "base/hash.h"
 #include "base/strings.h"
 #include "storage/memory/memory_store.h"
-#include "tracker/artifacts/test_util.h"
+#include "tracker/artifacts/artifacts_test_util.h"
 
 namespace ferry::tracker::artifacts {
 namespace {
