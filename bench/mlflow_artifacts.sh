@@ -57,11 +57,13 @@ for rep in 1 2; do
     "$URL$API/mpu/create/1/run/artifacts/ckpt.bin" |
     /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["direct"]; print(d["upload_id"])')
   n=1
+  pids=()
   for f in "$DIR"/parts/p*; do
     curl -sS --fail -o /dev/null -T "$f" "$URL$API/mpu/part/$ID/$n" &
+    pids+=($!)
     n=$((n + 1))
   done
-  wait
+  for p in "${pids[@]}"; do wait "$p"; done  # not `wait`: ferry serve is a job too
   curl -sS --fail -o /dev/null -X POST --data "{\"upload_id\":\"$ID\"}" \
     "$URL$API/mpu/complete/1/run/artifacts/ckpt.bin"
   sync
