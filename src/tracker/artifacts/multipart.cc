@@ -6,24 +6,9 @@
 
 #include "base/strings.h"
 #include "tracker/artifacts/artifact_path.h"
+#include "tracker/artifacts/multipart_internal.h"
 
 namespace ferry::tracker::artifacts {
-
-struct MultipartUploads::Upload {
-  std::string id, path, key;  // key: the artifact's key in the store
-  int num_parts = 0;
-  bool direct = false;
-  uint64_t size = 0, part_size = 0;
-  std::string resume_token;
-  Mutex mu;
-  std::unique_ptr<storage::PartWriter> writer GUARDED_BY(mu);  // direct; opened on demand
-  std::set<int> writing GUARDED_BY(mu);                        // parts being received now
-  bool finishing GUARDED_BY(mu) = false;                       // Complete or Abort running
-
-  uint64_t PartLength(int number) const {
-    return number < num_parts ? part_size : size - static_cast<uint64_t>(num_parts - 1) * part_size;
-  }
-};
 
 namespace {
 
@@ -39,13 +24,6 @@ bool ValidUploadId(std::string_view id) {
   return id.size() == 32 && std::all_of(id.begin(), id.end(), [](char c) {
            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
          });
-}
-
-std::string StripQuotes(std::string_view etag) {
-  etag = Trim(etag);
-  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') etag = etag.substr(1);
-  if (!etag.empty() && etag.back() == '"') etag.remove_suffix(1);
-  return ToLower(etag);
 }
 
 }  // namespace
@@ -262,128 +240,6 @@ Result<UploadInfo> MultipartUploads::Describe(std::string_view upload_id) {
   FERRY_ASSIGN_OR_RETURN(auto u, Open(upload_id));
   FERRY_ASSIGN_OR_RETURN(auto parts, StoredParts(*u));
   return UploadInfo{u->id, u->path, u->num_parts, u->direct, std::move(parts)};
-}
-
-Result<storage::ObjectInfo> MultipartUploads::Complete(std::string_view path,
-                                                       std::string_view upload_id,
-                                                       const std::vector<PartInfo>& parts) {
-  FERRY_ASSIGN_OR_RETURN(auto u, Open(upload_id));
-  FERRY_ASSIGN_OR_RETURN(std::string clean, CleanArtifactPath(path));
-  if (clean != u->path) {
-    return InvalidArgument("upload '" + u->id + "' is for '" + u->path + "', not '" + clean + "'");
-  }
-  {
-    MutexLock lock(u->mu);
-    if (u->finishing || !u->writing.empty()) {
-      return Status(StatusCode::kFailedPrecondition,
-                    "parts of upload '" + u->id + "' are still being written");
-    }
-    u->finishing = true;
-  }
-  auto unfinish = [&](Status s) {
-    MutexLock lock(u->mu);
-    u->finishing = false;
-    return s;
-  };
-  auto stored = StoredParts(*u);
-  if (!stored.ok()) return unfinish(stored.status());
-  std::map<int, PartInfo> by_number;
-  for (const PartInfo& p : *stored) by_number[p.number] = p;
-  for (int i = 1; i <= u->num_parts; ++i) {
-    if (!by_number.contains(i)) {
-      return unfinish(
-          Status(StatusCode::kFailedPrecondition,
-                 "part " + std::to_string(i) + " of upload '" + u->id + "' has not been uploaded"));
-    }
-  }
-  for (const PartInfo& p : parts) {
-    auto it = by_number.find(p.number);
-    if (it == by_number.end()) {
-      return unfinish(
-          InvalidArgument("part " + std::to_string(p.number) + " is not in the upload"));
-    }
-    if (!p.etag.empty() && StripQuotes(p.etag) != it->second.etag) {
-      return unfinish(InvalidArgument("part " + std::to_string(p.number) + " has ETag " +
-                                      it->second.etag + ", not " + StripQuotes(p.etag)));
-    }
-  }
-  Result<storage::ObjectInfo> info = Internal("not committed");
-  if (u->direct) {
-    MutexLock lock(u->mu);
-    if (!u->writer) {
-      storage::PartWriteOptions o;
-      o.size = u->size;
-      o.part_size = kSubPartSize;
-      o.resume_token = u->resume_token;
-      auto w = store_->NewPartWriter(u->key, o);
-      if (!w.ok()) {
-        u->finishing = false;
-        return w.status();
-      }
-      u->writer = std::move(*w);
-    }
-    info = u->writer->Commit();
-    u->writer.reset();
-  } else {
-    auto w = store_->NewWriter(u->key, {});
-    if (!w.ok()) return unfinish(w.status());
-    for (int i = 1; i <= u->num_parts; ++i) {
-      Status s = store_->Read(Dir(u->id) + "/part-" + std::to_string(i), {},
-                              [&](std::string_view c) { return (*w)->Append(c); });
-      if (!s.ok()) {
-        (*w)->Abort();
-        return unfinish(s);
-      }
-    }
-    info = (*w)->Commit();
-  }
-  if (!info.ok()) return unfinish(info.status());
-  FERRY_RETURN_IF_ERROR(Forget(u->id, /*delete_state=*/true));
-  return info;
-}
-
-Status MultipartUploads::Abort(std::string_view path, std::string_view upload_id) {
-  FERRY_ASSIGN_OR_RETURN(auto u, Open(upload_id));
-  FERRY_ASSIGN_OR_RETURN(std::string clean, CleanArtifactPath(path));
-  if (clean != u->path) {
-    return InvalidArgument("upload '" + u->id + "' is for '" + u->path + "', not '" + clean + "'");
-  }
-  {
-    MutexLock lock(u->mu);
-    if (u->finishing || !u->writing.empty()) {
-      return Status(StatusCode::kFailedPrecondition,
-                    "parts of upload '" + u->id + "' are still being written");
-    }
-    u->finishing = true;
-    if (u->writer) {
-      u->writer->Abort();
-      u->writer.reset();
-    } else if (u->direct) {
-      FERRY_RETURN_IF_ERROR(store_->AbortPartWrite(u->key, u->resume_token));
-    }
-  }
-  return Forget(u->id, /*delete_state=*/true);
-}
-
-Status MultipartUploads::Forget(const std::string& upload_id, bool delete_state) {
-  {
-    MutexLock lock(mu_);
-    open_.erase(upload_id);
-  }
-  if (!delete_state) return Status();
-  storage::ListOptions o;
-  o.prefix = Dir(upload_id) + "/";
-  std::vector<std::string> keys;
-  FERRY_RETURN_IF_ERROR(store_->ListAll(o, [&](const storage::ListPage& page) {
-    for (const auto& obj : page.objects) keys.push_back(obj.key);
-    return Status();
-  }));
-  // upload.json last: while it exists, the upload can still be described and aborted.
-  std::stable_partition(keys.begin(), keys.end(),
-                        [](const std::string& k) { return !EndsWith(k, "/upload.json"); });
-  for (const std::string& k : keys) FERRY_RETURN_IF_ERROR(store_->Delete(k));
-  PruneEmptyDirectories(*store_, Dir(upload_id), root_key_);
-  return Status();
 }
 
 }  // namespace ferry::tracker::artifacts
