@@ -17,6 +17,7 @@
 #include "proxy/service/proxy_context.h"
 #include "server/server.h"
 #include "storage/url.h"
+#include "tracker/artifacts/artifact_routes.h"
 
 namespace ferry::cli {
 
@@ -122,6 +123,13 @@ Status ReadTokens(Context& ctx, const std::string& path, std::vector<std::string
   return Status();
 }
 
+// MLflow artifacts live in --data's tracker/artifacts/ (docs/semantics/mlflow-artifacts.md).
+std::string ArtifactsRoot(const storage::OpenedUrl& data) {
+  std::string root = data.key;
+  if (!root.empty() && root.back() != '/') root += '/';
+  return root + "tracker/artifacts";
+}
+
 Status RunServe(Context& ctx, const ServeFlags& flags) {
   if (flags.data.empty()) {
     return Usage(ctx, InvalidArgument("serve: --data is required (a directory or URL)"));
@@ -152,6 +160,7 @@ Status RunServe(Context& ctx, const ServeFlags& flags) {
       proxy::hf::HfRoutes(std::make_shared<proxy::hf::HfService>(*px, flags.hf_upstream)),
       proxy::PypiRoutes(*px, flags.pypi_upstream, options.metrics.get()),
       std::move(tracker.routes),
+      tracker::artifacts::ArtifactRoutes(data.store, ArtifactsRoot(data)),
   };
   for (const auto& add : modules) {
     if (add) FERRY_RETURN_IF_ERROR(add(router));

@@ -34,7 +34,30 @@ class StringBodySource final : public BodySource {
   size_t pos_ = 0;
 };
 
+class StringReader final : public BodyReader {
+ public:
+  StringReader(std::string data, std::optional<uint64_t> length)
+      : data_(std::move(data)), length_(length) {}
+  Result<size_t> Read(char* buf, size_t n) override {
+    size_t k = std::min(n, data_.size() - pos_);
+    std::memcpy(buf, data_.data() + pos_, k);
+    pos_ += k;
+    return k;
+  }
+  std::optional<uint64_t> content_length() const override { return length_; }
+
+ private:
+  std::string data_;
+  size_t pos_ = 0;
+  std::optional<uint64_t> length_;
+};
+
 }  // namespace
+
+std::shared_ptr<BodyReader> StringBodyReader(std::string data,
+                                             std::optional<uint64_t> content_length) {
+  return std::make_shared<StringReader>(std::move(data), content_length);
+}
 
 void Headers::Add(std::string name, std::string value) {
   fields_.emplace_back(std::move(name), std::move(value));

@@ -31,8 +31,30 @@ class Headers final {
   std::vector<std::pair<std::string, std::string>> fields_;
 };
 
+// A request body the handler pulls, for routes added with Router::AddStreaming (uploads of any
+// size: nothing buffers the whole body). Read() runs on the handler's worker thread and blocks
+// until bytes arrive; each wait is bounded by ServerOptions::read_timeout. Not thread-safe:
+// one reader (the handler's thread) at a time.
+class BodyReader {
+ public:
+  virtual ~BodyReader() = default;
+  // Copies up to `n` (> 0) bytes of the body into `buf`. Returns the count, 0 once the whole
+  // body has arrived, or an error when it cannot arrive (the client closed the connection or
+  // stalled past read_timeout, a malformed chunked encoding, server shutdown): the handler then
+  // discards what it read. A handler that stops reading early makes the server close the
+  // connection after its response.
+  virtual Result<size_t> Read(char* buf, size_t n) = 0;
+  // The Content-Length the client declared; nullopt for a chunked body.
+  virtual std::optional<uint64_t> content_length() const = 0;
+};
+
+// A BodyReader over a string (handler tests).
+std::shared_ptr<BodyReader> StringBodyReader(std::string data,
+                                             std::optional<uint64_t> content_length = {});
+
 // One request as the server received and validated it (server/path.h decides what a valid
-// target is; the body is within ServerOptions::body_limit).
+// target is; the body is within ServerOptions::body_limit, or, for a route added with
+// Router::AddStreaming, not read yet: see body_stream).
 struct Request {
   std::string method;  // "GET", "HEAD", "POST", ... as sent (upper case by convention)
   // The percent-decoded path: starts with '/', no "." or ".." segment, no empty segment except
@@ -42,7 +64,9 @@ struct Request {
   std::vector<std::pair<std::string, std::string>> query;   // decoded ('+' is a space)
   std::vector<std::pair<std::string, std::string>> params;  // from the route's {name}s
   Headers headers;
-  std::string body;
+  std::string body;  // empty for streaming routes
+  // Streaming routes only: the body, pulled by the handler; null elsewhere.
+  std::shared_ptr<BodyReader> body_stream;
   std::string peer;  // "127.0.0.1:53412"
 
   // The first query parameter / path parameter called `name`, or nullopt.

@@ -40,6 +40,36 @@ Status Router::Add(std::string method, std::string_view pattern, Handler handler
   return Status();
 }
 
+Status Router::AddStreaming(std::string method, std::string_view pattern, Handler handler) {
+  FERRY_RETURN_IF_ERROR(Add(std::move(method), pattern, std::move(handler)));
+  routes_.back().streaming = true;
+  return Status();
+}
+
+const Router::Route* Router::Find(std::string_view method, std::string_view path,
+                                  std::vector<std::pair<std::string, std::string>>* params) const {
+  const Route* get_route = nullptr;
+  std::vector<std::pair<std::string, std::string>> p;
+  for (const Route& r : routes_) {
+    if (!Match(r, path, &p)) continue;
+    if (r.method == method) {
+      *params = std::move(p);
+      return &r;
+    }
+    if (method == "HEAD" && r.method == "GET" && get_route == nullptr) {
+      get_route = &r;
+      *params = p;
+    }
+  }
+  return get_route;
+}
+
+bool Router::StreamsBody(std::string_view method, std::string_view path) const {
+  std::vector<std::pair<std::string, std::string>> params;
+  const Route* r = Find(method, path, &params);
+  return r != nullptr && r->streaming;
+}
+
 bool Router::Has(std::string_view method, std::string_view pattern) const {
   for (const Route& r : routes_) {
     if (r.method == method && r.pattern == pattern) return true;
@@ -76,24 +106,13 @@ bool Router::Match(const Route& route, std::string_view path,
 
 Response Router::Dispatch(Request request) const {
   std::vector<std::pair<std::string, std::string>> params;
-  const Route* get_route = nullptr;
-  std::vector<std::pair<std::string, std::string>> get_params;
+  if (const Route* r = Find(request.method, request.path, &params)) {
+    request.params = std::move(params);
+    return r->handler(request);
+  }
   std::set<std::string> allowed;
   for (const Route& r : routes_) {
-    if (!Match(r, request.path, &params)) continue;
-    if (r.method == request.method) {
-      request.params = std::move(params);
-      return r.handler(request);
-    }
-    if (request.method == "HEAD" && r.method == "GET" && get_route == nullptr) {
-      get_route = &r;
-      get_params = params;
-    }
-    allowed.insert(r.method);
-  }
-  if (get_route != nullptr) {
-    request.params = std::move(get_params);
-    return get_route->handler(request);
+    if (Match(r, request.path, &params)) allowed.insert(r.method);
   }
   if (allowed.empty()) return ErrorResponse(404, "no route for " + request.path);
   std::string allow;

@@ -39,6 +39,13 @@ class Router final {
                [handle, &deps](const Request& r) { return handle(r, deps); });
   }
 
+  // A route whose handler reads the request body itself, as it arrives (Request::body_stream):
+  // uploads of any size. The server applies no body limit to it and sends "100 Continue" to a
+  // client that expects one.
+  Status AddStreaming(std::string method, std::string_view pattern, Handler handler);
+  // True when Dispatch() would run a streaming route for this method and path.
+  bool StreamsBody(std::string_view method, std::string_view path) const;
+
   // True when some route already matches exactly this method and pattern text.
   bool Has(std::string_view method, std::string_view pattern) const;
 
@@ -57,7 +64,11 @@ class Router final {
     std::string pattern;
     std::vector<Segment> segments;
     Handler handler;
+    bool streaming = false;
   };
+  // The route Dispatch() runs for (method, path) with its params; null when none.
+  const Route* Find(std::string_view method, std::string_view path,
+                    std::vector<std::pair<std::string, std::string>>* params) const;
   static bool Match(const Route& route, std::string_view path,
                     std::vector<std::pair<std::string, std::string>>* params);
   std::vector<Route> routes_;

@@ -93,5 +93,19 @@ TEST(RouterTest, RejectsBadPatterns) {
   EXPECT_FALSE(r.Add("GET", "/{}", Echo).ok());
 }
 
+TEST(RouterTest, TellsWhichRequestsStreamTheirBody) {
+  Router r;
+  ASSERT_TRUE(r.Add("GET", "/up/{p...}", Echo).ok());
+  ASSERT_TRUE(r.AddStreaming("PUT", "/up/{p...}", Echo).ok());
+  ASSERT_TRUE(r.Add("PUT", "/small", Echo).ok());
+  EXPECT_TRUE(r.StreamsBody("PUT", "/up/a/b"));
+  EXPECT_FALSE(r.StreamsBody("GET", "/up/a/b"));
+  EXPECT_FALSE(r.StreamsBody("HEAD", "/up/a/b"));
+  EXPECT_FALSE(r.StreamsBody("PUT", "/small"));
+  EXPECT_FALSE(r.StreamsBody("PUT", "/nothing"));
+  EXPECT_EQ(r.Dispatch(Req("PUT", "/up/x")).status, 200);
+  EXPECT_FALSE(r.AddStreaming("PUT", "bad", Echo).ok());
+}
+
 }  // namespace
 }  // namespace ferry::server

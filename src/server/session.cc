@@ -2,14 +2,21 @@
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
 
 #include <exception>
+#include <limits>
 
 #include "base/log.h"
 #include "server/auth.h"
 #include "server/path.h"
 
 namespace ferry::server {
+
+namespace {
+// Beast reads at most 64 KiB per socket read into a flat_buffer.
+constexpr size_t kBodyReadBuffer = 64 * 1024;
+}  // namespace
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -83,7 +90,10 @@ void Session::CloseIdle() {
   asio::post(stream_.get_executor(), [self = shared_from_this()] {
     // Between requests: nothing of a next request has arrived. A request partly received is
     // read, answered (with Connection: close) and then the connection ends.
-    if (self->reading_ && self->buffer_.size() == 0 && !self->parser_->got_some()) self->Close();
+    if (self->reading_ && self->buffer_.size() == 0 && self->header_parser_ &&
+        !self->header_parser_->got_some()) {
+      self->Close();
+    }
   });
 }
 
@@ -94,11 +104,75 @@ void Session::Abort() {
 void Session::DoRead() {
   if (closed_) return;
   if (core_.stopping) return Close();
-  parser_.emplace();
-  parser_->header_limit(static_cast<uint32_t>(core_.options.header_limit));
-  parser_->body_limit(core_.options.body_limit);
+  parser_.reset();
+  stream_parser_.reset();
+  header_parser_.emplace();
+  header_parser_->header_limit(static_cast<uint32_t>(core_.options.header_limit));
+  // The body limit depends on the route (streaming routes have none): checked in OnHeader.
+  header_parser_->body_limit(std::numeric_limits<uint64_t>::max());
   reading_ = true;
   stream_.expires_after(core_.options.read_timeout);
+  http::async_read_header(
+      stream_, buffer_, *header_parser_,
+      [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
+}
+
+bool Session::RespondToReadError(beast::error_code ec) {
+  if (ec == http::error::header_limit) {
+    Respond(ErrorResponse(
+        431, "request headers exceed " + std::to_string(core_.options.header_limit) + " bytes"));
+    return true;
+  }
+  if (ec == http::error::body_limit) {
+    Respond(ErrorResponse(
+        413, "request body exceeds " + std::to_string(core_.options.body_limit) + " bytes"));
+    return true;
+  }
+  if (ec && ec.category() == http::make_error_code(http::error::bad_target).category() &&
+      ec != http::error::end_of_stream && ec != http::error::partial_message) {
+    Respond(ErrorResponse(400, "malformed HTTP request: " + ec.message()));
+    return true;
+  }
+  return false;
+}
+
+void Session::OnHeader(beast::error_code ec) {
+  if (closed_) return;
+  method_ = "-";
+  path_ = "-";
+  head_ = false;
+  keep_alive_ = false;
+  started_ = std::chrono::steady_clock::now();
+  if (ec) {
+    reading_ = false;
+    if (!RespondToReadError(ec)) Close();  // peer closed, timeout, reset
+    return;
+  }
+  auto& h = header_parser_->get();
+  auto target = ParseTarget(h.target());
+  if (target.ok() && core_.router.StreamsBody(h.method_string(), target->path)) {
+    reading_ = false;
+    auto length = header_parser_->content_length();
+    body_length_ = length ? std::optional<uint64_t>(*length) : std::nullopt;
+    auto expect = h[http::field::expect];
+    expect_continue_ = beast::iequals(expect, "100-continue");
+    stream_parser_.emplace(std::move(*header_parser_));
+    header_parser_.reset();
+    stream_parser_->body_limit(std::numeric_limits<uint64_t>::max());
+    // Socket reads go through buffer_ and Beast sizes them by its free capacity (512 bytes
+    // after a small header): make room for 64 KiB reads.
+    buffer_.reserve(kBodyReadBuffer);
+    return Handle();
+  }
+  auto length = header_parser_->content_length();
+  if (length && *length > core_.options.body_limit) {
+    reading_ = false;
+    RespondToReadError(http::error::body_limit);
+    return;
+  }
+  parser_.emplace(std::move(*header_parser_));
+  header_parser_.reset();
+  parser_->body_limit(core_.options.body_limit);
   http::async_read(stream_, buffer_, *parser_,
                    [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
 }
@@ -106,32 +180,81 @@ void Session::DoRead() {
 void Session::OnRead(beast::error_code ec) {
   reading_ = false;
   if (closed_) return;
-  method_ = "-";
-  path_ = "-";
-  head_ = false;
-  keep_alive_ = false;
-  started_ = std::chrono::steady_clock::now();
-  if (ec == http::error::header_limit) {
-    return Respond(ErrorResponse(
-        431, "request headers exceed " + std::to_string(core_.options.header_limit) + " bytes"));
+  if (ec) {
+    if (!RespondToReadError(ec)) Close();  // peer closed, timeout (the stream is closed), reset
+    return;
   }
-  if (ec == http::error::body_limit) {
-    return Respond(ErrorResponse(
-        413, "request body exceeds " + std::to_string(core_.options.body_limit) + " bytes"));
-  }
-  if (ec && ec.category() == http::make_error_code(http::error::bad_target).category() &&
-      ec != http::error::end_of_stream && ec != http::error::partial_message) {
-    return Respond(ErrorResponse(400, "malformed HTTP request: " + ec.message()));
-  }
-  if (ec) return Close();  // peer closed, timeout (the stream is closed already), reset
   Handle();
 }
 
+void Session::BodyPull::Finish(Status s, size_t k) {
+  MutexLock lock(mu);
+  done = true;
+  status = std::move(s);
+  n = k;
+  cv.NotifyAll();
+}
+
+Result<size_t> Session::ReadBody(char* buf, size_t n) {
+  auto pull = std::make_shared<BodyPull>();
+  asio::post(stream_.get_executor(),
+             [self = shared_from_this(), buf, n, pull] { self->StartBodyRead(buf, n, 0, pull); });
+  MutexLock lock(pull->mu);
+  // The strand's read ends within read_timeout (write_timeout for a 100 Continue), unless the
+  // server has stopped its I/O threads; then the posted read never runs (nor touches `buf`).
+  auto limit = core_.options.read_timeout + core_.options.write_timeout + std::chrono::seconds(10);
+  if (!pull->cv.WaitFor(lock, limit, [&]() REQUIRES(pull->mu) { return pull->done; })) {
+    return Status(StatusCode::kDeadlineExceeded, "the server stopped while reading the body");
+  }
+  if (!pull->status.ok()) return pull->status;
+  return pull->n;
+}
+
+// On the strand: reads body bytes into buf[filled, n) (which stays valid: the handler's worker
+// waits in ReadBody until `pull` is finished) until it is full or the body has ended, so a
+// handler's pull crosses threads once per buffer, not once per socket read.
+void Session::StartBodyRead(char* buf, size_t n, size_t filled, std::shared_ptr<BodyPull> pull) {
+  if (closed_ || !stream_parser_) {
+    return pull->Finish(Status(StatusCode::kCancelled, "the connection was closed"), 0);
+  }
+  if (stream_parser_->is_done() || filled == n) return pull->Finish(Status(), filled);
+  if (expect_continue_) {
+    expect_continue_ = false;
+    static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+    stream_.expires_after(core_.options.write_timeout);
+    return asio::async_write(
+        stream_, asio::buffer(kContinue.data(), kContinue.size()),
+        [self = shared_from_this(), buf, n, pull](beast::error_code ec, size_t) {
+          if (ec) {
+            self->Close();
+            return pull->Finish(Unavailable("sending 100 Continue failed: " + ec.message()), 0);
+          }
+          self->StartBodyRead(buf, n, 0, pull);
+        });
+  }
+  stream_parser_->get().body().data = buf + filled;
+  stream_parser_->get().body().size = n - filled;
+  stream_.expires_after(core_.options.read_timeout);
+  http::async_read_some(stream_, buffer_, *stream_parser_,
+                        [self = shared_from_this(), buf, n, pull](beast::error_code ec, size_t) {
+                          if (ec == http::error::need_buffer) ec = {};
+                          if (ec) {
+                            return pull->Finish(
+                                Unavailable("reading the request body failed: " + ec.message()), 0);
+                          }
+                          size_t now = n - self->stream_parser_->get().body().size;
+                          self->StartBodyRead(buf, n, now, pull);
+                        });
+}
+
 void Session::Handle() {
-  auto& m = parser_->get();
+  const bool streaming = stream_parser_.has_value();
+  http::request_header<>& m = streaming
+                                  ? static_cast<http::request_header<>&>(stream_parser_->get())
+                                  : static_cast<http::request_header<>&>(parser_->get());
   method_ = std::string(m.method_string());
   head_ = m.method() == http::verb::head;
-  keep_alive_ = m.keep_alive();
+  keep_alive_ = streaming ? stream_parser_->keep_alive() : parser_->keep_alive();
   auto target = ParseTarget(m.target());
   if (!target.ok()) {
     path_ = "(invalid target)";
@@ -144,9 +267,23 @@ void Session::Handle() {
   req->raw_query = std::move(target->raw_query);
   req->query = std::move(target->query);
   for (const auto& f : m) req->headers.Add(std::string(f.name_string()), std::string(f.value()));
-  req->body = std::move(m.body());
+  if (streaming) {
+    // Holds the session: only while the handler runs (the Request is dropped after it).
+    class Reader final : public BodyReader {
+     public:
+      explicit Reader(std::shared_ptr<Session> s) : s_(std::move(s)) {}
+      Result<size_t> Read(char* buf, size_t n) override { return s_->ReadBody(buf, n); }
+      std::optional<uint64_t> content_length() const override { return s_->body_length(); }
+
+     private:
+      std::shared_ptr<Session> s_;
+    };
+    req->body_stream = std::make_shared<Reader>(shared_from_this());
+  } else {
+    req->body = std::move(parser_->get().body());
+    parser_.reset();
+  }
   req->peer = peer_;
-  parser_.reset();
   if (!core_.options.tokens.empty() && req->path != "/healthz") {
     AuthResult auth =
         CheckBearer(req->headers.Get("Authorization").value_or(""), core_.options.tokens);
@@ -180,7 +317,11 @@ void Session::Respond(Response r) {
   status_ = r.status;
   core_.RequestsWithStatus(status_).Add(1);
   sent_ = 0;
-  if (core_.stopping || r.close || status_ == 400 || status_ == 413 || status_ == 431) {
+  // A streaming body the handler did not read to its end cannot be skipped reliably.
+  const bool unread_body = stream_parser_ && !stream_parser_->is_done();
+  stream_parser_.reset();
+  if (core_.stopping || r.close || unread_body || status_ == 400 || status_ == 413 ||
+      status_ == 431) {
     keep_alive_ = false;  // after a bad request the rest of the stream cannot be trusted
   }
   for (const char* h : {"Content-Length", "Transfer-Encoding", "Connection"}) r.headers.Remove(h);

@@ -9,6 +9,11 @@
 // post, async_write the chunk (write_timeout), then pull again. At most one chunk per
 // connection is in memory, a blocked pull holds one worker thread and nothing else, and a slow
 // client only delays its own next pull.
+//
+// Request bodies: the header is read first; a route added with Router::AddStreaming then gets
+// the body through a BodyReader (the handler's worker posts each read to the strand and waits
+// for it: async_read_some into the handler's own buffer, read_timeout per read), every other
+// route the whole body as a string, within body_limit.
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
@@ -64,17 +69,37 @@ class Session final : public std::enable_shared_from_this<Session> {
   Session(boost::asio::ip::tcp::socket socket, ServerCore& core);
   ~Session();
 
+  // Streaming routes: reads the next bytes of the request body into `buf` (BodyReader::Read).
+  // Called on a worker thread; blocks until the strand has read some bytes or failed.
+  Result<size_t> ReadBody(char* buf, size_t n);
+  std::optional<uint64_t> body_length() const { return body_length_; }
+
   void Start();      // registers with the core and reads the first request
   void CloseIdle();  // shutdown: closes the connection if no request has begun on it
   void Abort();      // shutdown deadline: cancels the body source and closes
 
  private:
+  using HeaderParser = boost::beast::http::request_parser<boost::beast::http::empty_body>;
   using Parser = boost::beast::http::request_parser<boost::beast::http::string_body>;
+  using StreamParser = boost::beast::http::request_parser<boost::beast::http::buffer_body>;
+  // One ReadBody() call: filled on the strand, waited for on the worker.
+  struct BodyPull {
+    Mutex mu;
+    CondVar cv;
+    bool done GUARDED_BY(mu) = false;
+    Status status GUARDED_BY(mu);
+    size_t n GUARDED_BY(mu) = 0;
+    void Finish(Status s, size_t k) EXCLUDES(mu);
+  };
   using StreamResponse = boost::beast::http::response<boost::beast::http::buffer_body>;
   using Serializer = boost::beast::http::response_serializer<boost::beast::http::buffer_body>;
 
   void DoRead();
+  void OnHeader(boost::beast::error_code ec);
+  // The answer for a failed read of a request (header or body); false: none, just close.
+  bool RespondToReadError(boost::beast::error_code ec);
   void OnRead(boost::beast::error_code ec);
+  void StartBodyRead(char* buf, size_t n, size_t filled, std::shared_ptr<BodyPull> pull);
   void Handle();
   void Respond(Response r);
   void OnHeaderWritten(boost::beast::error_code ec);
@@ -91,8 +116,12 @@ class Session final : public std::enable_shared_from_this<Session> {
   boost::beast::flat_buffer buffer_;
   ServerCore& core_;
   std::string peer_;
+  std::optional<HeaderParser> header_parser_;
   std::optional<Parser> parser_;
-  bool reading_ = false;  // waiting for or reading a request
+  std::optional<StreamParser> stream_parser_;  // a streaming route's request
+  std::optional<uint64_t> body_length_;        // its Content-Length
+  bool expect_continue_ = false;               // its client waits for "100 Continue"
+  bool reading_ = false;                       // waiting for or reading a request
   bool closed_ = false;
   // The exchange in progress.
   std::string method_, path_;

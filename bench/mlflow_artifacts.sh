@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# A multi-GiB checkpoint into a local-directory store (issue 14): `ferry serve`'s MLflow multipart
+# upload (PARTS parallel curl PUTs of one part each, direct into the store's part writer) vs
+# `ferry cp` of the same file into the same kind of store; plus one streamed PUT of the whole
+# file. Prints wall times and ferry serve's peak RSS (VmHWM).
+#   bench/mlflow_artifacts.sh FERRY_BIN [SIZE_MIB=4096] [PARTS=8] [DIR=/tmp/ferry-bench-art]
+set -euo pipefail
+FERRY=${1:?usage: $0 FERRY_BIN [SIZE_MIB] [PARTS] [DIR]}
+SIZE_MIB=${2:-4096}
+PARTS=${3:-8}
+DIR=${4:-/tmp/ferry-bench-art}
+PART_MIB=$((SIZE_MIB / PARTS))
+SIZE=$((SIZE_MIB << 20))
+PART=$((PART_MIB << 20))
+API=/api/2.0/mlflow-artifacts
+
+rm -rf "$DIR"
+mkdir -p "$DIR/parts"
+head -c "$SIZE" /dev/urandom > "$DIR/src.bin"
+SUM=$(sha256sum "$DIR/src.bin" | cut -c1-64)
+(cd "$DIR/parts" && split -b "$PART" -d -a 3 ../src.bin p)
+sync
+
+now() { date +%s.%N; }
+serve_start() {
+  rm -rf "$DIR/data"
+  "$FERRY" serve --data "$DIR/data" --listen 127.0.0.1:0 2> "$DIR/serve.log" &
+  SERVE_PID=$!
+  for _ in $(seq 200); do
+    URL=$(grep -o 'http://127.0.0.1:[0-9]*' "$DIR/serve.log" || true)
+    [[ -n "$URL" ]] && break
+    sleep 0.05
+  done
+}
+serve_stop() {
+  HWM=$(awk '/VmHWM/ {print $2 " " $3}' "/proc/$SERVE_PID/status")
+  kill "$SERVE_PID"
+  wait "$SERVE_PID" || true
+}
+
+for rep in 1 2; do
+  # 1. ferry cp of the file into a local directory.
+  rm -rf "$DIR/cpdst"
+  sync
+  t0=$(now)
+  "$FERRY" cp "$DIR/src.bin" "$DIR/cpdst/ckpt.bin" > /dev/null
+  sync
+  t1=$(now)
+  [[ $(sha256sum "$DIR/cpdst/ckpt.bin" | cut -c1-64) == "$SUM" ]]
+  echo "rep $rep ferry cp: $(echo "$t1 - $t0" | bc) s"
+
+  # 2. Multipart upload through ferry serve: create, PARTS parallel PUTs, complete.
+  serve_start
+  t0=$(now)
+  ID=$(curl -sS --fail -X POST \
+    --data "{\"num_parts\":$PARTS,\"size\":$SIZE,\"part_size\":$PART}" \
+    "$URL$API/mpu/create/1/run/artifacts/ckpt.bin" |
+    /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["direct"]; print(d["upload_id"])')
+  n=1
+  pids=()
+  for f in "$DIR"/parts/p*; do
+    curl -sS --fail -o /dev/null -T "$f" "$URL$API/mpu/part/$ID/$n" &
+    pids+=($!)
+    n=$((n + 1))
+  done
+  for p in "${pids[@]}"; do wait "$p"; done  # not `wait`: ferry serve is a job too
+  curl -sS --fail -o /dev/null -X POST --data "{\"upload_id\":\"$ID\"}" \
+    "$URL$API/mpu/complete/1/run/artifacts/ckpt.bin"
+  sync
+  t1=$(now)
+  [[ $(sha256sum "$DIR/data/tracker/artifacts/1/run/artifacts/ckpt.bin" | cut -c1-64) == "$SUM" ]]
+  serve_stop
+  echo "rep $rep ferry serve multipart ($PARTS x $PART_MIB MiB): $(echo "$t1 - $t0" | bc) s, VmHWM $HWM"
+
+  # 3. One streamed PUT of the whole file.
+  serve_start
+  t0=$(now)
+  curl -sS --fail -o /dev/null -T "$DIR/src.bin" "$URL$API/artifacts/1/run/artifacts/ckpt.bin"
+  sync
+  t1=$(now)
+  [[ $(sha256sum "$DIR/data/tracker/artifacts/1/run/artifacts/ckpt.bin" | cut -c1-64) == "$SUM" ]]
+  serve_stop
+  echo "rep $rep ferry serve single PUT: $(echo "$t1 - $t0" | bc) s, VmHWM $HWM"
+done
+rm -rf "$DIR"

@@ -1,0 +1,54 @@
+#pragma once
+// MLflow's artifact proxy (`mlflow server --serve-artifacts`) as handlers on the server's router,
+// for any Ferry store. Endpoints (docs/semantics/mlflow-artifacts.md):
+//   PUT    /api/2.0/mlflow-artifacts/artifacts/{path}   upload (streamed, verified, atomic)
+//   GET    /api/2.0/mlflow-artifacts/artifacts/{path}   download (Range; HEAD too)
+//   GET    /api/2.0/mlflow-artifacts/artifacts?path=DIR list {"files":[{path,is_dir,file_size}]}
+//   DELETE /api/2.0/mlflow-artifacts/artifacts/{path}   delete (a directory: all below it)
+//   POST   /api/2.0/mlflow-artifacts/mpu/create/{path}  {"num_parts"[,"size","part_size"]}
+//   PUT    /api/2.0/mlflow-artifacts/mpu/part/{upload_id}/{part_number}
+//   GET    /api/2.0/mlflow-artifacts/mpu/{upload_id}    the parts stored so far (resume)
+//   POST   /api/2.0/mlflow-artifacts/mpu/complete/{path} {"upload_id","parts":[...]}
+//   POST   /api/2.0/mlflow-artifacts/mpu/abort/{path}   {"upload_id"}
+// Errors are MLflow's {"error_code","message"} with the HTTP status of the Status code.
+
+#include <memory>
+#include <string>
+
+#include "server/http_types.h"
+#include "server/router.h"
+#include "storage/store.h"
+#include "tracker/artifacts/artifact_repo.h"
+#include "tracker/artifacts/multipart.h"
+
+namespace ferry::tracker::artifacts {
+
+inline constexpr std::string_view kArtifactsPrefix = "/api/2.0/mlflow-artifacts";
+
+// What the handlers share.
+struct ArtifactService {
+  ArtifactService(std::shared_ptr<storage::Store> store, std::string root_key)
+      : repo(store, root_key), uploads(store, root_key) {}
+  ArtifactRepo repo;
+  MultipartUploads uploads;
+};
+
+server::Response HandleUpload(const server::Request& req, ArtifactService& svc);
+server::Response HandleDownload(const server::Request& req, ArtifactService& svc);
+server::Response HandleList(const server::Request& req, ArtifactService& svc);
+server::Response HandleDelete(const server::Request& req, ArtifactService& svc);
+server::Response HandleMpuCreate(const server::Request& req, ArtifactService& svc);
+server::Response HandleMpuPart(const server::Request& req, ArtifactService& svc);
+server::Response HandleMpuDescribe(const server::Request& req, ArtifactService& svc);
+server::Response HandleMpuComplete(const server::Request& req, ArtifactService& svc);
+server::Response HandleMpuAbort(const server::Request& req, ArtifactService& svc);
+
+// {"error_code": "INVALID_PARAMETER_VALUE" (and so on), "message": ...}.
+server::Response MlflowError(const Status& status);
+
+// Adds the routes above for `svc`, which the registrar keeps alive.
+server::RouteRegistrar ArtifactRoutes(std::shared_ptr<ArtifactService> svc);
+// Artifacts below `root_key` of `store` (e.g. "tracker/artifacts" of ferry serve's --data).
+server::RouteRegistrar ArtifactRoutes(std::shared_ptr<storage::Store> store, std::string root_key);
+
+}  // namespace ferry::tracker::artifacts
