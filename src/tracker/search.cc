@@ -107,12 +107,14 @@ void SortRuns(std::vector<Run>& runs, const std::vector<OrderKey>& keys) {
   }
   std::vector<size_t> order(runs.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+  // std::sort with the index as the last key is a stable sort (std::stable_sort's libstdc++ 12
+  // buffer is a deprecated API that clang's -Werror build refuses).
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     for (size_t k = 0; k < all.size(); ++k) {
       int c = Compare(values[a][k], values[b][k], all[k].ascending);
       if (c != 0) return c < 0;
     }
-    return false;
+    return a < b;
   });
   std::vector<Run> sorted;
   sorted.reserve(runs.size());

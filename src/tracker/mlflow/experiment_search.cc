@@ -72,7 +72,9 @@ Result<Page<Experiment>> SearchExperiments(TrackerStore& store, const Experiment
     }
     return false;
   });
-  std::stable_sort(all.begin(), all.end(), [&](const Experiment& a, const Experiment& b) {
+  // Ids are unique, so the order is total and std::sort is enough (std::stable_sort's
+  // libstdc++ 12 buffer is a deprecated API that clang's -Werror build refuses).
+  std::sort(all.begin(), all.end(), [&](const Experiment& a, const Experiment& b) {
     for (const auto& k : keys) {
       Value va = ValueOf(a, k.entity, k.key), vb = ValueOf(b, k.entity, k.key);
       int c = 0;
