@@ -152,7 +152,8 @@ Status RunServe(Context& ctx, const ServeFlags& flags) {
   options.metrics = std::make_shared<server::MetricsRegistry>();
   proxy::AddCacheMetrics(*options.metrics, px->cache);
 
-  FERRY_ASSIGN_OR_RETURN(Tracker tracker, OpenTracker(ctx, flags.tracker, data));
+  FERRY_ASSIGN_OR_RETURN(Tracker tracker,
+                         OpenTracker(ctx, flags.tracker, data, ArtifactsRoot(data)));
 
   server::Router router;
   // The registrars own their modules' state; `modules` lives until the server has stopped.

@@ -1,15 +1,32 @@
 #include "cli/serve_tracker.h"
 
 #include <filesystem>
+#include <optional>
 
 #include "base/strings.h"
+#include "tracker/artifacts/artifact_repo.h"
 #include "tracker/mlflow/mlflow_routes.h"
 #include "tracker/sqlite/sqlite_tracker_store.h"
 
 namespace ferry::cli {
 
+namespace {
+
+// "mlflow-artifacts:/1/<run>/artifacts" -> "1/<run>/artifacts"; nullopt for URIs this server
+// does not serve (a user's s3://... artifact location).
+std::optional<std::string> ServedArtifactPath(std::string_view uri) {
+  constexpr std::string_view kScheme = "mlflow-artifacts:";
+  if (!uri.starts_with(kScheme)) return std::nullopt;
+  uri.remove_prefix(kScheme.size());
+  while (uri.starts_with("/")) uri.remove_prefix(1);
+  if (uri.empty()) return std::nullopt;  // never the whole root
+  return std::string(uri);
+}
+
+}  // namespace
+
 Result<Tracker> OpenTracker(Context& ctx, const TrackerFlags& flags,
-                            const storage::OpenedUrl& data) {
+                            const storage::OpenedUrl& data, const std::string& artifacts_root) {
   std::string db = flags.db;
   if (StartsWith(db, "postgresql://") || StartsWith(db, "postgres://")) {
     return Usage(ctx, Status(StatusCode::kUnimplemented,
@@ -44,6 +61,11 @@ Result<Tracker> OpenTracker(Context& ctx, const TrackerFlags& flags,
   tracker::mlflow::MlflowOptions options;
   options.artifact_root = flags.artifact_root;
   options.store_type = "SqlStore";
+  auto repo = std::make_shared<tracker::artifacts::ArtifactRepo>(data.store, artifacts_root);
+  options.delete_artifacts = [repo](std::string_view uri) -> Status {
+    auto path = ServedArtifactPath(uri);
+    return path ? repo->DeleteTree(*path) : Status();
+  };
   t.routes = tracker::mlflow::MlflowRoutes(std::move(*store), std::move(options));
   return t;
 }

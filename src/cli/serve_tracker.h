@@ -27,7 +27,9 @@ struct Tracker {
 
 // Opens the tracker's store and returns the registrar of the MLflow routes. Bad flags are
 // usage errors.
+// `artifacts_root`: the key under --data's store where /api/2.0/mlflow-artifacts keeps
+// artifacts; deleting a run deletes its mlflow-artifacts:/ artifacts there.
 Result<Tracker> OpenTracker(Context& ctx, const TrackerFlags& flags,
-                            const storage::OpenedUrl& data);
+                            const storage::OpenedUrl& data, const std::string& artifacts_root);
 
 }  // namespace ferry::cli

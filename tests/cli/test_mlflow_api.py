@@ -179,6 +179,27 @@ def test_unknown_run_is_404(tracker):
     assert (status, body["error_code"]) == (404, "RESOURCE_DOES_NOT_EXIST")
 
 
+def test_deleting_a_run_deletes_its_artifacts(tracker):
+    run = new_run(tracker)
+    status, body = tracker.get("runs/get", [("run_id", run)])
+    uri = body["run"]["info"]["artifact_uri"]
+    assert uri.startswith("mlflow-artifacts:/") and uri.endswith(f"/{run}/artifacts"), uri
+    path = "/api/2.0/mlflow-artifacts/artifacts/" + uri[len("mlflow-artifacts:/"):].lstrip("/")
+    other = new_run(tracker)
+    _, body = tracker.get("runs/get", [("run_id", other)])
+    other_path = "/api/2.0/mlflow-artifacts/artifacts/" + body["run"]["info"]["artifact_uri"][
+        len("mlflow-artifacts:/"):].lstrip("/")
+    for p in (path + "/ckpt/model.bin", other_path + "/model.bin"):
+        status, _ = tracker.request(p, "PUT", b"x" * 1000, {"Content-Type": "application/octet-stream"})
+        assert status == 200, p
+    assert tracker.request(path + "/ckpt/model.bin")[0] == 200
+    assert tracker.post("runs/delete", {"run_id": run})[0] == 200
+    assert tracker.request(path + "/ckpt/model.bin")[0] == 404
+    assert tracker.request(other_path + "/model.bin")[0] == 200  # another run's are kept
+    # The run itself is only marked deleted (restorable), as MLflow does.
+    assert tracker.post("runs/restore", {"run_id": run})[0] == 200
+
+
 def test_retried_log_batch_never_duplicates_points(tracker):
     run = new_run(tracker)
     batch = {"run_id": run, "metrics": [

@@ -137,8 +137,8 @@ Status MultipartUploads::Forget(const std::string& upload_id, bool delete_state)
     return Status();
   }));
   // upload.json last: while it exists, the upload can still be described and aborted.
-  std::stable_partition(keys.begin(), keys.end(),
-                        [](const std::string& k) { return !EndsWith(k, "/upload.json"); });
+  std::partition(keys.begin(), keys.end(),
+                 [](const std::string& k) { return !EndsWith(k, "/upload.json"); });
   for (const std::string& k : keys) FERRY_RETURN_IF_ERROR(store_->Delete(k));
   PruneEmptyDirectories(*store_, Dir(upload_id), root_key_);
   return Status();

@@ -3,6 +3,7 @@
 // runs, metrics and server-info under /api/2.0/mlflow/ and /ajax-api/2.0/mlflow/ (the UI's
 // prefix), over a TrackerStore. Artifacts are served by tracker/artifacts.
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -18,6 +19,10 @@ struct MlflowOptions {
   std::string artifact_root = "mlflow-artifacts:/";
   // What /api/3.0/mlflow/server-info reports as the store ("SqlStore", "MemoryStore").
   std::string store_type = "SqlStore";
+  // Deletes the artifacts under a run's artifact URI when the run is deleted (runs/delete),
+  // so deleting a run frees its checkpoints (MLflow leaves them: mlflow#602). Null: artifacts
+  // are kept. A URI the server does not serve is left alone (OK).
+  std::function<Status(std::string_view artifact_uri)> delete_artifacts;
 };
 
 // Adds every MLflow route; the handlers share `store` (which must be thread-safe).

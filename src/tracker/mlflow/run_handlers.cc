@@ -115,6 +115,12 @@ Result<json> SetStage(const Request& r, MlflowDeps& d, LifecycleStage stage) {
   FERRY_ASSIGN_OR_RETURN(auto args, RequestArgs::From(r));
   FERRY_ASSIGN_OR_RETURN(std::string id, args.RunId());
   FERRY_RETURN_IF_ERROR(ForRun(id, d.store->SetRunStage(id, stage)));
+  if (stage == LifecycleStage::kDeleted && d.options.delete_artifacts) {
+    // A failure is the answer (500): the run stays deleted and a retried delete tries again.
+    FERRY_ASSIGN_OR_RETURN(Run run, ForRun(id, d.store->GetRun(id)));
+    Status s = d.options.delete_artifacts(run.info.artifact_uri);
+    if (!s.ok()) return s.WithContext("run " + id + " is deleted but its artifacts are not");
+  }
   return json::object();
 }
 
