@@ -25,8 +25,8 @@ std::optional<std::string> ServedArtifactPath(std::string_view uri) {
 
 }  // namespace
 
-Result<Tracker> OpenTracker(Context& ctx, const TrackerFlags& flags,
-                            const storage::OpenedUrl& data, const std::string& artifacts_root) {
+Result<Tracker> OpenTracker(Context& ctx, const TrackerFlags& flags, const storage::OpenedUrl& data,
+                            const std::string& artifacts_root) {
   std::string db = flags.db;
   if (StartsWith(db, "postgresql://") || StartsWith(db, "postgres://")) {
     return Usage(ctx, Status(StatusCode::kUnimplemented,

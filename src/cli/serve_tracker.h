@@ -29,7 +29,7 @@ struct Tracker {
 // usage errors.
 // `artifacts_root`: the key under --data's store where /api/2.0/mlflow-artifacts keeps
 // artifacts; deleting a run deletes its mlflow-artifacts:/ artifacts there.
-Result<Tracker> OpenTracker(Context& ctx, const TrackerFlags& flags,
-                            const storage::OpenedUrl& data, const std::string& artifacts_root);
+Result<Tracker> OpenTracker(Context& ctx, const TrackerFlags& flags, const storage::OpenedUrl& data,
+                            const std::string& artifacts_root);
 
 }  // namespace ferry::cli
