@@ -11,54 +11,15 @@
 namespace ferry::tracker {
 namespace {
 
-// One run's value for one order key.
-struct SortValue {
-  bool present = false;
-  bool numeric = false;
-  double number = 0;
-  std::string_view text;
-};
-
-SortValue ValueFor(const Run& run, const OrderKey& key) {
-  auto text = [](std::string_view s) { return SortValue{true, false, 0, s}; };
-  auto number = [](double d) {
-    if (std::isnan(d)) return SortValue{};
-    return SortValue{true, true, d, {}};
-  };
-  auto find = [&](const std::vector<Tag>& v) {
-    for (const auto& t : v) {
-      if (t.key == key.key) return text(t.value);
-    }
-    return SortValue{};
-  };
-  switch (key.entity) {
-    case SearchEntity::kMetric:
-      for (const auto& m : run.latest_metrics) {
-        if (m.key == key.key) return number(m.value);
-      }
-      return SortValue{};
-    case SearchEntity::kParam:
-      return find(run.params);
-    case SearchEntity::kTag:
-      return find(run.tags);
-    case SearchEntity::kAttribute:
-      break;
-  }
-  const RunInfo& i = run.info;
-  if (key.key == "start_time") return number(static_cast<double>(i.start_time));
-  if (key.key == "end_time") {
-    return i.end_time ? number(static_cast<double>(*i.end_time)) : SortValue{};
-  }
-  if (key.key == "run_id") return text(i.run_id);
-  if (key.key == "run_name") return text(i.run_name);
-  if (key.key == "status") return text(RunStatusName(i.status));
-  if (key.key == "user_id") return text(i.user_id);
-  if (key.key == "artifact_uri") return text(i.artifact_uri);
-  return SortValue{};
+// One run's value for one order key; NaN sorts as missing.
+RunValue ValueFor(const Run& run, const OrderKey& key) {
+  RunValue v = ValueOf(run, key.entity, key.key);
+  if (v.numeric && std::isnan(v.number)) return RunValue{};
+  return v;
 }
 
 // <0, 0, >0 like strcmp; missing values after present ones in either direction.
-int Compare(const SortValue& a, const SortValue& b, bool ascending) {
+int Compare(const RunValue& a, const RunValue& b, bool ascending) {
   if (a.present != b.present) return a.present ? -1 : 1;
   if (!a.present) return 0;
   int c = 0;
@@ -101,7 +62,7 @@ void SortRuns(std::vector<Run>& runs, const std::vector<OrderKey>& keys) {
   std::vector<OrderKey> all = keys;
   all.push_back({SearchEntity::kAttribute, "start_time", false});
   all.push_back({SearchEntity::kAttribute, "run_id", true});
-  std::vector<std::vector<SortValue>> values(runs.size());
+  std::vector<std::vector<RunValue>> values(runs.size());
   for (size_t r = 0; r < runs.size(); ++r) {
     for (const auto& k : all) values[r].push_back(ValueFor(runs[r], k));
   }

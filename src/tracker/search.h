@@ -65,6 +65,17 @@ bool ClauseHolds(const SearchClause& c, bool present, double number, std::string
 // last_update_time).
 bool IsNumericAttribute(std::string_view key);
 
+// A run's value for (entity, key), as filters and orders see it: metrics (the latest value) and
+// the time attributes are numbers, params, tags and the other attributes text; `present` is
+// false when the run has no such value. `text` points into `run`.
+struct RunValue {
+  bool present = false;
+  bool numeric = false;
+  double number = 0;
+  std::string_view text;
+};
+RunValue ValueOf(const Run& run, SearchEntity entity, std::string_view key);
+
 // Each entry is "<ident> [ASC|DESC]".
 Result<std::vector<OrderKey>> ParseOrderBy(const std::vector<std::string>& order_by,
                                            SearchTarget target = SearchTarget::kRuns);

@@ -13,27 +13,23 @@ bool IsNumericClause(const SearchClause& c) {
          (c.entity == SearchEntity::kAttribute && IsNumericAttribute(c.key));
 }
 
-// The value of `c`'s key in `run`: a number for numeric clauses, a string otherwise; nullopt
-// when the run lacks it.
-struct Found {
-  bool present = false;
-  double number = 0;
-  std::string_view text;
-};
+}  // namespace
 
-Found Lookup(const Run& run, const SearchClause& c) {
-  auto find = [&](const std::vector<Tag>& v) -> Found {
+RunValue ValueOf(const Run& run, SearchEntity entity, std::string_view key) {
+  auto text = [](std::string_view t) { return RunValue{true, false, 0, t}; };
+  auto number = [](double d) { return RunValue{true, true, d, {}}; };
+  auto find = [&](const std::vector<Tag>& v) {
     for (const auto& t : v) {
-      if (t.key == c.key) return {true, 0, t.value};
+      if (t.key == key) return text(t.value);
     }
-    return {};
+    return RunValue{};
   };
-  switch (c.entity) {
+  switch (entity) {
     case SearchEntity::kMetric:
       for (const auto& m : run.latest_metrics) {
-        if (m.key == c.key) return {true, m.value, {}};
+        if (m.key == key) return number(m.value);
       }
-      return {};
+      return RunValue{};
     case SearchEntity::kParam:
       return find(run.params);
     case SearchEntity::kTag:
@@ -42,20 +38,15 @@ Found Lookup(const Run& run, const SearchClause& c) {
       break;
   }
   const RunInfo& i = run.info;
-  if (c.key == "start_time") return {true, static_cast<double>(i.start_time), {}};
-  if (c.key == "end_time") {
-    if (!i.end_time) return {};
-    return {true, static_cast<double>(*i.end_time), {}};
-  }
-  if (c.key == "run_id") return {true, 0, i.run_id};
-  if (c.key == "run_name") return {true, 0, i.run_name};
-  if (c.key == "status") return {true, 0, RunStatusName(i.status)};
-  if (c.key == "user_id") return {true, 0, i.user_id};
-  if (c.key == "artifact_uri") return {true, 0, i.artifact_uri};
-  return {};
+  if (key == "start_time") return number(static_cast<double>(i.start_time));
+  if (key == "end_time") return i.end_time ? number(static_cast<double>(*i.end_time)) : RunValue{};
+  if (key == "run_id") return text(i.run_id);
+  if (key == "run_name") return text(i.run_name);
+  if (key == "status") return text(RunStatusName(i.status));
+  if (key == "user_id") return text(i.user_id);
+  if (key == "artifact_uri") return text(i.artifact_uri);
+  return RunValue{};
 }
-
-}  // namespace
 
 bool IsNumericAttribute(std::string_view key) {
   return key == "start_time" || key == "end_time" || key == "creation_time" ||
@@ -113,7 +104,7 @@ bool ClauseHolds(const SearchClause& c, bool present, double number, std::string
 
 bool MatchesFilter(const Run& run, const std::vector<SearchClause>& clauses) {
   for (const auto& c : clauses) {
-    Found f = Lookup(run, c);
+    RunValue f = ValueOf(run, c.entity, c.key);
     if (!ClauseHolds(c, f.present, f.number, f.text)) return false;
   }
   return true;

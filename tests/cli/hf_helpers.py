@@ -1,30 +1,18 @@
 """Processes the /hf proxy tests start: the Hub stand-in (tests/tools/hf_standin.py) and
 `ferry serve` in front of it, with logs in files (a pipe left unread would block a server)."""
 import json
-import os
 import pathlib
-import re
-import signal
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 
 import pytest
 
+from serve_helpers import ServeProcess, wait_for
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 NPM = ROOT / "tests/tools/npm"
-
-
-def _wait_for(predicate, what, timeout=30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 class Hub:
@@ -38,8 +26,8 @@ class Hub:
             [sys.executable, ROOT / "tests/tools/hf_standin.py", "--port-file", self.dir / "hub.port",
              "--cdn-port-file", self.dir / "cdn.port", "--log", self.log_path,
              "--lfs-size", str(lfs_size), "--lifetime", "900"])
-        port = _wait_for(lambda: (self.dir / "hub.port").exists() and (self.dir / "hub.port").read_text(),
-                         "the hub stand-in")
+        port = wait_for(lambda: (self.dir / "hub.port").exists() and (self.dir / "hub.port").read_text(),
+                        "the hub stand-in")
         self.url = f"http://127.0.0.1:{port}"
 
     def log(self):
@@ -57,25 +45,12 @@ class Hub:
         self.proc.wait()
 
 
-class Proxy:
-    """`ferry serve` with /hf in front of a hub; stderr goes to a file."""
+class Proxy(ServeProcess):
+    """`ferry serve` with /hf in front of a hub."""
 
     def __init__(self, ferry_bin, data, hub_url, *extra, env=None, log=None):
-        self.data = data if str(data).startswith("s3://") else pathlib.Path(data)
-        self.err = pathlib.Path(log) if log else self.data.with_name(self.data.name + ".serve.log")
-        env = env or {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-                      "HOME": os.environ.get("HOME", "/root")}
-        self.proc = subprocess.Popen(
-            [ferry_bin, "serve", "--data", self.data, "--listen", "127.0.0.1:0",
-             "--hf-upstream", hub_url, *map(str, extra)],
-            env=env, stdout=subprocess.DEVNULL, stderr=open(self.err, "w"))
-        m = _wait_for(lambda: re.search(r"listening on (http://127\.0\.0\.1:\d+)", self.log()),
-                      f"ferry serve to listen ({self.err})")
-        self.url = m.group(1)
+        super().__init__(ferry_bin, data, "--hf-upstream", hub_url, *extra, env=env, log=log)
         self.hf = self.url + "/hf"
-
-    def log(self):
-        return self.err.read_text() if self.err.exists() else ""
 
     def request(self, path, method="GET", headers=None, data=None):
         req = urllib.request.Request(self.url + path, method=method, headers=headers or {}, data=data)
@@ -85,10 +60,6 @@ class Proxy:
         except urllib.error.HTTPError as e:
             return e.code, e.headers, e.read()
 
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(timeout=20)
 
 
 def npm_client(*args, timeout=180):

@@ -2,48 +2,28 @@
 client (2.0.7) and plain urllib for what that client cannot send."""
 import json
 import pathlib
-import re
 import signal
 import socket
 import subprocess
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
 
 import pytest
 
+from serve_helpers import ServeProcess
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 NPM = ROOT / "tests/tools/npm"
 API = "/api/2.0/mlflow/"
 
 
-def _wait_for(predicate, what, timeout=30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-class Tracker:
-    """`ferry serve --data DIR` on a free loopback port; stderr goes to a file."""
+class Tracker(ServeProcess):
+    """`ferry serve --data DIR` (the tracker on its default SQLite file)."""
 
     def __init__(self, ferry_bin, data, *extra):
-        self.data = pathlib.Path(data)
-        self.data.mkdir(parents=True, exist_ok=True)
-        self.err = self.data.with_name(self.data.name + ".serve.log")
-        self.proc = subprocess.Popen(
-            [ferry_bin, "serve", "--data", self.data, "--listen", "127.0.0.1:0", *map(str, extra)],
-            stdout=subprocess.DEVNULL, stderr=open(self.err, "w"))
-        m = _wait_for(lambda: re.search(r"listening on (http://127\.0\.0\.1:\d+)", self.log()),
-                      f"ferry serve to listen ({self.err})")
-        self.url = m.group(1)
-
-    def log(self):
-        return self.err.read_text() if self.err.exists() else ""
+        pathlib.Path(data).mkdir(parents=True, exist_ok=True)
+        super().__init__(ferry_bin, data, *extra)
 
     def request(self, path, method="GET", body=None, headers=None):
         data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
@@ -63,10 +43,6 @@ class Tracker:
         status, raw = self.request(prefix + endpoint + "?" + urllib.parse.urlencode(query))
         return status, json.loads(raw)
 
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(timeout=20)
 
 
 @pytest.fixture(scope="module")

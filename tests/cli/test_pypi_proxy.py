@@ -13,6 +13,8 @@ import sys
 
 import pytest
 
+from serve_helpers import ServeProcess
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 STANDIN = ROOT / "tests/tools/pypi_standin.py"
 ALPHA_10 = "ferrydemo_alpha-1.0-py3-none-any.whl"
@@ -48,25 +50,12 @@ def upstream(tmp_path):
     u.stop()
 
 
-class Served:
-    def __init__(self, ferry_bin, data, upstream_url, *extra):
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-               "HOME": os.environ.get("HOME", "/root")}
-        self.proc = subprocess.Popen(
-            [ferry_bin, "serve", "--data", data, "--listen", "127.0.0.1:0", "--pypi-upstream",
-             upstream_url, *extra], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        line = self.proc.stderr.readline().decode()
-        m = re.search(r"listening on (http://127\.0\.0\.1:\d+)", line)
-        if not m:
-            self.proc.kill()
-            raise AssertionError(f"no listening line: {line!r}")
-        self.url = m.group(1)
-        self.index = self.url + "/pypi/simple/"
+class Served(ServeProcess):
+    """`ferry serve` with /pypi in front of the stand-in."""
 
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(timeout=15)
+    def __init__(self, ferry_bin, data, upstream_url, *extra):
+        super().__init__(ferry_bin, data, "--pypi-upstream", upstream_url, *extra)
+        self.index = self.url + "/pypi/simple/"
 
 
 @pytest.fixture

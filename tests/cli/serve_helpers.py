@@ -1,0 +1,49 @@
+"""`ferry serve` as the CLI tests start it: a free loopback port, stderr in a file (a pipe left
+unread would block a server that logs), the URL read from its `listening on` line."""
+import os
+import pathlib
+import re
+import signal
+import subprocess
+import time
+
+
+def wait_for(predicate, what, timeout=30):
+    """The first truthy value of predicate(), polled every 50 ms; AssertionError after timeout."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def minimal_env():
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/root")}
+
+
+class ServeProcess:
+    """`ferry serve --data DATA --listen 127.0.0.1:0 EXTRA...`; `url`, `log()`, `stop()`."""
+
+    def __init__(self, ferry_bin, data, *extra, env=None, log=None):
+        self.data = data if str(data).startswith("s3://") else pathlib.Path(data)
+        self.err = pathlib.Path(log) if log else self.data.with_name(self.data.name + ".serve.log")
+        self.proc = subprocess.Popen(
+            [ferry_bin, "serve", "--data", str(self.data), "--listen", "127.0.0.1:0",
+             *map(str, extra)],
+            env=env or minimal_env(), stdout=subprocess.DEVNULL, stderr=open(self.err, "w"))
+        m = wait_for(lambda: self.proc.poll() is not None or
+                     re.search(r"listening on (http://127\.0\.0\.1:\d+)", self.log()),
+                     f"ferry serve to listen ({self.err})")
+        if m is True:
+            raise AssertionError(f"ferry serve exited: {self.log()}")
+        self.url = m.group(1)
+
+    def log(self):
+        return self.err.read_text() if self.err.exists() else ""
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout=20)
