@@ -3,6 +3,7 @@
 // tracker/sqlite share them without a library): run ids and generated run names, artifact
 // URIs, MLflow's LIKE, the order of metric values (NaN included) and the "latest metric" rule.
 
+#include <algorithm>
 #include <bit>
 #include <chrono>
 #include <cmath>
@@ -109,5 +110,20 @@ inline bool PointBefore(const MetricPoint& a, const MetricPoint& b) {
 }
 // MLflow's "latest" point of a metric: the highest step, then timestamp, then value.
 inline bool LaterThan(const MetricPoint& a, const MetricPoint& b) { return PointBefore(b, a); }
+
+// Experiments in the order searches return them (creation time, newest first, then id) and
+// the page [offset, offset + max_results) with the next page's token (the offset, as text).
+inline Page<Experiment> SortAndPageExperiments(std::vector<Experiment> all, size_t offset,
+                                               int max_results) {
+  std::sort(all.begin(), all.end(), [](const Experiment& a, const Experiment& b) {
+    if (a.creation_time != b.creation_time) return a.creation_time > b.creation_time;
+    return std::stoll(a.id) < std::stoll(b.id);
+  });
+  Page<Experiment> page;
+  size_t end = std::min(all.size(), offset + static_cast<size_t>(max_results));
+  for (size_t i = offset; i < end; ++i) page.items.push_back(std::move(all[i]));
+  if (end < all.size()) page.next_page_token = std::to_string(end);
+  return page;
+}
 
 }  // namespace ferry::tracker::rules

@@ -84,6 +84,9 @@ class MultipartUploads final {
  private:
   struct Upload;
   Result<std::shared_ptr<Upload>> Open(std::string_view upload_id);
+  // Complete's and Abort's start: the upload for `path`, marked finishing (no part may start);
+  // kFailedPrecondition while parts are being written or another finish runs.
+  Result<std::shared_ptr<Upload>> BeginFinish(std::string_view path, std::string_view upload_id);
   Result<std::vector<PartInfo>> StoredParts(const Upload& u);
   std::string Dir(std::string_view upload_id) const;
   Status Forget(const std::string& upload_id, bool delete_state);

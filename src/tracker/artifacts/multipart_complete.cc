@@ -22,22 +22,26 @@ std::string StripQuotes(std::string_view etag) {
 
 }  // namespace
 
-Result<storage::ObjectInfo> MultipartUploads::Complete(std::string_view path,
-                                                       std::string_view upload_id,
-                                                       const std::vector<PartInfo>& parts) {
+Result<std::shared_ptr<MultipartUploads::Upload>> MultipartUploads::BeginFinish(
+    std::string_view path, std::string_view upload_id) {
   FERRY_ASSIGN_OR_RETURN(auto u, Open(upload_id));
   FERRY_ASSIGN_OR_RETURN(std::string clean, CleanArtifactPath(path));
   if (clean != u->path) {
     return InvalidArgument("upload '" + u->id + "' is for '" + u->path + "', not '" + clean + "'");
   }
-  {
-    MutexLock lock(u->mu);
-    if (u->finishing || !u->writing.empty()) {
-      return Status(StatusCode::kFailedPrecondition,
-                    "parts of upload '" + u->id + "' are still being written");
-    }
-    u->finishing = true;
+  MutexLock lock(u->mu);
+  if (u->finishing || !u->writing.empty()) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "parts of upload '" + u->id + "' are still being written");
   }
+  u->finishing = true;
+  return u;
+}
+
+Result<storage::ObjectInfo> MultipartUploads::Complete(std::string_view path,
+                                                       std::string_view upload_id,
+                                                       const std::vector<PartInfo>& parts) {
+  FERRY_ASSIGN_OR_RETURN(auto u, BeginFinish(path, upload_id));
   auto unfinish = [&](Status s) {
     MutexLock lock(u->mu);
     u->finishing = false;
@@ -101,18 +105,9 @@ Result<storage::ObjectInfo> MultipartUploads::Complete(std::string_view path,
 }
 
 Status MultipartUploads::Abort(std::string_view path, std::string_view upload_id) {
-  FERRY_ASSIGN_OR_RETURN(auto u, Open(upload_id));
-  FERRY_ASSIGN_OR_RETURN(std::string clean, CleanArtifactPath(path));
-  if (clean != u->path) {
-    return InvalidArgument("upload '" + u->id + "' is for '" + u->path + "', not '" + clean + "'");
-  }
+  FERRY_ASSIGN_OR_RETURN(auto u, BeginFinish(path, upload_id));
   {
     MutexLock lock(u->mu);
-    if (u->finishing || !u->writing.empty()) {
-      return Status(StatusCode::kFailedPrecondition,
-                    "parts of upload '" + u->id + "' are still being written");
-    }
-    u->finishing = true;
     if (u->writer) {
       u->writer->Abort();
       u->writer.reset();

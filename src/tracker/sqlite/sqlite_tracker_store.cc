@@ -191,15 +191,7 @@ Result<Page<Experiment>> SqliteTrackerStore::SearchExperiments(const ExperimentQ
       if (tags_ok) all.push_back(std::move(e));
     }
   }
-  std::sort(all.begin(), all.end(), [](const Experiment& a, const Experiment& b) {
-    if (a.creation_time != b.creation_time) return a.creation_time > b.creation_time;
-    return std::stoll(a.id) < std::stoll(b.id);
-  });
-  Page<Experiment> page;
-  size_t end = std::min(all.size(), offset + static_cast<size_t>(q.max_results));
-  for (size_t i = offset; i < end; ++i) page.items.push_back(std::move(all[i]));
-  if (end < all.size()) page.next_page_token = std::to_string(end);
-  return page;
+  return rules::SortAndPageExperiments(std::move(all), offset, q.max_results);
 }
 
 Status SqliteTrackerStore::RenameExperiment(const std::string& id, const std::string& new_name) {
