@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Metric ingest through `ferry serve`'s MLflow API (issue 14; results in docs/benchmarks.md).
+
+  /usr/bin/python3 bench/tracker_ingest.py [--clients 8] [--steps 2000] [--keys 10] [--batch 1000]
+
+Starts `ferry serve --data DIR` (release build; the tracker on its default SQLite file), creates
+one run per client, then each client (a process with one kept-alive HTTP connection) logs
+--steps steps of --keys metrics with runs/log-batch in batches of --batch points, as training
+loops with a batching logger do. Reports points/s over the whole run, batch latency p50/p95,
+and the server's peak RSS; then checks one run's history is complete (get-history). The peer,
+a stock MLflow tracking server, cannot be installed here (no PyPI); its issue tracker reports
+about 250 points/s with batched calls (mlflow#5269). Speed is reported, never asserted.
+"""
+import argparse
+import datetime
+import http.client
+import json
+import multiprocessing
+import pathlib
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from benchlib import ferry_binary  # noqa: E402
+
+API = "/api/2.0/mlflow/"
+
+
+def call(conn, endpoint, body):
+    conn.request("POST", API + endpoint, json.dumps(body), {"Content-Type": "application/json"})
+    r = conn.getresponse()
+    data = r.read()
+    if r.status != 200:
+        raise RuntimeError(f"{endpoint}: HTTP {r.status} {data[:300]!r}")
+    return json.loads(data)
+
+
+def client(args):
+    port, run_id, steps, keys, batch = args
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    pending, latencies, t0 = [], [], int(time.time() * 1000)
+    for step in range(steps):
+        for k in range(keys):
+            pending.append({"key": f"m{k}", "value": (step * 7 + k) % 101 / 10.0,
+                            "timestamp": t0 + step, "step": step})
+            if len(pending) == batch:
+                start = time.perf_counter()
+                call(conn, "runs/log-batch", {"run_id": run_id, "metrics": pending})
+                latencies.append(time.perf_counter() - start)
+                pending = []
+    if pending:
+        call(conn, "runs/log-batch", {"run_id": run_id, "metrics": pending})
+    return latencies
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--clients", type=int, default=8)
+    ap.add_argument("--steps", type=int, default=2000)
+    ap.add_argument("--keys", type=int, default=10)
+    ap.add_argument("--batch", type=int, default=1000)
+    a = ap.parse_args()
+    work = pathlib.Path(tempfile.mkdtemp(prefix="ferry-tracker-bench-", dir="/var/tmp"))
+    err = work / "serve.log"
+    server = subprocess.Popen([ferry_binary(), "serve", "--data", str(work / "data"), "--listen",
+                               "127.0.0.1:0"], stdout=subprocess.DEVNULL, stderr=open(err, "w"))
+    try:
+        for _ in range(600):
+            m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", err.read_text())
+            if m:
+                break
+            time.sleep(0.05)
+        port = int(m.group(1))
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        exp = call(conn, "experiments/create", {"name": "ingest"})["experiment_id"]
+        runs = [call(conn, "runs/create", {"experiment_id": exp, "start_time": 1})["run"]["info"]["run_id"]
+                for _ in range(a.clients)]
+        start = time.perf_counter()
+        with multiprocessing.Pool(a.clients) as pool:
+            lat = pool.map(client, [(port, r, a.steps, a.keys, a.batch) for r in runs])
+        secs = time.perf_counter() - start
+        points = a.clients * a.steps * a.keys
+        all_lat = sorted(x for lst in lat for x in lst)
+        fields = open(f"/proc/{server.pid}/stat").read().rsplit(")", 1)[1].split()
+        server_cpu = (int(fields[11]) + int(fields[12])) / 100.0  # utime + stime, clock ticks
+        hwm = 0
+        for line in open(f"/proc/{server.pid}/status"):
+            if line.startswith("VmHWM:"):
+                hwm = int(line.split()[1]) / 1024
+        # Every point is there.
+        got, token = 0, ""
+        while True:
+            q = f"run_id={runs[0]}&metric_key=m0&max_results=25000" + (f"&page_token={token}" if token else "")
+            conn.request("GET", API + "metrics/get-history?" + q)
+            body = json.loads(conn.getresponse().read())
+            got += len(body.get("metrics", []))
+            token = body.get("next_page_token", "")
+            if not token:
+                break
+        assert got == a.steps, f"history of m0 has {got} points, expected {a.steps}"
+        db = work / "data/tracker/tracker.db"
+        size = sum(p.stat().st_size for p in db.parent.glob("tracker.db*"))
+        print(f"# {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; {ferry_binary()}")
+        print(f"\n### {a.clients} clients x {a.steps} steps x {a.keys} metrics, log-batch of {a.batch} points")
+        print("| points | seconds | points/s | batch p50 ms | batch p95 ms | server CPU s | server peak RSS MiB | DB bytes/point |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+        p50 = statistics.median(all_lat) * 1000
+        p95 = all_lat[int(len(all_lat) * 0.95)] * 1000
+        print(f"| {points:,} | {secs:.2f} | {points / secs:,.0f} | {p50:.1f} | {p95:.1f} | {server_cpu:.2f} | {hwm:.0f} | "
+              f"{size / points:.1f} |")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        subprocess.run(["rm", "-rf", str(work)])
+
+
+if __name__ == "__main__":
+    main()
