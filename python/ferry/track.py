@@ -314,8 +314,9 @@ class _Spool:
         os.replace(tmp, self.dir / "meta.json")
 
     def remove_if_done(self):
-        """Deletes the directory once nothing is left to send."""
-        if self.batches() or list(self.dir.glob("artifact-*")):
+        """Deletes the directory once nothing is left to send (refused batches, renamed
+        *.rejected, keep it)."""
+        if self.batches() or list(self.dir.glob("*.rejected")):
             return False
         for p in self.dir.iterdir():
             p.unlink()
@@ -349,6 +350,11 @@ class Run:
             self.run_id, self.artifact_uri = _create_run(
                 self._client, project, name, self.start_time, tags)
         self.spool = _Spool(pathlib.Path(spool_dir) if spool_dir else default_spool_root() / self.run_id)
+        left = self.spool.meta()
+        if self.spool.batches() and (offline or left.get("run_id") != self.run_id):
+            raise TrackError(f"ferry.track: {self.spool.dir} holds unsent points of another run; "
+                             f"upload them with `python -m ferry.track sync {self.spool.dir}` "
+                             "or pick another spool_dir")
         self.spool.update_meta(run_id=None if offline else self.run_id, project=project,
                                name=name, config=self.config, start_time=self.start_time,
                                url=None if offline else self._client.url, offline=offline)
@@ -363,7 +369,7 @@ class Run:
         self._sent_seq = 0          # batches acknowledged (or, offline, spooled)
         self._queued_total = 0
         self._spooled_total = 0
-        self._acked_total = 0
+        self._done_total = 0
         self._next_step = 0
         self._last_step = {}
         self._warned_keys = set()
@@ -407,12 +413,23 @@ class Run:
                     self._wake.set()
 
     def _loop(self):
+        """The sender thread; an unexpected error (a full disk) is warned about, not fatal."""
+        while True:
+            try:
+                return self._send_loop()
+            except Exception as e:   # noqa: BLE001 - the thread must not die silently
+                warnings.warn(f"ferry.track: the sender thread failed: {e!r}; retrying in 1 s")
+                time.sleep(1)
+                if self._give_up():
+                    return
+
+    def _send_loop(self):
         """Background: queue -> spool files -> log-batch, oldest first; retried with backoff."""
         delay, warned = 0.25, False
         while True:
-            stopping = self._stop.is_set()
             self._wake.wait(SEND_INTERVAL)
             self._wake.clear()
+            stopping = self._stop.is_set()   # set before finish's wake: this round sends all
             self._spill()
             if self.offline:
                 with self._lock:
@@ -423,6 +440,11 @@ class Run:
             for path in self.spool.batches():
                 try:
                     points = _Spool.read_batch(path)
+                except ValueError as e:
+                    warnings.warn(f"ferry.track: {path} is not JSON lines ({e}); renamed *.rejected")
+                    os.replace(path, str(path) + ".rejected")
+                    continue
+                try:
                     _send_points(self._client, self.run_id, points)
                 except TrackError as e:
                     if _retryable(e):
@@ -443,13 +465,16 @@ class Run:
                         break
                     warnings.warn(f"{e}; the server refused these points, kept in {path}.rejected")
                     os.replace(path, str(path) + ".rejected")
+                    with self._lock:
+                        self._done_total += len(points)
+                        self._flush_done.notify_all()
                     continue
                 if warned:
                     warnings.warn("ferry.track: the tracking server answers again; sending the spool")
                 delay, warned = 0.25, False
                 path.unlink()
                 with self._lock:
-                    self._acked_total += len(points)
+                    self._done_total += len(points)
                     self._flush_done.notify_all()
                 self._spill()
             else:
@@ -479,7 +504,7 @@ class Run:
         with self._lock:
             target = self._queued_total
             self._wake.set()
-            while (self._spooled_total if self.offline else self._acked_total) < target \
+            while (self._spooled_total if self.offline else self._done_total) < target \
                     or (not self.offline and self.spool.batches()):
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:

@@ -186,3 +186,31 @@ def test_attaches_to_mlflow_run_id_and_reads_the_url_from_the_environment(server
     owner.finish(exit_code=3)
     info = get(server.url, "runs/get", run_id=run.run_id)["run"]["info"]
     assert info["status"] == "FAILED" and history(server.url, run.run_id, "x") == [(1.0, 0)]
+
+
+def test_the_docs_example_runs_against_a_server(server, tmp_path):
+    """docs/semantics/mlflow.md's ferry.track block (no-run in test_docs.py, which has no
+    ferry serve) run here as written, with MLFLOW_TRACKING_URI set."""
+    from doc_blocks import parse_blocks
+    doc = ROOT / "docs/semantics/mlflow.md"
+    blocks = [b for b in parse_blocks(doc.read_text(), "docs/semantics/mlflow.md")
+              if b.info.startswith("python") and "ferry.track.init" in b.text]
+    assert len(blocks) == 1
+    (tmp_path / "example.py").write_text(blocks[0].text)
+    p = subprocess.run(["/usr/bin/python3", "example.py"], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=60,
+                       env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
+                            "PYTHONPATH": str(ROOT / "python"), "MLFLOW_TRACKING_URI": server.url})
+    assert p.returncode == 0, p.stderr
+    assert not (tmp_path / "ckpt.bin").exists()
+    exp = get(server.url, "experiments/get-by-name", experiment_name="resnet")["experiment"]
+    (run,) = get(server.url, "runs/search", experiment_ids=exp["experiment_id"])["runs"]
+    assert run["info"]["status"] == "FINISHED"
+    assert {p["key"]: p["value"] for p in run["data"]["params"]} == {"lr": "0.1", "optim.name": "sgd"}
+    assert history(server.url, run["info"]["run_id"], "acc.top1") == [(s / 100, s) for s in range(100)]
+    listing = f"{server.url}/api/2.0/mlflow-artifacts/artifacts?path=" + \
+        run["info"]["artifact_uri"].removeprefix("mlflow-artifacts:/") + "/model"
+    with urllib.request.urlopen(listing) as r:
+        assert json.load(r)["files"] == [{"path": "ckpt.bin", "is_dir": False, "file_size": 4096}]
+    assert not (tmp_path / ".cache/ferry/track").exists() or \
+        not any((tmp_path / ".cache/ferry/track").iterdir())
