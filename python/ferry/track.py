@@ -357,7 +357,8 @@ class Run:
                              "or pick another spool_dir")
         self.spool.update_meta(run_id=None if offline else self.run_id, project=project,
                                name=name, config=self.config, start_time=self.start_time,
-                               url=None if offline else self._client.url, offline=offline)
+                               url=None if offline else self._client.url, offline=offline,
+                               attached=self._attached)
         if self.config and not offline:
             _with_retry(lambda: _log_params(self._client, self.run_id, self.config), "log params",
                         deadline=time.monotonic() + 60)
@@ -635,7 +636,8 @@ def _sync_one(client, spool):
         path.unlink()
     if meta.get("status"):
         summary = {k: _from_json_value(v) for k, v in meta.get("summary", {}).items()}
-        _finish_remote(client, run_id, summary, meta["status"], meta.get("end_time"), deadline)
+        _finish_remote(client, run_id, summary, None if meta.get("attached") else meta["status"],
+                       meta.get("end_time"), deadline)
         spool.remove_if_done()
     return run_id
 

@@ -214,3 +214,45 @@ def test_the_docs_example_runs_against_a_server(server, tmp_path):
         assert json.load(r)["files"] == [{"path": "ckpt.bin", "is_dir": False, "file_size": 4096}]
     assert not (tmp_path / ".cache/ferry/track").exists() or \
         not any((tmp_path / ".cache/ferry/track").iterdir())
+
+
+def test_server_gone_at_finish_keeps_the_spool_and_sync_completes_the_run(ferry_bin, tmp_path):
+    data = tmp_path / "data"
+    s = serve(ferry_bin, data)
+    run = track.init(project="late", url=s.url, spool_dir=tmp_path / "spool")
+    run.log({"x": 0.5})
+    assert run.flush(timeout=10)
+    s.proc.send_signal(signal.SIGKILL)
+    s.proc.wait()
+    for step in range(1, 2500):
+        run.log({"x": step + 0.5})
+    with pytest.warns(UserWarning, match="python -m ferry.track sync .*spool"):
+        run.finish(timeout=1)
+    assert (tmp_path / "spool/meta.json").exists() and list((tmp_path / "spool").glob("batch-*"))
+    again = serve(ferry_bin, data)      # another port: sync is told the new URL
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert track.sync(tmp_path / "spool", again.url) == [run.run_id]
+        assert history(again.url, run.run_id, "x") == [(s + 0.5, s) for s in range(2500)]
+        info = get(again.url, "runs/get", run_id=run.run_id)["run"]
+        assert info["info"]["status"] == "FINISHED"
+        assert {t["key"]: t["value"] for t in info["data"]["tags"]}["summary.x"] == "2499.5"
+        assert not (tmp_path / "spool").exists()
+    finally:
+        again.stop()
+
+
+@pytest.mark.parametrize("ending, status", [("pass", "FINISHED"), ("raise SystemExit(0)", "FINISHED"),
+                                            ("1 / 0", "FAILED")])
+def test_atexit_finishes_an_unfinished_run(server, tmp_path, ending, status):
+    """A script that never calls finish: its points arrive, the run ends (FAILED after an
+    uncaught exception)."""
+    code = (f"import ferry.track\nrun = ferry.track.init(project='atexit', url={server.url!r})\n"
+            f"print(run.run_id, flush=True)\nfor i in range(3000):\n    run.log({{'v': i}})\n{ending}\n")
+    p = subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True, text=True, timeout=60,
+                       env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+                            "PYTHONPATH": str(ROOT / "python")})
+    run_id = p.stdout.split()[0]
+    assert get(server.url, "runs/get", run_id=run_id)["run"]["info"]["status"] == status, p.stderr
+    assert history(server.url, run_id, "v") == [(float(i), i) for i in range(3000)]
