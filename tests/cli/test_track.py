@@ -256,3 +256,42 @@ def test_atexit_finishes_an_unfinished_run(server, tmp_path, ending, status):
     run_id = p.stdout.split()[0]
     assert get(server.url, "runs/get", run_id=run_id)["run"]["info"]["status"] == status, p.stderr
     assert history(server.url, run_id, "v") == [(float(i), i) for i in range(3000)]
+
+
+def test_trainer_callback_with_a_stand_in_transformers(server, tmp_path):
+    """transformers is not installed here: a stand-in module with its TrainerCallback base
+    drives FerryTrainerCallback the way Trainer calls it. (FerryAccelerateTracker is untested.)"""
+    stub = tmp_path / "stub/transformers"
+    stub.mkdir(parents=True)
+    (stub / "__init__.py").write_text("class TrainerCallback:\n    pass\n")
+    code = f"""
+import types, ferry.track
+cb = ferry.track.FerryTrainerCallback(project="hf", url={server.url!r})
+args = types.SimpleNamespace(run_name="hf-run", to_dict=lambda: {{"learning_rate": 0.001, "x": None}})
+state = types.SimpleNamespace(is_world_process_zero=True, global_step=0)
+cb.on_train_begin(args, state, None)
+run_id = cb.run.run_id
+for step in range(1, 51):
+    state.global_step = step
+    cb.on_log(args, state, None, logs={{"loss": 1 / step, "epoch": step / 50, "note": "text"}})
+cb.on_train_end(args, state, None)
+print(run_id)
+"""
+    p = subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True, text=True, timeout=60,
+                       env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+                            "PYTHONPATH": f"{ROOT / 'python'}:{tmp_path / 'stub'}"})
+    assert p.returncode == 0, p.stderr
+    run_id = p.stdout.split()[0]
+    body = get(server.url, "runs/get", run_id=run_id)["run"]
+    assert body["info"]["status"] == "FINISHED" and body["info"]["run_name"] == "hf-run"
+    assert body["data"]["params"] == [{"key": "learning_rate", "value": "0.001"}]
+    assert history(server.url, run_id, "loss") == [(1 / s, s) for s in range(1, 51)]
+
+
+def test_integrations_are_lazy_and_say_what_is_missing():
+    p = subprocess.run(["/usr/bin/python3", "-c", "import sys, ferry.track\n"
+                        "assert 'transformers' not in sys.modules\n"
+                        "ferry.track.FerryAccelerateTracker"],
+                       capture_output=True, text=True, timeout=60,
+                       env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "python")})
+    assert p.returncode == 1 and "No module named 'accelerate'" in p.stderr, p.stderr
