@@ -128,7 +128,7 @@ class _Client:
 
     def _connection(self):
         cls = http.client.HTTPSConnection if self.https else http.client.HTTPConnection
-        return cls(self.netloc, timeout=self.timeout)
+        return cls(self.netloc, timeout=self.timeout, blocksize=1 << 20)
 
     def raw(self, method, path, body=None, headers=None):
         what = f"{method} {self.url}{path}"
@@ -343,12 +343,14 @@ class Run:
             self.artifact_uri = None
         elif os.environ.get("MLFLOW_RUN_ID"):
             self.run_id = os.environ["MLFLOW_RUN_ID"]
-            info = self._client.get("runs/get", {"run_id": self.run_id})["run"]["info"]
+            info = _with_retry(lambda: self._client.get("runs/get", {"run_id": self.run_id}),
+                               "get the run", deadline=time.monotonic() + 30)["run"]["info"]
             self.artifact_uri = info["artifact_uri"]
             self._attached = True
         else:
-            self.run_id, self.artifact_uri = _create_run(
-                self._client, project, name, self.start_time, tags)
+            self.run_id, self.artifact_uri = _with_retry(
+                lambda: _create_run(self._client, project, name, self.start_time, tags),
+                "create the run", deadline=time.monotonic() + 30)
         self.spool = _Spool(pathlib.Path(spool_dir) if spool_dir else default_spool_root() / self.run_id)
         left = self.spool.meta()
         if self.spool.batches() and (offline or left.get("run_id") != self.run_id):
