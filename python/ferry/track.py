@@ -101,7 +101,8 @@ def _now_ms():
 
 
 def _param_value(v):
-    return v if isinstance(v, str) else json.dumps(v) if isinstance(v, (list, tuple)) else str(v)
+    return v if isinstance(v, str) else \
+        json.dumps(v, default=str) if isinstance(v, (list, tuple)) else str(v)
 
 
 def _resolve_url(url):
@@ -358,7 +359,8 @@ class Run:
                              f"upload them with `python -m ferry.track sync {self.spool.dir}` "
                              "or pick another spool_dir")
         self.spool.update_meta(run_id=None if offline else self.run_id, project=project,
-                               name=name, config=self.config, start_time=self.start_time,
+                               name=name, config={k: _param_value(v) for k, v in self.config.items()},
+                               start_time=self.start_time,
                                url=None if offline else self._client.url, offline=offline,
                                attached=self._attached)
         if self.config and not offline:
@@ -369,7 +371,6 @@ class Run:
         self._wake = threading.Event()
         self._flush_done = threading.Condition(self._lock)
         self._stop = threading.Event()
-        self._sent_seq = 0          # batches acknowledged (or, offline, spooled)
         self._queued_total = 0
         self._spooled_total = 0
         self._done_total = 0
