@@ -24,13 +24,14 @@ def minimal_env():
 
 
 class ServeProcess:
-    """`ferry serve --data DATA --listen 127.0.0.1:0 EXTRA...`; `url`, `log()`, `stop()`."""
+    """`ferry serve --data DATA --listen 127.0.0.1:0 EXTRA...`; `url`, `log()`, `stop()`.
+    `listen=` picks the address (a restart on the port of an earlier server)."""
 
-    def __init__(self, ferry_bin, data, *extra, env=None, log=None):
+    def __init__(self, ferry_bin, data, *extra, env=None, log=None, listen="127.0.0.1:0"):
         self.data = data if str(data).startswith("s3://") else pathlib.Path(data)
         self.err = pathlib.Path(log) if log else self.data.with_name(self.data.name + ".serve.log")
         self.proc = subprocess.Popen(
-            [ferry_bin, "serve", "--data", str(self.data), "--listen", "127.0.0.1:0",
+            [ferry_bin, "serve", "--data", str(self.data), "--listen", listen,
              *map(str, extra)],
             env=env or minimal_env(), stdout=subprocess.DEVNULL, stderr=open(self.err, "w"))
         m = wait_for(lambda: self.proc.poll() is not None or

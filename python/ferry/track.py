@@ -1,0 +1,749 @@
+"""`ferry.track`: a small W&B-like client for the MLflow tracking API of `ferry serve`.
+
+    run = ferry.track.init(project="resnet", config={"lr": 0.1, "opt": {"name": "sgd"}})
+    for step in range(1000):
+        run.log({"loss": loss, "acc": {"top1": top1}})
+    run.log_artifact("ckpt.pt")
+    run.finish()
+
+Pure Python (stdlib only). `run.log` never blocks on the network: points go to a queue that a
+background thread writes to an on-disk spool (JSON lines, one file per batch of at most 1,000
+points) and sends with `runs/log-batch` about once a second. A batch file is deleted only after
+the server acknowledged it; failed sends (connection errors, 5xx, 429) are retried with
+backoff and a warning, so a server restart mid-run loses nothing, and a resent batch never
+duplicates points (the server drops points equal in key, value, timestamp and step).
+`offline=True` only writes the spool; `sync(spool_dir, url)` or
+`python -m ferry.track sync DIR --url URL` uploads it later. Semantics: docs/semantics/mlflow.md.
+
+What can still be lost: points logged in the last ~second before the process is killed with
+SIGKILL (they are in memory, not yet in the spool). A normal exit, an exception and SIGTERM
+(through atexit) flush them.
+"""
+import atexit
+import hashlib
+import http.client
+import json
+import math
+import numbers
+import os
+import pathlib
+import sys
+import threading
+import time
+import urllib.parse
+import uuid
+import warnings
+
+__all__ = ["init", "sync", "Run", "TrackError"]
+
+API = "/api/2.0/mlflow/"
+ARTIFACTS_API = "/api/2.0/mlflow-artifacts/artifacts"
+MAX_METRICS = 1000      # per log-batch call (docs/semantics/mlflow.md, "Logging and limits")
+MAX_PARAMS = 100
+MAX_TAGS = 100
+SEND_INTERVAL = 1.0     # seconds between log-batch calls while points trickle in
+HTTP_TIMEOUT = 30
+
+
+class TrackError(RuntimeError):
+    """A request the server refused, or a server that stayed unreachable."""
+
+    def __init__(self, message, status=None, body=None):
+        super().__init__(message)
+        self.status, self.body = status, body
+
+
+def _retryable(error):
+    return error.status is None or error.status >= 500 or error.status == 429
+
+
+# ---------------------------------------------------------------- small pure helpers
+
+def flatten(d, prefix=""):
+    """{"a": {"b": 1}, "c": 2} -> {"a.b": 1, "c": 2}."""
+    out = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def _number(key, value):
+    """A metric value as float; TypeError for anything that is not a real number."""
+    if isinstance(value, (str, bytes)) or value is None or isinstance(value, complex):
+        raise TypeError(f"ferry.track: run.log value for {key!r} is {type(value).__name__} "
+                        f"({value!r:.40}), not a number; log strings with run.config or tags")
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if hasattr(value, "item"):          # numpy / torch scalars
+        return _number(key, value.item())
+    raise TypeError(f"ferry.track: run.log value for {key!r} is {type(value).__name__}, not a number")
+
+
+def _json_value(v):
+    """Metric values as MLflow's JSON: non-finite ones as "NaN", "Infinity", "-Infinity"."""
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "Infinity" if v > 0 else "-Infinity"
+    return v
+
+
+def _from_json_value(v):
+    return float(v) if isinstance(v, str) else v
+
+
+def _now_ms():
+    return int(time.time() * 1000)
+
+
+def _param_value(v):
+    return v if isinstance(v, str) else \
+        json.dumps(v, default=str) if isinstance(v, (list, tuple)) else str(v)
+
+
+def _resolve_url(url):
+    url = url or os.environ.get("MLFLOW_TRACKING_URI") or os.environ.get("FERRY_TRACK_URL")
+    if not url:
+        raise TrackError("ferry.track: no tracking server; pass url= or set MLFLOW_TRACKING_URI "
+                         "(or FERRY_TRACK_URL) to the `ferry serve` URL, or use offline=True")
+    if not url.startswith(("http://", "https://")):
+        raise TrackError(f"ferry.track: tracking URL {url!r} must be http:// or https://")
+    return url.rstrip("/")
+
+
+# ---------------------------------------------------------------- HTTP
+
+class _Client:
+    """JSON requests to one server; every failure is a TrackError (status None: no answer)."""
+
+    def __init__(self, url, timeout=HTTP_TIMEOUT):
+        self.url = _resolve_url(url)
+        parts = urllib.parse.urlsplit(self.url)
+        self.https = parts.scheme == "https"
+        self.netloc, self.base = parts.netloc, parts.path.rstrip("/")
+        self.timeout = timeout
+
+    def _connection(self):
+        cls = http.client.HTTPSConnection if self.https else http.client.HTTPConnection
+        return cls(self.netloc, timeout=self.timeout, blocksize=1 << 20)
+
+    def raw(self, method, path, body=None, headers=None):
+        what = f"{method} {self.url}{path}"
+        conn = self._connection()
+        try:
+            conn.request(method, self.base + path, body=body, headers=headers or {})
+            resp = conn.getresponse()
+            data = resp.read()
+        except (OSError, http.client.HTTPException) as e:
+            raise TrackError(f"ferry.track: {what} failed: {e}") from None
+        finally:
+            conn.close()
+        if resp.status != 200:
+            raise TrackError(f"ferry.track: {what} failed: HTTP {resp.status} "
+                             f"{data[:500].decode(errors='replace')}", resp.status, data)
+        return data
+
+    def post(self, endpoint, body):
+        data = json.dumps(body, allow_nan=False).encode()
+        return json.loads(self.raw("POST", API + endpoint, data,
+                                   {"Content-Type": "application/json"}) or b"{}")
+
+    def get(self, endpoint, query):
+        return json.loads(self.raw("GET", API + endpoint + "?" + urllib.parse.urlencode(query))
+                          or b"{}")
+
+    def error_code(self, error):
+        try:
+            return json.loads(error.body).get("error_code")
+        except (TypeError, ValueError, AttributeError):
+            return None
+
+
+def _with_retry(call, what, deadline=None):
+    """call() until it succeeds; retryable failures wait 0.25 s doubling to 5 s, with one warning
+    per outage. Raises the TrackError when it is not retryable or the deadline passed."""
+    delay, warned = 0.25, False
+    while True:
+        try:
+            result = call()
+            if warned:
+                warnings.warn(f"ferry.track: {what}: the server answers again", stacklevel=2)
+            return result
+        except TrackError as e:
+            if not _retryable(e) or (deadline is not None and time.monotonic() + delay > deadline):
+                raise
+            if not warned:
+                warnings.warn(f"{e}; retrying", stacklevel=2)
+                warned = True
+            time.sleep(delay)
+            delay = min(delay * 2, 5.0)
+
+
+def _create_run(client, project, name, start_time, tags=None):
+    """The run's (run_id, artifact_uri): experiment `project` found by name or created."""
+    try:
+        exp = client.get("experiments/get-by-name", {"experiment_name": project})
+        exp_id = exp["experiment"]["experiment_id"]
+    except TrackError as e:
+        if e.status != 404:
+            raise
+        try:
+            exp_id = client.post("experiments/create", {"name": project})["experiment_id"]
+        except TrackError as e2:   # created by a concurrent process in between
+            if client.error_code(e2) != "RESOURCE_ALREADY_EXISTS":
+                raise
+            exp_id = client.get("experiments/get-by-name",
+                                {"experiment_name": project})["experiment"]["experiment_id"]
+    body = {"experiment_id": exp_id, "start_time": start_time,
+            "user_id": os.environ.get("USER", ""),
+            "tags": [{"key": k, "value": v} for k, v in (tags or {}).items()]}
+    if name:
+        body["run_name"] = name
+    info = client.post("runs/create", body)["run"]["info"]
+    return info["run_id"], info["artifact_uri"]
+
+
+def _log_params(client, run_id, params):
+    items = [{"key": k, "value": _param_value(v)} for k, v in params.items()]
+    for i in range(0, len(items), MAX_PARAMS):
+        client.post("runs/log-batch", {"run_id": run_id, "params": items[i:i + MAX_PARAMS]})
+
+
+def _set_tags(client, run_id, tags):
+    items = [{"key": k, "value": str(v)[:8000]} for k, v in tags.items()]
+    for i in range(0, len(items), MAX_TAGS):
+        client.post("runs/log-batch", {"run_id": run_id, "tags": items[i:i + MAX_TAGS]})
+
+
+def _send_points(client, run_id, points):
+    metrics = [{"key": p["k"], "value": p["v"], "timestamp": p["t"], "step": p["s"]} for p in points]
+    for i in range(0, len(metrics), MAX_METRICS):
+        client.post("runs/log-batch", {"run_id": run_id, "metrics": metrics[i:i + MAX_METRICS]})
+
+
+def _artifact_dir(artifact_uri):
+    """`mlflow-artifacts:/1/<run>/artifacts` -> `1/<run>/artifacts`."""
+    if not artifact_uri.startswith("mlflow-artifacts:"):
+        raise TrackError(f"ferry.track: artifact_uri {artifact_uri!r} is not served by the "
+                         "tracking server (mlflow-artifacts:/...)")
+    path = artifact_uri[len("mlflow-artifacts:"):]
+    if path.startswith("//"):   # mlflow-artifacts://host/path
+        path = path[2:].partition("/")[2]
+    return path.strip("/")
+
+
+def _sha256_of(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _upload_artifact(client, artifact_uri, path, name):
+    """Streams the file with x-ferry-sha256; returns (remote path, size)."""
+    rel = _artifact_dir(artifact_uri)
+    size = os.path.getsize(path)
+    digest = _sha256_of(path)
+    target = f"{ARTIFACTS_API}/{urllib.parse.quote(rel + '/' + name)}"
+    with open(path, "rb") as f:
+        client.raw("PUT", target, body=f, headers={
+            "Content-Length": str(size), "x-ferry-sha256": digest,
+            "Content-Type": "application/octet-stream"})
+    return rel + "/" + name, size
+
+
+def _remote_size(client, remote):
+    parent, _, leaf = remote.rpartition("/")
+    listing = json.loads(client.raw("GET", ARTIFACTS_API + "?" + urllib.parse.urlencode(
+        {"path": parent})) or b"{}")
+    for f in listing.get("files", []):
+        if f.get("path") in (leaf, remote) and not f.get("is_dir"):
+            return int(f.get("file_size", -1))
+    return None
+
+
+# ---------------------------------------------------------------- the spool
+
+def default_spool_root():
+    return pathlib.Path(os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache") \
+        / "ferry" / "track"
+
+
+class _Spool:
+    """One run's directory: meta.json (what sync needs to recreate or find the run) and
+    batch-NNNNNNNN.jsonl files of points not yet acknowledged, sent and deleted oldest first."""
+
+    def __init__(self, directory):
+        self.dir = pathlib.Path(directory)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        existing = self.batches()
+        self.seq = int(existing[-1].stem.split("-")[1]) if existing else 0
+
+    def batches(self):
+        return sorted(self.dir.glob("batch-*.jsonl"))
+
+    def write_batch(self, points):
+        self.seq += 1
+        path = self.dir / f"batch-{self.seq:08d}.jsonl"
+        tmp = path.with_suffix(".tmp")
+        with open(tmp, "w") as f:
+            f.writelines(json.dumps(p, allow_nan=False) + "\n" for p in points)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        return path
+
+    @staticmethod
+    def read_batch(path):
+        with open(path) as f:
+            return [json.loads(line) for line in f if line.strip()]
+
+    def meta(self):
+        p = self.dir / "meta.json"
+        return json.loads(p.read_text()) if p.exists() else {}
+
+    def update_meta(self, **values):
+        meta = self.meta()
+        meta.update(values)
+        tmp = self.dir / "meta.json.tmp"
+        tmp.write_text(json.dumps(meta, indent=1, allow_nan=False))
+        os.replace(tmp, self.dir / "meta.json")
+
+    def remove_if_done(self):
+        """Deletes the directory once nothing is left to send (refused batches, renamed
+        *.rejected, keep it)."""
+        if self.batches() or list(self.dir.glob("*.rejected")):
+            return False
+        for p in self.dir.iterdir():
+            p.unlink()
+        self.dir.rmdir()
+        return True
+
+
+# ---------------------------------------------------------------- the run
+
+class Run:
+    """What `init` returns. `log`, `summary`, `config`, `log_artifact`, `finish`; a context
+    manager (an exception finishes the run as FAILED)."""
+
+    def __init__(self, project, name=None, config=None, url=None, offline=False, spool_dir=None):
+        self.project, self.name, self.offline = project, name, offline
+        self.config = flatten(dict(config or {}))
+        self.summary = {}
+        self.start_time = _now_ms()
+        self._client = None if offline else _Client(url)
+        self._attached = False
+        tags = {"mlflow.source.name": os.path.basename(sys.argv[0] or "python")}
+        if offline:
+            self.run_id = "offline-" + uuid.uuid4().hex
+            self.artifact_uri = None
+        elif os.environ.get("MLFLOW_RUN_ID"):
+            self.run_id = os.environ["MLFLOW_RUN_ID"]
+            info = _with_retry(lambda: self._client.get("runs/get", {"run_id": self.run_id}),
+                               "get the run", deadline=time.monotonic() + 30)["run"]["info"]
+            self.artifact_uri = info["artifact_uri"]
+            self._attached = True
+        else:
+            self.run_id, self.artifact_uri = _with_retry(
+                lambda: _create_run(self._client, project, name, self.start_time, tags),
+                "create the run", deadline=time.monotonic() + 30)
+        self.spool = _Spool(pathlib.Path(spool_dir) if spool_dir else default_spool_root() / self.run_id)
+        left = self.spool.meta()
+        if self.spool.batches() and (offline or left.get("run_id") != self.run_id):
+            raise TrackError(f"ferry.track: {self.spool.dir} holds unsent points of another run; "
+                             f"upload them with `python -m ferry.track sync {self.spool.dir}` "
+                             "or pick another spool_dir")
+        self.spool.update_meta(run_id=None if offline else self.run_id, project=project,
+                               name=name, config={k: _param_value(v) for k, v in self.config.items()},
+                               start_time=self.start_time,
+                               url=None if offline else self._client.url, offline=offline,
+                               attached=self._attached)
+        if self.config and not offline:
+            _with_retry(lambda: _log_params(self._client, self.run_id, self.config), "log params",
+                        deadline=time.monotonic() + 60)
+        self._lock = threading.Lock()
+        self._queue = []
+        self._wake = threading.Event()
+        self._flush_done = threading.Condition(self._lock)
+        self._stop = threading.Event()
+        self._queued_total = 0
+        self._spooled_total = 0
+        self._done_total = 0
+        self._next_step = 0
+        self._last_step = {}
+        self._warned_keys = set()
+        self.finished = False
+        self._thread = threading.Thread(target=self._loop, name=f"ferry.track {self.run_id}",
+                                        daemon=True)
+        self._thread.start()
+        atexit.register(self._atexit)
+
+    # -- logging
+
+    def log(self, data, step=None):
+        """Queues the points of `data` (nested dicts flattened with '.'); returns at once."""
+        if self.finished:
+            raise TrackError("ferry.track: run.log after run.finish()")
+        values = {k: _number(k, v) for k, v in flatten(data).items()}
+        if step is None:
+            step = self._next_step
+        elif not isinstance(step, numbers.Integral) or isinstance(step, bool):
+            raise TypeError(f"ferry.track: step must be an int, not {type(step).__name__}")
+        step = int(step)
+        self._next_step = max(self._next_step, step + 1)
+        t = _now_ms()
+        points = []
+        for k, v in values.items():
+            last = self._last_step.get(k)
+            if last is not None and step < last:
+                if k not in self._warned_keys:
+                    self._warned_keys.add(k)
+                    warnings.warn(f"ferry.track: step {step} for {k!r} is lower than its last step "
+                                  f"{last}; the point is ignored (warned once per key)", stacklevel=2)
+                continue
+            self._last_step[k] = step
+            self.summary[k] = v
+            points.append({"k": k, "v": _json_value(v), "t": t, "s": step})
+        if points:
+            with self._lock:
+                self._queue.extend(points)
+                self._queued_total += len(points)
+                if len(self._queue) >= MAX_METRICS:
+                    self._wake.set()
+
+    def _loop(self):
+        """The sender thread; an unexpected error (a full disk) is warned about, not fatal."""
+        while True:
+            try:
+                return self._send_loop()
+            except Exception as e:   # noqa: BLE001 - the thread must not die silently
+                warnings.warn(f"ferry.track: the sender thread failed: {e!r}; retrying in 1 s")
+                time.sleep(1)
+                if self._give_up():
+                    return
+
+    def _send_loop(self):
+        """Background: queue -> spool files -> log-batch, oldest first; retried with backoff."""
+        delay, warned = 0.25, False
+        while True:
+            self._wake.wait(SEND_INTERVAL)
+            self._wake.clear()
+            stopping = self._stop.is_set()   # set before finish's wake: this round sends all
+            self._spill()
+            if self.offline:
+                with self._lock:
+                    self._flush_done.notify_all()
+                if stopping:
+                    return
+                continue
+            for path in self.spool.batches():
+                try:
+                    points = _Spool.read_batch(path)
+                except ValueError as e:
+                    warnings.warn(f"ferry.track: {path} is not JSON lines ({e}); renamed *.rejected")
+                    os.replace(path, str(path) + ".rejected")
+                    continue
+                try:
+                    _send_points(self._client, self.run_id, points)
+                except TrackError as e:
+                    if _retryable(e):
+                        if not warned:
+                            warnings.warn(f"{e}; retrying with backoff (unsent points are kept in "
+                                          f"{self.spool.dir})")
+                            warned = True
+                        if self._stop.is_set():
+                            time.sleep(delay)     # finishing: back off, then retry
+                        else:
+                            self._stop.wait(delay)
+                        if self._give_up():
+                            with self._lock:
+                                self._flush_done.notify_all()
+                            return
+                        delay = min(delay * 2, 5.0)
+                        self._wake.set()   # retry at once after the backoff
+                        break
+                    warnings.warn(f"{e}; the server refused these points, kept in {path}.rejected")
+                    os.replace(path, str(path) + ".rejected")
+                    with self._lock:
+                        self._done_total += len(points)
+                        self._flush_done.notify_all()
+                    continue
+                if warned:
+                    warnings.warn("ferry.track: the tracking server answers again; sending the spool")
+                delay, warned = 0.25, False
+                path.unlink()
+                with self._lock:
+                    self._done_total += len(points)
+                    self._flush_done.notify_all()
+                self._spill()
+            else:
+                with self._lock:
+                    self._flush_done.notify_all()
+                if stopping:
+                    return
+
+    def _give_up(self):
+        return self._deadline is not None and time.monotonic() > self._deadline
+
+    _deadline = None
+
+    def _spill(self):
+        """Moves queued points into spool files of at most MAX_METRICS points."""
+        with self._lock:
+            queue, self._queue = self._queue, []
+        for i in range(0, len(queue), MAX_METRICS):
+            self.spool.write_batch(queue[i:i + MAX_METRICS])
+        with self._lock:
+            self._spooled_total += len(queue)
+
+    def flush(self, timeout=None):
+        """Waits until every point logged so far is acknowledged (offline: spooled). Returns
+        False when the timeout passed first (the points stay in the spool)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._lock:
+            target = self._queued_total
+            self._wake.set()
+            while (self._spooled_total if self.offline else self._done_total) < target \
+                    or (not self.offline and self.spool.batches()):
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                if not self._thread.is_alive():
+                    return False
+                self._wake.set()
+                self._flush_done.wait(min(left, 0.5) if left is not None else 0.5)
+        return True
+
+    # -- artifacts
+
+    def log_artifact(self, path, name=None, delete_local=False, timeout=10):
+        """Uploads a file (streamed, verified with its SHA-256) under the run's artifacts as
+        `name` (default: the file's name). With delete_local=True the local file is deleted
+        after the server acknowledged it and a listing shows the same size. Raises TrackError
+        (the local file kept) when the server refuses it or stays unreachable for `timeout` s."""
+        path = pathlib.Path(path)
+        name = name or path.name
+        if self.offline:
+            raise TrackError("ferry.track: log_artifact needs a server; not available offline")
+        remote, size = _with_retry(
+            lambda: _upload_artifact(self._client, self.artifact_uri, path, name),
+            f"upload {path}", deadline=time.monotonic() + timeout)
+        if delete_local:
+            stored = _with_retry(lambda: _remote_size(self._client, remote), f"list {remote}",
+                                 deadline=time.monotonic() + timeout)
+            if stored != size:
+                raise TrackError(f"ferry.track: {remote} has size {stored} on the server, "
+                                 f"{size} here; {path} kept")
+            path.unlink()
+        return remote
+
+    # -- finishing
+
+    def finish(self, exit_code=0, timeout=120):
+        """Sends everything, sets the `summary.<key>` tags, then status FINISHED (FAILED when
+        exit_code != 0) and end_time. A run attached through MLFLOW_RUN_ID keeps its status
+        (its owner, e.g. `ferry run --track`, ends it). When the server stays unreachable for
+        `timeout` seconds the spool is kept and a warning names the `sync` command."""
+        if self.finished:
+            return
+        self.finished = True
+        status = "FINISHED" if exit_code == 0 else "FAILED"
+        end = _now_ms()
+        self._deadline = time.monotonic() + timeout
+        self._stop.set()
+        self._wake.set()
+        ok = self.flush(timeout)
+        self._thread.join(5)
+        self.spool.update_meta(summary={k: _json_value(v) for k, v in self.summary.items()},
+                               status=status, end_time=end)
+        if self.offline:
+            return
+        if ok:
+            try:
+                _finish_remote(self._client, self.run_id, self.summary,
+                               None if self._attached else status, end,
+                               deadline=self._deadline)
+                self.spool.remove_if_done()
+                return
+            except TrackError as e:
+                reason = str(e)
+        else:
+            reason = "the tracking server did not acknowledge every point"
+        warnings.warn(f"ferry.track: {reason}; the run is kept in {self.spool.dir}: upload it "
+                      f"with `python -m ferry.track sync {self.spool.dir} --url {self._client.url}`")
+
+    def _atexit(self):
+        if not self.finished:
+            failed = getattr(sys, "last_type", None) is not None
+            self.finish(exit_code=1 if failed else 0, timeout=30)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.finish(exit_code=0 if exc_type is None else 1)
+        return False
+
+
+def _finish_remote(client, run_id, summary, status, end_time, deadline=None):
+    if summary:
+        tags = {f"summary.{k}": repr(v) for k, v in summary.items()}
+        _with_retry(lambda: _set_tags(client, run_id, tags), "set summary tags", deadline)
+    if status:
+        _with_retry(lambda: client.post("runs/update", {"run_id": run_id, "status": status,
+                                                        "end_time": end_time}),
+                    "finish the run", deadline)
+
+
+def init(project, name=None, config=None, url=None, offline=False, spool_dir=None):
+    """Starts (or, with MLFLOW_RUN_ID set, attaches to) a run in experiment `project` on the
+    server at `url` (default MLFLOW_TRACKING_URI, then FERRY_TRACK_URL); `config` (nested dicts
+    flattened with '.') is logged as params. offline=True only writes the spool
+    (default ~/.cache/ferry/track/<run id>/); upload it later with `sync`."""
+    return Run(project, name=name, config=config, url=url, offline=offline, spool_dir=spool_dir)
+
+
+# ---------------------------------------------------------------- integrations
+
+def _numeric_only(values):
+    return {k: v for k, v in flatten(dict(values or {})).items()
+            if isinstance(v, numbers.Real) or (hasattr(v, "item") and not isinstance(v, str))}
+
+
+def _trainer_callback_class():
+    """A Hugging Face `transformers.TrainerCallback` logging to ferry.track (main process only):
+    `Trainer(..., callbacks=[ferry.track.FerryTrainerCallback(project="x")])`."""
+    from transformers import TrainerCallback   # ImportError when transformers is missing
+
+    class FerryTrainerCallback(TrainerCallback):
+        def __init__(self, project=None, **init_kwargs):
+            self.project, self.init_kwargs, self.run = project, init_kwargs, None
+
+        def on_train_begin(self, args, state, control, **kwargs):
+            if self.run is None and state.is_world_process_zero:
+                project = self.project or os.environ.get("FERRY_TRACK_PROJECT", "huggingface")
+                config = {k: v for k, v in args.to_dict().items()
+                          if isinstance(v, (int, float, str, bool))}
+                self.run = init(project, name=getattr(args, "run_name", None), config=config,
+                                **self.init_kwargs)
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if self.run is not None:
+                self.run.log(_numeric_only(logs), step=state.global_step)
+
+        def on_train_end(self, args, state, control, **kwargs):
+            if self.run is not None:
+                self.run.finish()
+                self.run = None
+
+    return FerryTrainerCallback
+
+
+def _accelerate_tracker_class():
+    """An `accelerate.tracking.GeneralTracker`:
+    `Accelerator(log_with=[ferry.track.FerryAccelerateTracker("project")])`."""
+    from accelerate.tracking import GeneralTracker   # ImportError when accelerate is missing
+
+    class FerryAccelerateTracker(GeneralTracker):
+        name = "ferry"
+        requires_logging_directory = False
+        main_process_only = True
+
+        def __init__(self, run_name, **init_kwargs):
+            super().__init__()
+            self.run_name, self.run = run_name, init(run_name, **init_kwargs)
+
+        @property
+        def tracker(self):
+            return self.run
+
+        def store_init_configuration(self, values):
+            params = flatten(dict(values))
+            self.run.config.update(params)
+            if not self.run.offline:
+                _log_params(self.run._client, self.run.run_id, params)
+
+        def log(self, values, step=None, **kwargs):
+            self.run.log(_numeric_only(values), step=step)
+
+        def finish(self):
+            self.run.finish()
+
+    return FerryAccelerateTracker
+
+
+_LAZY = {"FerryTrainerCallback": _trainer_callback_class,
+         "FerryAccelerateTracker": _accelerate_tracker_class}
+
+
+def __getattr__(name):
+    """The integrations are built on first use, so `import ferry.track` never imports
+    transformers or accelerate."""
+    if name in _LAZY:
+        cls = _LAZY[name]()
+        globals()[name] = cls
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# ---------------------------------------------------------------- sync
+
+def sync(spool_dir, url=None):
+    """Uploads spooled runs: `spool_dir` is one run's spool or a directory of them. An offline
+    run is created on the server then; an online one (left behind by a crash or an outage)
+    gets its missing points. Returns the run ids; each spool is deleted once uploaded."""
+    root = pathlib.Path(spool_dir)
+    dirs = [root] if (root / "meta.json").exists() else sorted(
+        p.parent for p in root.glob("*/meta.json"))
+    if not dirs:
+        raise TrackError(f"ferry.track: {root} holds no spooled run (no meta.json)")
+    client = _Client(url)
+    return [_sync_one(client, _Spool(d)) for d in dirs]
+
+
+def _sync_one(client, spool):
+    meta = spool.meta()
+    deadline = time.monotonic() + 60
+    run_id = meta.get("run_id")
+    if not run_id:
+        run_id, _ = _with_retry(lambda: _create_run(client, meta["project"], meta.get("name"),
+                                                    meta["start_time"]), "create run", deadline)
+        spool.update_meta(run_id=run_id)   # a second sync after a failure reuses it
+        if meta.get("config"):
+            _with_retry(lambda: _log_params(client, run_id, meta["config"]), "log params", deadline)
+    for path in spool.batches():
+        points = _Spool.read_batch(path)
+        _with_retry(lambda: _send_points(client, run_id, points), f"send {path.name}", deadline)
+        path.unlink()
+    if meta.get("status"):
+        summary = {k: _from_json_value(v) for k, v in meta.get("summary", {}).items()}
+        _finish_remote(client, run_id, summary, None if meta.get("attached") else meta["status"],
+                       meta.get("end_time"), deadline)
+        spool.remove_if_done()
+    return run_id
+
+
+def main(argv=None):
+    import argparse
+    parser = argparse.ArgumentParser(prog="python -m ferry.track")
+    sub = parser.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("sync", help="upload spooled runs (offline, or left by an outage)")
+    s.add_argument("dir", help="one run's spool directory, or a directory of them")
+    s.add_argument("--url", help="the `ferry serve` URL (default MLFLOW_TRACKING_URI)")
+    args = parser.parse_args(argv)
+    try:
+        for run_id in sync(args.dir, args.url):
+            print(run_id)
+    except TrackError as e:
+        print(str(e).splitlines()[0], file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
