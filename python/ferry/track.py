@@ -135,7 +135,13 @@ class _Client:
         what = f"{method} {self.url}{path}"
         conn = self._connection()
         try:
-            conn.request(method, self.base + path, body=body, headers=headers or {})
+            headers = dict(headers or {})
+            # A server started with --token-file wants a bearer token: MLflow's own variable,
+            # read at each request and never put in a message.
+            token = os.environ.get("MLFLOW_TRACKING_TOKEN") or os.environ.get("FERRY_TRACK_TOKEN")
+            if token:
+                headers["Authorization"] = f"Bearer {token}"
+            conn.request(method, self.base + path, body=body, headers=headers)
             resp = conn.getresponse()
             data = resp.read()
         except (OSError, http.client.HTTPException) as e:

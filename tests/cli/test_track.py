@@ -48,7 +48,8 @@ def server(ferry_bin, tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def no_tracking_env(monkeypatch):
-    for name in ("MLFLOW_TRACKING_URI", "FERRY_TRACK_URL", "MLFLOW_RUN_ID"):
+    for name in ("MLFLOW_TRACKING_URI", "FERRY_TRACK_URL", "MLFLOW_RUN_ID", "MLFLOW_TRACKING_TOKEN",
+                 "FERRY_TRACK_TOKEN"):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -295,3 +296,22 @@ def test_integrations_are_lazy_and_say_what_is_missing():
                        capture_output=True, text=True, timeout=60,
                        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "python")})
     assert p.returncode == 1 and "No module named 'accelerate'" in p.stderr, p.stderr
+
+
+def test_bearer_token_from_mlflow_tracking_token(ferry_bin, tmp_path, monkeypatch):
+    tokens = tmp_path / "tokens"
+    tokens.write_text("s3cret-token\n")
+    data = tmp_path / "data"
+    data.mkdir()
+    s = ServeProcess(ferry_bin, data, "--token-file", tokens)
+    try:
+        with pytest.raises(track.TrackError) as e:
+            track.init(project="p", url=s.url, spool_dir=tmp_path / "a")
+        assert "401" in str(e.value)
+        monkeypatch.setenv("MLFLOW_TRACKING_TOKEN", "s3cret-token")
+        run = track.init(project="p", url=s.url, spool_dir=tmp_path / "b")
+        run.log({"loss": 1.0})
+        run.finish()
+        assert "s3cret-token" not in s.log()
+    finally:
+        s.stop()
