@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "base/strings.h"
+#include "server/socket_test_util.h"
 
 namespace ferry::server {
 namespace {
@@ -75,28 +76,8 @@ class BlockingSource final : public BodySource {
   bool cancel_ = false;
 };
 
-int Connect(uint16_t port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    close(fd);
-    return -1;
-  }
-  timeval tv{.tv_sec = 20, .tv_usec = 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  return fd;
-}
-
-void SendAll(int fd, std::string_view s) {
-  while (!s.empty()) {
-    ssize_t n = send(fd, s.data(), s.size(), MSG_NOSIGNAL);
-    if (n <= 0) return;
-    s.remove_prefix(static_cast<size_t>(n));
-  }
-}
+using testing::Connect;
+using testing::SendAll;
 
 struct HttpResult {
   int status = 0;

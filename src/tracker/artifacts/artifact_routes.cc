@@ -99,15 +99,108 @@ Response MlflowError(const Status& status) {
                               j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
-Response HandleUpload(const Request& req, ArtifactService& svc) {
-  auto path = PathParam(req);
-  if (!path.ok()) return MlflowError(path.status());
-  if (!req.body_stream) return MlflowError(Internal("upload route without a streaming body"));
-  auto checks = ChecksFromHeaders(req);
-  if (!checks.ok()) return MlflowError(checks.status());
-  auto info = svc.repo.Put(*path, *req.body_stream, *checks);
-  if (!info.ok()) return MlflowError(info.status());
-  return Json(nlohmann::json::object());
+namespace {
+
+// The JSON answer of a handler, or its error as MLflow writes errors.
+Response Reply(Result<nlohmann::json> result) {
+  return result.ok() ? Json(*result) : MlflowError(result.status());
+}
+
+Result<nlohmann::json> Upload(const Request& req, ArtifactService& svc) {
+  FERRY_ASSIGN_OR_RETURN(std::string path, PathParam(req));
+  if (!req.body_stream) return Internal("upload route without a streaming body");
+  FERRY_ASSIGN_OR_RETURN(auto checks, ChecksFromHeaders(req));
+  FERRY_RETURN_IF_ERROR(svc.repo.Put(path, *req.body_stream, checks).status());
+  return nlohmann::json::object();
+}
+
+Result<nlohmann::json> List(const Request& req, ArtifactService& svc) {
+  FERRY_ASSIGN_OR_RETURN(auto entries, svc.repo.List(req.Query("path").value_or("")));
+  nlohmann::json files = nlohmann::json::array();
+  for (const ArtifactEntry& e : entries) {
+    nlohmann::json f{{"path", e.path}, {"is_dir", e.is_dir}};
+    if (!e.is_dir) f["file_size"] = e.file_size;
+    files.push_back(std::move(f));
+  }
+  nlohmann::json out = nlohmann::json::object();
+  if (!files.empty()) out["files"] = std::move(files);  // MLflow omits an empty list
+  return out;
+}
+
+Result<nlohmann::json> Delete(const Request& req, ArtifactService& svc) {
+  FERRY_ASSIGN_OR_RETURN(std::string path, PathParam(req));
+  FERRY_RETURN_IF_ERROR(svc.repo.Delete(path));
+  return nlohmann::json::object();
+}
+
+Result<nlohmann::json> MpuCreate(const Request& req, ArtifactService& svc) {
+  FERRY_ASSIGN_OR_RETURN(std::string path, PathParam(req));
+  FERRY_ASSIGN_OR_RETURN(nlohmann::json j, Body(req));
+  MultipartPlan plan;
+  plan.path = path;
+  if (!j.contains("num_parts") || !j["num_parts"].is_number_integer()) {
+    return InvalidArgument("'num_parts' (an integer) is required");
+  }
+  plan.num_parts = j["num_parts"].get<int>();
+  for (const char* name : {"size", "part_size"}) {
+    if (!j.contains(name)) continue;
+    if (!j[name].is_number_unsigned()) {
+      return InvalidArgument(std::string("'") + name + "' must be a byte count");
+    }
+    (std::string_view(name) == "size" ? plan.size : plan.part_size) = j[name].get<uint64_t>();
+  }
+  FERRY_ASSIGN_OR_RETURN(auto up, svc.uploads.Create(plan));
+  nlohmann::json creds = nlohmann::json::array();
+  for (int n = 1; n <= up.num_parts; ++n) {
+    creds.push_back({{"part_number", n},
+                     {"url", PartUrl(req, up.upload_id, n)},
+                     {"headers", nlohmann::json::object()}});
+  }
+  return nlohmann::json{{"upload_id", up.upload_id}, {"credentials", creds}, {"direct", up.direct}};
+}
+
+Result<nlohmann::json> MpuDescribe(const Request& req, ArtifactService& svc) {
+  FERRY_ASSIGN_OR_RETURN(auto up, svc.uploads.Describe(req.Param("upload_id").value_or("")));
+  return nlohmann::json{{"upload_id", up.upload_id},
+                        {"path", up.path},
+                        {"num_parts", up.num_parts},
+                        {"direct", up.direct},
+                        {"parts", PartsJson(up.parts)}};
+}
+
+Result<nlohmann::json> MpuComplete(const Request& req, ArtifactService& svc) {
+  FERRY_ASSIGN_OR_RETURN(std::string path, PathParam(req));
+  FERRY_ASSIGN_OR_RETURN(nlohmann::json body, Body(req));
+  FERRY_ASSIGN_OR_RETURN(std::string id, UploadIdFrom(body));
+  FERRY_ASSIGN_OR_RETURN(auto parts, PartsFromJson(body));
+  FERRY_RETURN_IF_ERROR(svc.uploads.Complete(path, id, parts).status());
+  return nlohmann::json::object();
+}
+
+Result<nlohmann::json> MpuAbort(const Request& req, ArtifactService& svc) {
+  FERRY_ASSIGN_OR_RETURN(std::string path, PathParam(req));
+  FERRY_ASSIGN_OR_RETURN(nlohmann::json body, Body(req));
+  FERRY_ASSIGN_OR_RETURN(std::string id, UploadIdFrom(body));
+  FERRY_RETURN_IF_ERROR(svc.uploads.Abort(path, id));
+  return nlohmann::json::object();
+}
+
+}  // namespace
+
+Response HandleUpload(const Request& req, ArtifactService& svc) { return Reply(Upload(req, svc)); }
+Response HandleList(const Request& req, ArtifactService& svc) { return Reply(List(req, svc)); }
+Response HandleDelete(const Request& req, ArtifactService& svc) { return Reply(Delete(req, svc)); }
+Response HandleMpuCreate(const Request& req, ArtifactService& svc) {
+  return Reply(MpuCreate(req, svc));
+}
+Response HandleMpuDescribe(const Request& req, ArtifactService& svc) {
+  return Reply(MpuDescribe(req, svc));
+}
+Response HandleMpuComplete(const Request& req, ArtifactService& svc) {
+  return Reply(MpuComplete(req, svc));
+}
+Response HandleMpuAbort(const Request& req, ArtifactService& svc) {
+  return Reply(MpuAbort(req, svc));
 }
 
 Response HandleDownload(const Request& req, ArtifactService& svc) {
@@ -116,59 +209,6 @@ Response HandleDownload(const Request& req, ArtifactService& svc) {
   Response r = ServeObject(svc.repo.shared_store(), JoinKey(svc.repo.root_key(), *path), req);
   if (r.status == 404) return MlflowError(NotFound("artifact '" + *path + "' does not exist"));
   return r;
-}
-
-Response HandleList(const Request& req, ArtifactService& svc) {
-  auto entries = svc.repo.List(req.Query("path").value_or(""));
-  if (!entries.ok()) return MlflowError(entries.status());
-  nlohmann::json files = nlohmann::json::array();
-  for (const ArtifactEntry& e : *entries) {
-    nlohmann::json f{{"path", e.path}, {"is_dir", e.is_dir}};
-    if (!e.is_dir) f["file_size"] = e.file_size;
-    files.push_back(std::move(f));
-  }
-  nlohmann::json out = nlohmann::json::object();
-  if (!files.empty()) out["files"] = std::move(files);  // MLflow omits an empty list
-  return Json(out);
-}
-
-Response HandleDelete(const Request& req, ArtifactService& svc) {
-  auto path = PathParam(req);
-  if (!path.ok()) return MlflowError(path.status());
-  Status s = svc.repo.Delete(*path);
-  if (!s.ok()) return MlflowError(s);
-  return Json(nlohmann::json::object());
-}
-
-Response HandleMpuCreate(const Request& req, ArtifactService& svc) {
-  auto path = PathParam(req);
-  if (!path.ok()) return MlflowError(path.status());
-  auto body = Body(req);
-  if (!body.ok()) return MlflowError(body.status());
-  MultipartPlan plan;
-  plan.path = *path;
-  const nlohmann::json& j = *body;
-  if (!j.contains("num_parts") || !j["num_parts"].is_number_integer()) {
-    return MlflowError(InvalidArgument("'num_parts' (an integer) is required"));
-  }
-  plan.num_parts = j["num_parts"].get<int>();
-  for (const char* name : {"size", "part_size"}) {
-    if (!j.contains(name)) continue;
-    if (!j[name].is_number_unsigned()) {
-      return MlflowError(InvalidArgument(std::string("'") + name + "' must be a byte count"));
-    }
-    (std::string_view(name) == "size" ? plan.size : plan.part_size) = j[name].get<uint64_t>();
-  }
-  auto up = svc.uploads.Create(plan);
-  if (!up.ok()) return MlflowError(up.status());
-  nlohmann::json creds = nlohmann::json::array();
-  for (int n = 1; n <= up->num_parts; ++n) {
-    creds.push_back({{"part_number", n},
-                     {"url", PartUrl(req, up->upload_id, n)},
-                     {"headers", nlohmann::json::object()}});
-  }
-  return Json(
-      nlohmann::json{{"upload_id", up->upload_id}, {"credentials", creds}, {"direct", up->direct}});
 }
 
 Response HandleMpuPart(const Request& req, ArtifactService& svc) {
@@ -186,42 +226,6 @@ Response HandleMpuPart(const Request& req, ArtifactService& svc) {
       nlohmann::json{{"part_number", part->number}, {"size", part->size}, {"etag", part->etag}});
   r.headers.Set("ETag", "\"" + part->etag + "\"");
   return r;
-}
-
-Response HandleMpuDescribe(const Request& req, ArtifactService& svc) {
-  auto up = svc.uploads.Describe(req.Param("upload_id").value_or(""));
-  if (!up.ok()) return MlflowError(up.status());
-  return Json(nlohmann::json{{"upload_id", up->upload_id},
-                             {"path", up->path},
-                             {"num_parts", up->num_parts},
-                             {"direct", up->direct},
-                             {"parts", PartsJson(up->parts)}});
-}
-
-Response HandleMpuComplete(const Request& req, ArtifactService& svc) {
-  auto path = PathParam(req);
-  if (!path.ok()) return MlflowError(path.status());
-  auto body = Body(req);
-  if (!body.ok()) return MlflowError(body.status());
-  auto id = UploadIdFrom(*body);
-  if (!id.ok()) return MlflowError(id.status());
-  auto parts = PartsFromJson(*body);
-  if (!parts.ok()) return MlflowError(parts.status());
-  auto info = svc.uploads.Complete(*path, *id, *parts);
-  if (!info.ok()) return MlflowError(info.status());
-  return Json(nlohmann::json::object());
-}
-
-Response HandleMpuAbort(const Request& req, ArtifactService& svc) {
-  auto path = PathParam(req);
-  if (!path.ok()) return MlflowError(path.status());
-  auto body = Body(req);
-  if (!body.ok()) return MlflowError(body.status());
-  auto id = UploadIdFrom(*body);
-  if (!id.ok()) return MlflowError(id.status());
-  Status s = svc.uploads.Abort(*path, *id);
-  if (!s.ok()) return MlflowError(s);
-  return Json(nlohmann::json::object());
 }
 
 server::RouteRegistrar ArtifactRoutes(std::shared_ptr<ArtifactService> svc) {
