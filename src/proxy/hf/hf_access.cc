@@ -13,13 +13,12 @@ bool AccessTable::IsPublic(std::string_view repo_key) {
     MutexLock lock(mu_);
     if (auto it = public_.find(repo_key); it != public_.end()) return it->second;
   }
+  // Looked up in the store once per repo: a gated repo's requests must not each read it.
   auto doc = docs_.Get(kNamespace, repo_key);
   bool pub = doc && doc->fields.contains("public") && doc->fields.at("public") == "1";
-  if (pub) {
-    MutexLock lock(mu_);
-    public_[std::string(repo_key)] = true;
-  }
-  return pub;
+  MutexLock lock(mu_);
+  public_.emplace(std::string(repo_key), pub);  // keeps a true another thread recorded
+  return public_.find(repo_key)->second;
 }
 
 bool AccessTable::MayServeFromCache(std::string_view repo_key, std::string_view authorization,
@@ -37,9 +36,9 @@ void AccessTable::RecordSuccess(std::string_view repo_key, std::string_view auth
   if (authorization.empty()) {
     {
       MutexLock lock(mu_);
-      auto [it, added] = public_.insert_or_assign(std::string(repo_key), true);
-      (void)it;
-      if (!added) return;  // already known
+      bool& known = public_[std::string(repo_key)];
+      if (known) return;  // already recorded
+      known = true;
     }
     docs_
         .Put(kNamespace, repo_key,

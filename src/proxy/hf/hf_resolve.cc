@@ -114,12 +114,12 @@ server::Response HandleResolve(const server::Request& req, HfService& hf) {
   // find its answer in the DocCache (a failed leader leaves them to ask themselves).
   std::string flight_key = rp->repo.Key() + "@" + rp->revision + ":" + rp->path;
   if (!auth.empty()) flight_key += "|" + Sha256Hex(auth);
+  // Looked up again by the leader too: a flight that ended between the first lookup and Join()
+  // left its answer in the DocCache.
   auto ticket = hf.metadata_flights.Join(flight_key, kMetadataWait);
-  if (!ticket.leader()) {
-    known = Lookup(hf, *rp, now);
-    allowed = hf.access.MayServeFromCache(rp->repo.Key(), auth, now);
-    if (known.meta && allowed && known.fresh) return Serve(hf, *rp, *known.meta, auth, req);
-  }
+  known = Lookup(hf, *rp, now);
+  allowed = hf.access.MayServeFromCache(rp->repo.Key(), auth, now);
+  if (known.meta && allowed && known.fresh) return Serve(hf, *rp, *known.meta, auth, req);
   std::string url = ResolveUrl(hf, *rp, rp->revision);
   http::Headers headers = UpstreamHeaders(auth);
   headers.push_back({"Accept-Encoding", "identity"});

@@ -92,8 +92,9 @@ Result<Sourced<T>> GetCached(PypiDeps& deps, std::string_view ns, std::string_vi
     if (auto v = stale()) return std::move(*v);
   }
   // Concurrent misses: one fetch; the others take the page it stored (newer than theirs).
+  // The leader looks again too: a flight that ended just before Join() stored its page.
   auto ticket = deps.page_flights.Join(failure_key, std::chrono::seconds(30));
-  if (!ticket.leader()) {
+  {
     std::optional<Doc> again = px.docs->Get(ns, key);
     if (again && again->fetched_ms > (stored ? stored->fetched_ms : 0)) {
       if (auto v = codec.decode(*again); v.ok()) {
