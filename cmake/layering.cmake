@@ -15,7 +15,7 @@ set(FERRY_LAYER_MODULES
     storage storage/memory storage/local storage/remote storage/s3 storage/web storage/testing
     backends server transfer shard mount proxy job cli apps python
     proxy/pypi proxy/upstream proxy/service proxy/hf proxy/pypi_routes proxy/prewarm
-    tracker tracker/memory tracker/sqlite tracker/testing tracker/artifacts tracker/mlflow)
+    tracker tracker/memory tracker/sqlite tracker/postgres tracker/testing tracker/artifacts tracker/mlflow)
 
 set(FERRY_LAYER_ALLOW_base "")
 set(FERRY_LAYER_ALLOW_http base)
@@ -46,6 +46,7 @@ set(FERRY_LAYER_ALLOW_job transfer storage base)
 set(FERRY_LAYER_ALLOW_tracker base)
 set(FERRY_LAYER_ALLOW_tracker/memory tracker base)
 set(FERRY_LAYER_ALLOW_tracker/sqlite tracker base)
+set(FERRY_LAYER_ALLOW_tracker/postgres tracker base)
 set(FERRY_LAYER_ALLOW_tracker/testing tracker base)
 set(FERRY_LAYER_ALLOW_tracker/artifacts server storage base)
 set(FERRY_LAYER_ALLOW_tracker/mlflow tracker tracker/artifacts server storage base)
@@ -64,7 +65,7 @@ set(FERRY_LAYER_ALLOW_proxy/pypi_routes
 # Only the binaries' wiring links the composition root.
 set(FERRY_LAYER_ALLOW_cli
     backends job transfer shard mount proxy proxy/service proxy/upstream proxy/hf proxy/pypi_routes
-    proxy/prewarm tracker tracker/sqlite tracker/artifacts tracker/mlflow
+    proxy/prewarm tracker tracker/sqlite tracker/postgres tracker/artifacts tracker/mlflow
     server storage http base)
 set(FERRY_LAYER_ALLOW_apps cli base)
 set(FERRY_LAYER_ALLOW_python backends shard storage base)

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Starts and stops a throwaway PostgreSQL server (Debian's postgresql 15) for tests and
+# benchmarks.
+#
+#   postgres.sh start DIR [PORT]   (default: a free port)
+#   postgres.sh stop DIR
+#
+# start writes DIR/env (shell syntax) with FERRY_PG_URL=postgresql://postgres@127.0.0.1:PORT/postgres
+# (trust authentication on 127.0.0.1 only; tests make their own databases or schemas) and
+# FERRY_PG_PORT, FERRY_PG_DIR. If DIR already holds a running server, start reuses it. The
+# cluster runs as the `postgres` user (initdb refuses root), detached (setsid) with its log in
+# DIR/postgres.log. Needs the Debian packages postgresql and libpq-dev
+# (scripts/install-deps.sh).
+set -euo pipefail
+
+cmd=${1:?usage: postgres.sh start|stop DIR [PORT]}
+D=$(realpath -m "${2:?usage: postgres.sh start|stop DIR [PORT]}")
+PORT=${3:-}
+BIN=${FERRY_PG_BIN:-/usr/lib/postgresql/15/bin}
+PGDATA=$D/data
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+as_pg() {  # runs a command as the postgres user (or as ourselves when we are not root)
+  if [[ $(id -u) == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+running() { [[ -f $PGDATA/postmaster.pid ]] && as_pg "$BIN/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1; }
+
+stop() {
+  if running; then as_pg "$BIN/pg_ctl" -D "$PGDATA" -m fast -w -t 30 stop >/dev/null || true; fi
+  rm -rf "$D"
+}
+
+start() {
+  [[ -x $BIN/initdb ]] || { echo "postgres.sh: $BIN/initdb missing; run scripts/install-deps.sh" >&2; exit 1; }
+  if [[ -f $D/env ]] && running; then
+    # shellcheck disable=SC1091
+    source "$D/env"
+    echo "postgres.sh: reusing $FERRY_PG_URL"
+    return 0
+  fi
+  rm -rf "$D"
+  mkdir -p "$D"
+  [[ $(id -u) == 0 ]] && chown postgres: "$D"
+  [[ -n $PORT ]] || PORT=$(free_port)
+  as_pg "$BIN/initdb" -D "$PGDATA" -U postgres --auth=trust -E UTF8 --no-sync >"$D/initdb.log" 2>&1 ||
+    { echo "postgres.sh: initdb failed (log in $D/initdb.log)" >&2; tail -5 "$D/initdb.log" >&2; exit 1; }
+  # Tests only: no fsync (fast setup and ingest), more connections than the default 100 for
+  # parallel test binaries and several `ferry serve` replicas.
+  cat >>"$PGDATA/postgresql.conf" <<CONF
+listen_addresses = '127.0.0.1'
+port = $PORT
+unix_socket_directories = '$D'
+max_connections = 300
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+CONF
+  as_pg setsid "$BIN/pg_ctl" -D "$PGDATA" -l "$D/postgres.log" -w -t 60 start >/dev/null </dev/null ||
+    { echo "postgres.sh: server did not start (log in $D/postgres.log)" >&2; tail -5 "$D/postgres.log" >&2; exit 1; }
+  cat >"$D/env" <<ENV
+FERRY_PG_URL=postgresql://postgres@127.0.0.1:$PORT/postgres
+FERRY_PG_PORT=$PORT
+FERRY_PG_DIR=$D
+ENV
+  echo "postgres.sh: postgresql://postgres@127.0.0.1:$PORT/postgres"
+}
+
+case $cmd in
+  start) start ;;
+  stop) stop ;;
+  *) echo "usage: postgres.sh start|stop DIR [PORT]" >&2; exit 2 ;;
+esac
