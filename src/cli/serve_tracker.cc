@@ -6,6 +6,8 @@
 #include "base/strings.h"
 #include "tracker/artifacts/artifact_repo.h"
 #include "tracker/mlflow/mlflow_routes.h"
+#include "tracker/postgres/pg_url.h"
+#include "tracker/postgres/postgres_tracker_store.h"
 #include "tracker/sqlite/sqlite_tracker_store.h"
 
 namespace ferry::cli {
@@ -25,39 +27,46 @@ std::optional<std::string> ServedArtifactPath(std::string_view uri) {
 
 }  // namespace
 
-Result<Tracker> OpenTracker(Context& ctx, const TrackerFlags& flags, const storage::OpenedUrl& data,
-                            const std::string& artifacts_root) {
+Result<Tracker> OpenTracker(Context& /*ctx*/, const TrackerFlags& flags,
+                            const storage::OpenedUrl& data, const std::string& artifacts_root) {
   std::string db = flags.db;
-  if (StartsWith(db, "postgresql://") || StartsWith(db, "postgres://")) {
-    return Usage(ctx, Status(StatusCode::kUnimplemented,
-                             "serve: --tracker-db postgresql://... is not supported yet (give "
-                             "a SQLite file path)"));
-  }
-  if (db.empty()) {
-    if (data.url.scheme != storage::Scheme::kLocal) {
-      // The caches work on S3 alone; the tracker needs a database file.
-      Tracker off;
-      off.note =
-          "the tracker (/api/2.0/mlflow) is off: --data is not a local directory; give "
-          "--tracker-db PATH to turn it on";
-      return off;
+  std::shared_ptr<tracker::TrackerStore> store;
+  std::string note;
+  if (tracker::postgres::IsPostgresUrl(db)) {
+    // Replicas share this database; their artifacts are shared only when --data is too.
+    auto pg = tracker::PostgresTrackerStore::Open(db);
+    if (!pg.ok()) return pg.status().WithContext("serve: cannot open the tracker database");
+    note = "tracker database " + (*pg)->display();
+    store = std::move(*pg);
+  } else {
+    if (db.empty()) {
+      if (data.url.scheme != storage::Scheme::kLocal) {
+        // The caches work on S3 alone; the tracker needs a database.
+        Tracker off;
+        off.note =
+            "the tracker (/api/2.0/mlflow) is off: --data is not a local directory; give "
+            "--tracker-db PATH or postgresql://... to turn it on";
+        return off;
+      }
+      std::string dir = "/" + data.key;
+      while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+      db = dir + "/tracker/tracker.db";
     }
-    std::string dir = "/" + data.key;
-    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-    db = dir + "/tracker/tracker.db";
-  }
-  std::error_code ec;
-  std::filesystem::path parent = std::filesystem::path(db).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  if (ec) {
-    return Status(StatusCode::kPermissionDenied, "serve: cannot create the tracker directory '" +
-                                                     parent.string() + "': " + ec.message());
-  }
-  auto store = tracker::SqliteTrackerStore::Open(db);
-  if (!store.ok()) {
-    return store.status().WithContext("serve: cannot open the tracker database '" + db + "'");
+    std::error_code ec;
+    std::filesystem::path parent = std::filesystem::path(db).parent_path();
+    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+    if (ec) {
+      return Status(StatusCode::kPermissionDenied, "serve: cannot create the tracker directory '" +
+                                                       parent.string() + "': " + ec.message());
+    }
+    auto sqlite = tracker::SqliteTrackerStore::Open(db);
+    if (!sqlite.ok()) {
+      return sqlite.status().WithContext("serve: cannot open the tracker database '" + db + "'");
+    }
+    store = std::move(*sqlite);
   }
   Tracker t;
+  t.note = std::move(note);
   tracker::mlflow::MlflowOptions options;
   options.artifact_root = flags.artifact_root;
   options.store_type = "SqlStore";
@@ -66,7 +75,7 @@ Result<Tracker> OpenTracker(Context& ctx, const TrackerFlags& flags, const stora
     auto path = ServedArtifactPath(uri);
     return path ? repo->DeleteTree(*path) : Status();
   };
-  t.routes = tracker::mlflow::MlflowRoutes(std::move(*store), std::move(options));
+  t.routes = tracker::mlflow::MlflowRoutes(std::move(store), std::move(options));
   return t;
 }
 
