@@ -25,6 +25,22 @@ std::optional<std::string> ServedArtifactPath(std::string_view uri) {
   return std::string(uri);
 }
 
+// The SQLite store at `db`, its directory created when absent.
+Result<std::shared_ptr<tracker::TrackerStore>> OpenSqlite(const std::string& db) {
+  std::error_code ec;
+  std::filesystem::path parent = std::filesystem::path(db).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  if (ec) {
+    return Status(StatusCode::kPermissionDenied, "serve: cannot create the tracker directory '" +
+                                                     parent.string() + "': " + ec.message());
+  }
+  auto store = tracker::SqliteTrackerStore::Open(db);
+  if (!store.ok()) {
+    return store.status().WithContext("serve: cannot open the tracker database '" + db + "'");
+  }
+  return std::shared_ptr<tracker::TrackerStore>(std::move(*store));
+}
+
 }  // namespace
 
 Result<Tracker> OpenTracker(Context& /*ctx*/, const TrackerFlags& flags,
@@ -38,32 +54,22 @@ Result<Tracker> OpenTracker(Context& /*ctx*/, const TrackerFlags& flags,
     if (!pg.ok()) return pg.status().WithContext("serve: cannot open the tracker database");
     note = "tracker database " + (*pg)->display();
     store = std::move(*pg);
-  } else {
-    if (db.empty()) {
-      if (data.url.scheme != storage::Scheme::kLocal) {
-        // The caches work on S3 alone; the tracker needs a database.
-        Tracker off;
-        off.note =
-            "the tracker (/api/2.0/mlflow) is off: --data is not a local directory; give "
-            "--tracker-db PATH or postgresql://... to turn it on";
-        return off;
-      }
-      std::string dir = "/" + data.key;
-      while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-      db = dir + "/tracker/tracker.db";
+  }
+  if (!store && db.empty()) {
+    if (data.url.scheme != storage::Scheme::kLocal) {
+      // The caches work on S3 alone; the tracker needs a database file.
+      Tracker off;
+      off.note =
+          "the tracker (/api/2.0/mlflow) is off: --data is not a local directory; give "
+          "--tracker-db PATH or postgresql://... to turn it on";
+      return off;
     }
-    std::error_code ec;
-    std::filesystem::path parent = std::filesystem::path(db).parent_path();
-    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-    if (ec) {
-      return Status(StatusCode::kPermissionDenied, "serve: cannot create the tracker directory '" +
-                                                       parent.string() + "': " + ec.message());
-    }
-    auto sqlite = tracker::SqliteTrackerStore::Open(db);
-    if (!sqlite.ok()) {
-      return sqlite.status().WithContext("serve: cannot open the tracker database '" + db + "'");
-    }
-    store = std::move(*sqlite);
+    std::string dir = "/" + data.key;
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    db = dir + "/tracker/tracker.db";
+  }
+  if (!store) {
+    FERRY_ASSIGN_OR_RETURN(store, OpenSqlite(db));
   }
   Tracker t;
   t.note = std::move(note);
