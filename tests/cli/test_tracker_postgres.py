@@ -2,14 +2,14 @@
 replicas on one database ingesting at once, the database going away and coming back, a bad URL,
 and artifacts shared through a shared --data. The MLflow API suite itself runs on PostgreSQL
 too (test_mlflow_api.py's `tracker` fixture). Needs the `postgres` ctest fixture (pg_helpers)."""
-import json
+import pathlib
 import subprocess
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from conftest import base_env
-from pg_helpers import OwnServer, new_database
-from serve_helpers import wait_for
+from pg_helpers import OwnServer, new_database, psql
+from serve_helpers import minimal_env, wait_for
 from test_mlflow_api import API, Tracker, new_run
 
 
@@ -174,3 +174,36 @@ def test_replicas_share_artifacts_through_a_shared_s3_data(ferry_bin, rgw, prefi
     finally:
         a.stop()
         b.stop()
+
+
+def test_password_from_pgpassword_and_a_wrong_one_is_a_clear_error(ferry_bin, tmp_path):
+    """The documented way to give a password (PGPASSWORD, read by libpq) works; a wrong password
+    in the URL is refused with PostgreSQL's reason and never printed."""
+    pg = OwnServer(tmp_path / "pg")
+    try:
+        psql(pg.url, "CREATE ROLE ann LOGIN PASSWORD 'right-pw-41d9'")
+        psql(pg.url, "CREATE DATABASE anndb OWNER ann")
+        cluster = pathlib.Path((tmp_path / "pg/cluster").read_text().strip())
+        hba = cluster / "data/pg_hba.conf"
+        hba.write_text("host all ann 127.0.0.1/32 scram-sha-256\n" + hba.read_text())
+        psql(pg.url, "SELECT pg_reload_conf()")
+        url = pg.url.replace("postgres@", "ann@").rsplit("/", 1)[0] + "/anndb"
+        env = dict(minimal_env(), PGPASSWORD="right-pw-41d9")
+        t = Tracker(ferry_bin, tmp_path / "data", "--tracker-db", url, env=env)
+        try:
+            run = new_run(t)
+            assert log_batch(t, run, [{"key": "m", "value": 1, "timestamp": 1, "step": 1}])[0] == 200
+            assert "right-pw" not in t.log()
+        finally:
+            t.stop()
+        wrong = url.replace("ann@", "ann:wrong-pw-93be@")
+        proc = subprocess.run([ferry_bin, "serve", "--data", tmp_path / "data2", "--listen",
+                               "127.0.0.1:0", "--tracker-db", wrong], env=minimal_env(),
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode != 0
+        err = proc.stderr.strip()
+        assert len(err.splitlines()) == 1, err
+        assert 'password authentication failed for user "ann"' in err
+        assert "wrong-pw" not in err
+    finally:
+        pg.stop()
