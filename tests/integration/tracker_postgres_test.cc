@@ -214,3 +214,21 @@ TEST(TrackerPostgresStoreTest, ReplicasCreatingExperimentsGetDistinctIds) {
 
 }  // namespace
 }  // namespace ferry::tracker::testing
+
+namespace ferry::tracker::testing {
+namespace {
+
+// A replica stuck inside a transaction must not block the others for ever.
+TEST(TrackerPostgresStoreTest, SessionsBoundLockWaitsAndIdleTransactions) {
+  auto c = postgres::Connection::Open(PgUrl(), "test", "");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  auto lock = (*c)->Exec("show", "SHOW lock_timeout");
+  ASSERT_TRUE(lock.ok()) << lock.status().ToString();
+  EXPECT_EQ(lock->Text(0, 0), "30s");
+  auto idle = (*c)->Exec("show", "SHOW idle_in_transaction_session_timeout");
+  ASSERT_TRUE(idle.ok());
+  EXPECT_EQ(idle->Text(0, 0), "1min");
+}
+
+}  // namespace
+}  // namespace ferry::tracker::testing

@@ -55,9 +55,11 @@ Status PostgresError(std::string_view sqlstate, bool connection_lost, std::strin
   std::string m = Redact(std::string(op) + ": " + std::string(message));
   if (!sqlstate.empty()) m += " (SQLSTATE " + std::string(sqlstate) + ")";
   // 08: connection exceptions; 57P01-03: the server is shutting down or starting up; 53300: too
-  // many connections; 40001/40P01: serialization failure / deadlock, retried by the client.
+  // many connections; 40001/40P01: serialization failure / deadlock; 55P03: lock_timeout;
+  // 57014: statement canceled (statement_timeout). All retried by the client.
   if (connection_lost || StartsWith(sqlstate, "08") || StartsWith(sqlstate, "57P0") ||
-      sqlstate == "53300" || sqlstate == "40001" || sqlstate == "40P01") {
+      sqlstate == "53300" || sqlstate == "40001" || sqlstate == "40P01" || sqlstate == "55P03" ||
+      sqlstate == "57014") {
     return Unavailable(m + "; the tracker database is unreachable or busy, try again");
   }
   if (sqlstate == "23505") return Status(StatusCode::kAlreadyExists, m);
@@ -85,9 +87,13 @@ int64_t Rows::Changes() const {
 Result<std::unique_ptr<Connection>> Connection::Open(const std::string& conninfo,
                                                      const std::string& display,
                                                      const std::string& search_path) {
-  // connect_timeout first: a value in `conninfo` (expanded from dbname) overrides it.
-  const char* keys[] = {"connect_timeout", "application_name", "dbname", nullptr};
-  const char* values[] = {"10", "ferry", conninfo.c_str(), nullptr};
+  // Our defaults first: values in `conninfo` (expanded from dbname) override them. A replica
+  // stuck inside a transaction (stopped, cut off) holds a run's row lock: the server ends such a
+  // session after a minute, and a writer waits at most 30 s for a lock (then 503, retried).
+  const char* keys[] = {"connect_timeout", "application_name", "options", "dbname", nullptr};
+  const char* values[] = {"10", "ferry",
+                          "-c lock_timeout=30000 -c idle_in_transaction_session_timeout=60000",
+                          conninfo.c_str(), nullptr};
   pg_conn* c = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
   if (c == nullptr) return Internal("connect to '" + display + "': out of memory");
   if (PQstatus(c) != CONNECTION_OK) {

@@ -11,7 +11,8 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(PostgresErrorTest, LostConnectionsAndRestartsAreRetryable) {
-  for (const char* state : {"08006", "08001", "57P01", "57P03", "53300", "40001", "40P01"}) {
+  for (const char* state :
+       {"08006", "08001", "57P01", "57P03", "53300", "40001", "40P01", "55P03", "57014"}) {
     Status s = PostgresError(state, false, "LogBatch", "terminating connection");
     EXPECT_EQ(s.code(), StatusCode::kUnavailable) << state;
     EXPECT_TRUE(IsRetryable(s)) << state;
