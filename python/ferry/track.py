@@ -34,6 +34,9 @@ import urllib.parse
 import uuid
 import warnings
 
+from ._stall import live_meters
+from ._track_spool import _Spool, default_spool_root
+
 __all__ = ["init", "sync", "Run", "TrackError"]
 
 API = "/api/2.0/mlflow/"
@@ -42,6 +45,7 @@ MAX_METRICS = 1000      # per log-batch call (docs/semantics/mlflow.md, "Logging
 MAX_PARAMS = 100
 MAX_TAGS = 100
 SEND_INTERVAL = 1.0     # seconds between log-batch calls while points trickle in
+DATA_INTERVAL = 10.0    # seconds between data-stall samples (ferry.data.timed meters)
 HTTP_TIMEOUT = 30
 
 
@@ -273,72 +277,20 @@ def _remote_size(client, remote):
     return None
 
 
-# ---------------------------------------------------------------- the spool
-
-def default_spool_root():
-    return pathlib.Path(os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache") \
-        / "ferry" / "track"
-
-
-class _Spool:
-    """One run's directory: meta.json (what sync needs to recreate or find the run) and
-    batch-NNNNNNNN.jsonl files of points not yet acknowledged, sent and deleted oldest first."""
-
-    def __init__(self, directory):
-        self.dir = pathlib.Path(directory)
-        self.dir.mkdir(parents=True, exist_ok=True)
-        existing = self.batches()
-        self.seq = int(existing[-1].stem.split("-")[1]) if existing else 0
-
-    def batches(self):
-        return sorted(self.dir.glob("batch-*.jsonl"))
-
-    def write_batch(self, points):
-        self.seq += 1
-        path = self.dir / f"batch-{self.seq:08d}.jsonl"
-        tmp = path.with_suffix(".tmp")
-        with open(tmp, "w") as f:
-            f.writelines(json.dumps(p, allow_nan=False) + "\n" for p in points)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-        return path
-
-    @staticmethod
-    def read_batch(path):
-        with open(path) as f:
-            return [json.loads(line) for line in f if line.strip()]
-
-    def meta(self):
-        p = self.dir / "meta.json"
-        return json.loads(p.read_text()) if p.exists() else {}
-
-    def update_meta(self, **values):
-        meta = self.meta()
-        meta.update(values)
-        tmp = self.dir / "meta.json.tmp"
-        tmp.write_text(json.dumps(meta, indent=1, allow_nan=False))
-        os.replace(tmp, self.dir / "meta.json")
-
-    def remove_if_done(self):
-        """Deletes the directory once nothing is left to send (refused batches, renamed
-        *.rejected, keep it)."""
-        if self.batches() or list(self.dir.glob("*.rejected")):
-            return False
-        for p in self.dir.iterdir():
-            p.unlink()
-        self.dir.rmdir()
-        return True
-
-
 # ---------------------------------------------------------------- the run
 
 class Run:
     """What `init` returns. `log`, `summary`, `config`, `log_artifact`, `finish`; a context
     manager (an exception finishes the run as FAILED)."""
 
-    def __init__(self, project, name=None, config=None, url=None, offline=False, spool_dir=None):
+    def __init__(self, project, name=None, config=None, url=None, offline=False, spool_dir=None,
+                 data_interval=DATA_INTERVAL):
         self.project, self.name, self.offline = project, name, offline
+        if not isinstance(data_interval, numbers.Real) or data_interval < 0:
+            raise ValueError(f"ferry.track: data_interval must be seconds >= 0 (0 = off), not "
+                             f"{data_interval!r}")
+        self.data_interval = float(data_interval)
+        self._next_data_sample = time.monotonic() + self.data_interval
         self.config = flatten(dict(config or {}))
         self.summary = {}
         self.start_time = _now_ms()
@@ -402,6 +354,9 @@ class Run:
             raise TypeError(f"ferry.track: step must be an int, not {type(step).__name__}")
         step = int(step)
         self._next_step = max(self._next_step, step + 1)
+        self._log_points(values, step)
+
+    def _log_points(self, values, step):
         t = _now_ms()
         points = []
         for k, v in values.items():
@@ -410,7 +365,7 @@ class Run:
                 if k not in self._warned_keys:
                     self._warned_keys.add(k)
                     warnings.warn(f"ferry.track: step {step} for {k!r} is lower than its last step "
-                                  f"{last}; the point is ignored (warned once per key)", stacklevel=2)
+                                  f"{last}; the point is ignored (warned once per key)", stacklevel=3)
                 continue
             self._last_step[k] = step
             self.summary[k] = v
@@ -440,6 +395,7 @@ class Run:
             self._wake.wait(SEND_INTERVAL)
             self._wake.clear()
             stopping = self._stop.is_set()   # set before finish's wake: this round sends all
+            self._sample_data(final=stopping)
             self._spill()
             if self.offline:
                 with self._lock:
@@ -492,6 +448,20 @@ class Run:
                     self._flush_done.notify_all()
                 if stopping:
                     return
+
+    def _sample_data(self, final=False):
+        """Every data_interval seconds (and once when finishing), logs each live
+        ferry.data.timed meter's window as data/<name>/<stat> at the current step."""
+        if self.data_interval <= 0 or (not final and time.monotonic() < self._next_data_sample):
+            return
+        self._next_data_sample = time.monotonic() + self.data_interval
+        values = {}
+        for meter in live_meters():
+            window = meter.window()
+            if window:
+                values.update({f"data/{meter.name}/{k}": v for k, v in window.items()})
+        if values:
+            self._log_points(values, max(self._next_step - 1, 0))
 
     def _give_up(self):
         return self._deadline is not None and time.monotonic() > self._deadline
@@ -606,12 +576,17 @@ def _finish_remote(client, run_id, summary, status, end_time, deadline=None):
                     "finish the run", deadline)
 
 
-def init(project, name=None, config=None, url=None, offline=False, spool_dir=None):
+def init(project, name=None, config=None, url=None, offline=False, spool_dir=None,
+         data_interval=DATA_INTERVAL):
     """Starts (or, with MLFLOW_RUN_ID set, attaches to) a run in experiment `project` on the
     server at `url` (default MLFLOW_TRACKING_URI, then FERRY_TRACK_URL); `config` (nested dicts
     flattened with '.') is logged as params. offline=True only writes the spool
-    (default ~/.cache/ferry/track/<run id>/); upload it later with `sync`."""
-    return Run(project, name=name, config=config, url=url, offline=offline, spool_dir=spool_dir)
+    (default ~/.cache/ferry/track/<run id>/); upload it later with `sync`. Every
+    `data_interval` seconds (0 = off) the data stalls measured by `ferry.data.timed` loaders are
+    logged as data/<name>/wait_fraction, wait_ms_mean, wait_ms_p95, wait_ms_max and
+    batches_per_second."""
+    return Run(project, name=name, config=config, url=url, offline=offline, spool_dir=spool_dir,
+               data_interval=data_interval)
 
 
 # ---------------------------------------------------------------- integrations
