@@ -63,6 +63,11 @@ Result<std::optional<int64_t>> ObjectInt64(const nlohmann::json& object, std::st
 Result<std::optional<double>> ObjectDouble(const nlohmann::json& object, std::string_view name,
                                            std::string_view where);
 
+// True when `text` opens more than `max_depth` arrays/objects inside each other (brackets in
+// strings, escaped quotes included, do not count). Runs before parsing, so a deeply nested body
+// costs one pass over its bytes and no allocation.
+bool JsonDepthExceeds(std::string_view text, int max_depth);
+
 // The text RequestArgs::From puts at the start of the message of an unparseable body; the error
 // mapper answers those with BAD_REQUEST instead of INVALID_PARAMETER_VALUE.
 inline constexpr std::string_view kMalformedBody = "malformed JSON body";
