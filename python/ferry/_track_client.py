@@ -132,7 +132,7 @@ def _create_run(client, project, name, start_time, tags=None):
             exp_id = client.get("experiments/get-by-name",
                                 {"experiment_name": project})["experiment"]["experiment_id"]
     body = {"experiment_id": exp_id, "start_time": start_time,
-            "user_id": os.environ.get("USER", ""),
+            "user_id": (tags or {}).get("mlflow.user") or os.environ.get("USER", ""),
             "tags": [{"key": k, "value": v} for k, v in (tags or {}).items()]}
     if name:
         body["run_name"] = name

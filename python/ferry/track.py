@@ -20,10 +20,13 @@ SIGKILL (they are in memory, not yet in the spool). A normal exit, an exception 
 (through atexit) flush them.
 """
 import atexit
+import getpass
 import math
 import numbers
 import os
 import pathlib
+import socket
+import subprocess
 import sys
 import threading
 import time
@@ -105,7 +108,7 @@ class Run:
         self.start_time = _now_ms()
         self._client = None if offline else _Client(url)
         self._attached = False
-        tags = {"mlflow.source.name": os.path.basename(sys.argv[0] or "python")}
+        tags = _run_tags()
         if offline:
             self.run_id = "offline-" + uuid.uuid4().hex
             self.artifact_uri = None
@@ -127,7 +130,7 @@ class Run:
                              "or pick another spool_dir")
         self.spool.update_meta(run_id=None if offline else self.run_id, project=project,
                                name=name, config={k: _param_value(v) for k, v in self.config.items()},
-                               start_time=self.start_time,
+                               start_time=self.start_time, tags=tags,
                                url=None if offline else self._client.url, offline=offline,
                                attached=self._attached)
         if self.config and not offline:
@@ -369,14 +372,14 @@ class Run:
         ok = self.flush(timeout)
         self._thread.join(5)
         self.spool.update_meta(summary={k: _json_value(v) for k, v in self.summary.items()},
-                               status=status, end_time=end)
+                               status=status, end_time=end, exit_code=int(exit_code))
         if self.offline:
             return
         if ok:
             try:
                 _finish_remote(self._client, self.run_id, self.summary,
                                None if self._attached else status, end,
-                               deadline=self._deadline)
+                               deadline=self._deadline, exit_code=int(exit_code))
                 self.spool.remove_if_done()
                 return
             except TrackError as e:
@@ -399,14 +402,43 @@ class Run:
         return False
 
 
-def _finish_remote(client, run_id, summary, status, end_time, deadline=None):
-    if summary:
-        tags = {f"summary.{k}": repr(v) for k, v in summary.items()}
+def _finish_remote(client, run_id, summary, status, end_time, deadline=None, exit_code=None):
+    """Summary tags, then (for a run this client owns: status set) the exit code and status."""
+    tags = {f"summary.{k}": repr(v) for k, v in summary.items()}
+    if status and exit_code is not None:
+        tags["ferry.exit_code"] = str(exit_code)
+    if tags:
         _with_retry(lambda: _set_tags(client, run_id, tags), "set summary tags", deadline)
     if status:
         _with_retry(lambda: client.post("runs/update", {"run_id": run_id, "status": status,
                                                         "end_time": end_time}),
                     "finish the run", deadline)
+
+
+def _git_commit(directory):
+    """HEAD's commit of the git work tree holding `directory`, or None (no git, no repo)."""
+    try:
+        p = subprocess.run(["git", "rev-parse", "HEAD"], cwd=directory, capture_output=True,
+                           text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = p.stdout.strip()
+    return commit if p.returncode == 0 and len(commit) in (40, 64) else None
+
+
+def _run_tags():
+    """What MLflow's client records about where a run comes from, plus the host."""
+    script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else os.getcwd()
+    tags = {"mlflow.source.name": os.path.basename(script) or "python",
+            "mlflow.source.type": "LOCAL", "ferry.host": socket.gethostname()}
+    try:
+        tags["mlflow.user"] = getpass.getuser()
+    except (KeyError, OSError):
+        pass
+    commit = _git_commit(os.path.dirname(script) if os.path.isfile(script) else os.getcwd())
+    if commit:
+        tags["mlflow.source.git.commit"] = commit
+    return tags
 
 
 def init(project, name=None, config=None, url=None, offline=False, spool_dir=None,
@@ -460,7 +492,8 @@ def _sync_one(client, spool):
     run_id = meta.get("run_id")
     if not run_id:
         run_id, _ = _with_retry(lambda: _create_run(client, meta["project"], meta.get("name"),
-                                                    meta["start_time"]), "create run", deadline)
+                                                    meta["start_time"], meta.get("tags")),
+                                "create run", deadline)
         spool.update_meta(run_id=run_id)   # a second sync after a failure reuses it
         if meta.get("config"):
             _with_retry(lambda: _log_params(client, run_id, meta["config"]), "log params", deadline)
@@ -481,7 +514,7 @@ def _sync_one(client, spool):
     if meta.get("status"):
         summary = {k: _from_json_value(v) for k, v in meta.get("summary", {}).items()}
         _finish_remote(client, run_id, summary, None if meta.get("attached") else meta["status"],
-                       meta.get("end_time"), deadline)
+                       meta.get("end_time"), deadline, meta.get("exit_code"))
         spool.remove_if_done()
     return run_id
 
