@@ -216,11 +216,13 @@ Result<std::vector<std::string>> RequestArgs::StringList(std::string_view name) 
   return out;
 }
 
-Result<std::vector<nlohmann::json>> RequestArgs::ObjectList(std::string_view name) const {
-  std::vector<nlohmann::json> out;
+Result<std::vector<std::reference_wrapper<const nlohmann::json>>> RequestArgs::ObjectList(
+    std::string_view name) const {
+  std::vector<std::reference_wrapper<const nlohmann::json>> out;
   const json* v = from_query_ ? nullptr : Find(name);
   if (!v || v->is_null()) return out;
   if (!v->is_array()) return BadValue(name, "", Shown(*v), "a list of objects");
+  out.reserve(v->size());
   for (size_t i = 0; i < v->size(); ++i) {
     if (!(*v)[i].is_object()) {
       return BadValue(std::string(name) + "[" + std::to_string(i) + "]", "", Shown((*v)[i]),
