@@ -1,17 +1,20 @@
 // ferry run [--spec FILE] [--in SRC=DIR]... [--out DIR=DST]... [--resume DIR] [--interval S]
 //           [--grace S] [--signal-group] [--delete-after-upload GLOB]... [--trigger-file PATH]
+//           [--track URL [--experiment NAME] [--run-name NAME] [--system-metrics-interval S]]
 //           -- CMD ARGS...
 // The job lifecycle is in src/job/run.h; spec files in src/job/spec.h; the checks of how inputs
-// and outputs are written in src/job/preflight_rules.h.
+// and outputs are written in src/job/preflight_rules.h; --track in src/job/track/run_tracker.h.
 
 #include <chrono>
 #include <cstdio>
+#include <memory>
 
 #include "base/log.h"
 #include "base/redact.h"
 #include "cli/command.h"
 #include "job/run.h"
 #include "job/spec.h"
+#include "job/track/run_tracker.h"
 
 namespace ferry::cli {
 
@@ -27,6 +30,8 @@ struct RunCliOptions {
   bool no_preflight = false;
   bool follow_links = false;
   bool signal_group = false;
+  std::string track, experiment, run_name;
+  std::optional<int> system_metrics_interval;
 };
 
 Result<std::pair<std::string, std::string>> SplitPair(const std::string& text, bool last,
@@ -99,7 +104,23 @@ void RenderPreflight(const job::PreflightReport& report, bool ok) {
 Status RunRun(Context& ctx, const RunCliOptions& o, int* exit_code) {
   auto combined = Combine(o);
   if (!combined.ok()) return Usage(ctx, combined.status());
-  job::RunOutcome outcome = job::RunJob(*combined, *ctx.registry, *ctx.env, RenderPreflight);
+  std::unique_ptr<job::track::RunTracker> run_tracker;
+  if (!o.track.empty()) {
+    if (Status s = job::track::CheckTrackUrl(o.track); !s.ok()) return Usage(ctx, s);
+    job::track::TrackOptions to{.url = o.track, .experiment = o.experiment, .run_name = o.run_name};
+    if (o.system_metrics_interval) {
+      if (*o.system_metrics_interval < 0) {
+        return Usage(ctx, InvalidArgument("--system-metrics-interval must be >= 0 (0 = off)"));
+      }
+      to.system_metrics_interval = std::chrono::seconds(*o.system_metrics_interval);
+    }
+    run_tracker = std::make_unique<job::track::RunTracker>(to, *ctx.registry, *ctx.env);
+  } else if (!o.experiment.empty() || !o.run_name.empty() || o.system_metrics_interval) {
+    return Usage(ctx, InvalidArgument(
+                          "--experiment, --run-name and --system-metrics-interval need --track URL"));
+  }
+  job::RunOutcome outcome =
+      job::RunJob(*combined, *ctx.registry, *ctx.env, RenderPreflight, run_tracker.get());
   if (outcome.exit_code == kExitUsage) return Usage(ctx, outcome.error);
   *exit_code = outcome.exit_code;
   return outcome.error;  // when set: one error line, exit 1
@@ -142,6 +163,15 @@ void AddRunCommand(CLI::App& app, Action& action, int* exit_code) {
   cmd->add_flag("-L,--follow-links", o->follow_links,
                 "Syncs follow symbolic links in output dirs, also out of them (default: such "
                 "links are never uploaded)");
+  cmd->add_option("--track", o->track,
+                  "URL of an MLflow tracking server (ferry serve): the job becomes a run there "
+                  "(system metrics, output log, checkpoints, exit status); CMD gets "
+                  "MLFLOW_TRACKING_URI and MLFLOW_RUN_ID");
+  cmd->add_option("--experiment", o->experiment,
+                  "With --track: the experiment (default $MLFLOW_EXPERIMENT_NAME, else Default)");
+  cmd->add_option("--run-name", o->run_name, "With --track: the run's name (default the job id)");
+  cmd->add_option("--system-metrics-interval", o->system_metrics_interval,
+                  "With --track: seconds between system-metric samples (default 10, 0 = off)");
   cmd->add_option("command", o->command, "-- CMD ARGS...");
   cmd->callback([o, &action, exit_code] {
     action = [o, exit_code](Context& ctx) { return RunRun(ctx, *o, exit_code); };

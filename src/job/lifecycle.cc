@@ -153,6 +153,7 @@ Status RunLifecycle::StageIn() {
 
 Status RunLifecycle::StartCommand() {
   FERRY_RETURN_IF_ERROR(NotStartedIfStopPending());
+  plan_.extra_env = work_.ExtraEnvironment(plan_);
   // Before the command starts: whatever it starts stays below ferry, even after setsid or a
   // daemon's double fork, so it can be stopped when the command ends.
   Status tracking = system_.processes.TrackDescendants();

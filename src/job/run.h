@@ -87,9 +87,13 @@ struct RunOutcome {
 // Shown the preflight's findings (`ok`: whether the run goes on) before anything else happens.
 using PreflightObserver = std::function<void(const PreflightReport& report, bool ok)>;
 
+class RunHooks;
+
 // Runs the job: the phases of lifecycle.h on the real system (run_system_posix.h) and stores.
-// The preflight names the credentials of each s3:// URL (Store::Describe()).
+// The preflight names the credentials of each s3:// URL (Store::Describe()). `hooks` (may be
+// null, not owned) adds to the run (run_hooks.h: ferry run --track).
 RunOutcome RunJob(const RunOptions& options, storage::StoreRegistry& registry,
-                  const Environment& env, const PreflightObserver& on_preflight);
+                  const Environment& env, const PreflightObserver& on_preflight,
+                  RunHooks* hooks = nullptr);
 
 }  // namespace ferry::job
