@@ -116,8 +116,9 @@ Status RunRun(Context& ctx, const RunCliOptions& o, int* exit_code) {
     }
     run_tracker = std::make_unique<job::track::RunTracker>(to, *ctx.registry, *ctx.env);
   } else if (!o.experiment.empty() || !o.run_name.empty() || o.system_metrics_interval) {
-    return Usage(ctx, InvalidArgument(
-                          "--experiment, --run-name and --system-metrics-interval need --track URL"));
+    return Usage(
+        ctx,
+        InvalidArgument("--experiment, --run-name and --system-metrics-interval need --track URL"));
   }
   job::RunOutcome outcome =
       job::RunJob(*combined, *ctx.registry, *ctx.env, RenderPreflight, run_tracker.get());

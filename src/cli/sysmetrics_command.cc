@@ -41,15 +41,15 @@ Status RunSysmetrics(Context& ctx, const SysmetricsCliOptions& o) {
 void AddSysmetricsCommand(CLI::App& app, Action& action) {
   auto o = std::make_shared<SysmetricsCliOptions>();
   auto* cmd = app.add_subcommand(
-      "sysmetrics", "Print one sample of the system metrics ferry run --track logs (CPU, memory, "
-                    "disk, network, NVIDIA GPUs through NVML when present)");
+      "sysmetrics",
+      "Print one sample of the system metrics ferry run --track logs (CPU, memory, "
+      "disk, network, NVIDIA GPUs through NVML when present)");
   cmd->add_flag("--json", o->json, "One JSON object: {\"gpus\": NOTE, \"metrics\": {NAME: VALUE}}");
-  cmd->add_option("--wait", o->wait_ms, "Milliseconds between the baseline and the sample "
-                                        "(rates, CPU; default 1000)");
+  cmd->add_option("--wait", o->wait_ms,
+                  "Milliseconds between the baseline and the sample "
+                  "(rates, CPU; default 1000)");
   cmd->add_option("--disk", o->disk, "The filesystem whose usage is reported (default /)");
-  cmd->callback([o, &action] {
-    action = [o](Context& ctx) { return RunSysmetrics(ctx, *o); };
-  });
+  cmd->callback([o, &action] { action = [o](Context& ctx) { return RunSysmetrics(ctx, *o); }; });
 }
 
 }  // namespace ferry::cli

@@ -45,8 +45,9 @@ void CloseFd(int& fd) {
 Result<std::unique_ptr<OutputTee>> OutputTee::Open(OutputSink& sink, int out_fd, int err_fd) {
   std::unique_ptr<OutputTee> tee(new OutputTee(sink, out_fd, err_fd));
   if (::pipe2(tee->out_pipe_, O_CLOEXEC) != 0 || ::pipe2(tee->err_pipe_, O_CLOEXEC) != 0) {
-    return Status(StatusCode::kResourceExhausted,
-                  std::string("cannot capture the command's output: pipe2: ") + std::strerror(errno));
+    return Status(
+        StatusCode::kResourceExhausted,
+        std::string("cannot capture the command's output: pipe2: ") + std::strerror(errno));
   }
   return tee;
 }

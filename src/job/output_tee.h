@@ -48,7 +48,8 @@ class OutputTee final {
   void Finish(std::chrono::milliseconds wait);
 
  private:
-  OutputTee(OutputSink& sink, int out_fd, int err_fd) : sink_(sink), out_fd_(out_fd), err_fd_(err_fd) {}
+  OutputTee(OutputSink& sink, int out_fd, int err_fd)
+      : sink_(sink), out_fd_(out_fd), err_fd_(err_fd) {}
   void Copy();
 
   OutputSink& sink_;

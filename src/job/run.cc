@@ -141,15 +141,14 @@ class StoreRunWork final : public RunWork {
   }
 
   storage::StoreRegistry& registry_;
-  RunHooks* hooks_;  // may be null
+  RunHooks* hooks_;                     // may be null
   std::vector<OutputHistory> history_;  // only the sync task touches it, one sync at a time
 };
 
 }  // namespace
 
 RunOutcome RunJob(const RunOptions& options, storage::StoreRegistry& registry,
-                  const Environment& env, const PreflightObserver& on_preflight,
-                  RunHooks* hooks) {
+                  const Environment& env, const PreflightObserver& on_preflight, RunHooks* hooks) {
   // Signals are held from the start (and restored last): one that comes during preflight or
   // stage-in stays pending until a phase takes it.
   PosixSignalSource signals;

@@ -155,8 +155,7 @@ Result<pid_t> PosixProcessLauncher::Start(
       tee_err = tee_->child_stderr();
     } else {
       tee_.reset();
-      Log(LogLevel::kWarn, "{}: it goes to ferry's stdout and stderr only",
-          tee.status().message());
+      Log(LogLevel::kWarn, "{}: it goes to ferry's stdout and stderr only", tee.status().message());
     }
   }
 

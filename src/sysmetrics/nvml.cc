@@ -49,8 +49,7 @@ std::unique_ptr<Nvml> Nvml::Load(std::string* why, const std::string& library) {
   api->utilization =
       reinterpret_cast<decltype(api->utilization)>(sym("nvmlDeviceGetUtilizationRates"));
   api->memory = reinterpret_cast<decltype(api->memory)>(sym("nvmlDeviceGetMemoryInfo"));
-  api->temperature =
-      reinterpret_cast<decltype(api->temperature)>(sym("nvmlDeviceGetTemperature"));
+  api->temperature = reinterpret_cast<decltype(api->temperature)>(sym("nvmlDeviceGetTemperature"));
   api->power = reinterpret_cast<decltype(api->power)>(sym("nvmlDeviceGetPowerUsage"));
   if (!api->init || !api->shutdown || !api->count || !api->handle) {
     if (why) *why = library + " lacks nvmlInit_v2 or nvmlDeviceGetCount_v2: no GPU metrics";
@@ -58,8 +57,9 @@ std::unique_ptr<Nvml> Nvml::Load(std::string* why, const std::string& library) {
     return nullptr;
   }
   if (NvmlReturn r = api->init(); r != 0) {
-    if (why) *why = library + ": nvmlInit_v2 failed (NVML error " + std::to_string(r) +
-                    "; no GPU or driver not loaded): no GPU metrics";
+    if (why)
+      *why = library + ": nvmlInit_v2 failed (NVML error " + std::to_string(r) +
+             "; no GPU or driver not loaded): no GPU metrics";
     ::dlclose(h);
     return nullptr;
   }

@@ -40,8 +40,7 @@ TEST(ProcParsersTest, MeminfoUsesMemAvailable) {
 }
 
 TEST(ProcParsersTest, MeminfoOfAnOldKernelFallsBackToFreeBuffersCached) {
-  auto m = ParseMeminfo(
-      "MemTotal: 1000 kB\nMemFree: 100 kB\nBuffers: 50 kB\nCached: 250 kB\n");
+  auto m = ParseMeminfo("MemTotal: 1000 kB\nMemFree: 100 kB\nBuffers: 50 kB\nCached: 250 kB\n");
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(m->available, 400ull * 1024);
   EXPECT_FALSE(ParseMeminfo("MemFree: 1 kB\n").ok());
@@ -64,8 +63,8 @@ TEST(ProcParsersTest, WholeDiskNames) {
   for (const char* n : {"sda", "vdb", "xvda", "nvme0n1", "nvme12n3", "mmcblk0"}) {
     EXPECT_TRUE(IsWholeDisk(n)) << n;
   }
-  for (const char* n : {"sda1", "vdb2", "nvme0n1p1", "mmcblk0p2", "dm-1", "md0", "loop3", "ram0",
-                        "zram0", "sr0"}) {
+  for (const char* n :
+       {"sda1", "vdb2", "nvme0n1p1", "mmcblk0p2", "dm-1", "md0", "loop3", "ram0", "zram0", "sr0"}) {
     EXPECT_FALSE(IsWholeDisk(n)) << n;
   }
 }

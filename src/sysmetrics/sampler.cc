@@ -18,10 +18,11 @@ std::vector<Metric> GpuMetrics(size_t index, const GpuReading& g) {
   const std::string p = "system/gpu_" + std::to_string(index) + "_";
   if (g.utilization_percent) out.push_back({p + "utilization_percentage", *g.utilization_percent});
   if (g.memory_used_bytes && g.memory_total_bytes && *g.memory_total_bytes > 0) {
-    out.push_back({p + "memory_usage_percentage",
-                   100.0 * static_cast<double>(*g.memory_used_bytes) /
-                       static_cast<double>(*g.memory_total_bytes)});
-    out.push_back({p + "memory_usage_megabytes", static_cast<double>(*g.memory_used_bytes) / kMega});
+    out.push_back(
+        {p + "memory_usage_percentage", 100.0 * static_cast<double>(*g.memory_used_bytes) /
+                                            static_cast<double>(*g.memory_total_bytes)});
+    out.push_back(
+        {p + "memory_usage_megabytes", static_cast<double>(*g.memory_used_bytes) / kMega});
   }
   if (g.power_watts) out.push_back({p + "power_usage_watts", *g.power_watts});
   if (g.temperature_celsius) out.push_back({p + "temperature_celsius", *g.temperature_celsius});
@@ -73,7 +74,8 @@ std::vector<Metric> SystemSampler::Sample() {
     const double used = static_cast<double>(fs.f_blocks - fs.f_bfree) * unit;
     const double avail = static_cast<double>(fs.f_bavail) * unit;
     // As df (and psutil): used / (used + what unprivileged users may still use).
-    out.push_back({"system/disk_usage_percentage", used + avail > 0 ? 100 * used / (used + avail) : 0});
+    out.push_back(
+        {"system/disk_usage_percentage", used + avail > 0 ? 100 * used / (used + avail) : 0});
     out.push_back({"system/disk_usage_megabytes", used / kMega});
     out.push_back({"system/disk_available_megabytes", avail / kMega});
   }

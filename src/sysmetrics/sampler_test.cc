@@ -57,8 +57,7 @@ TEST(SamplerTest, SamplesFromAProcDirectory) {
   Write(root / "meminfo", "MemTotal: 1000 kB\nMemAvailable: 250 kB\n");
   Write(root / "diskstats", "8 0 sda 1 0 0 1 1 0 0 1 0 1 1\n");
   Write(root / "net/dev", "h\nh\n eth0: 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
-  SystemSampler sampler(
-      {.proc_root = root.string(), .disk_path = root.string(), .gpus = false});
+  SystemSampler sampler({.proc_root = root.string(), .disk_path = root.string(), .gpus = false});
   EXPECT_EQ(sampler.gpu_note(), "GPU metrics off");
   Write(root / "stat", "cpu  200 0 200 900 0 0 0 0 0 0\n");  // 200 busy of 300 ticks
   Write(root / "net/dev", "h\nh\n eth0: 3000000 0 0 0 0 0 0 0 1000000 0 0 0 0 0 0 0\n");

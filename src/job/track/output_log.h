@@ -28,7 +28,8 @@ class OutputLog final : public OutputSink {
   uint64_t size();
 
  private:
-  OutputLog(std::string path, int fd, uint64_t limit) : path_(std::move(path)), fd_(fd), limit_(limit) {}
+  OutputLog(std::string path, int fd, uint64_t limit)
+      : path_(std::move(path)), fd_(fd), limit_(limit) {}
 
   const std::string path_;
   Mutex mu_;

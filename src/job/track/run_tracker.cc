@@ -76,10 +76,11 @@ RunTracker::~RunTracker() {
 Status RunTracker::OpenRun(const RunPlan& plan) {
   const std::string token = env_.GetOr("MLFLOW_TRACKING_TOKEN", "");
   if (!token.empty()) RegisterSecret(token);
-  FERRY_ASSIGN_OR_RETURN(client_, tracker::client::MlflowClient::Create(
-                                      {.url = options_.url, .token = token}));
+  FERRY_ASSIGN_OR_RETURN(
+      client_, tracker::client::MlflowClient::Create({.url = options_.url, .token = token}));
   attempt_ = plan.id.attempt;
-  auto tags = RunTags(plan, HostName(), env_.GetOr("USER", ""), std::filesystem::current_path().string());
+  auto tags =
+      RunTags(plan, HostName(), env_.GetOr("USER", ""), std::filesystem::current_path().string());
   // A later attempt of this job and rank continues the run its first attempt created.
   std::optional<storage::OpenedUrl> records;
   std::string record_key;
@@ -106,8 +107,10 @@ Status RunTracker::OpenRun(const RunPlan& plan) {
             return Status();
           }
           if (run.status().code() != StatusCode::kNotFound) return run.status();
-          Log(LogLevel::kWarn, "--track: run {} recorded by an earlier attempt is gone; starting "
-              "a new one", rec->run_id);
+          Log(LogLevel::kWarn,
+              "--track: run {} recorded by an earlier attempt is gone; starting "
+              "a new one",
+              rec->run_id);
         }
       }
     }
@@ -116,7 +119,8 @@ Status RunTracker::OpenRun(const RunPlan& plan) {
                                              : env_.GetOr("MLFLOW_EXPERIMENT_NAME", "Default");
   std::string name = options_.run_name;
   if (name.empty()) {
-    name = plan.id.job + (plan.id.rank == "0" || plan.id.rank.empty() ? "" : "-rank" + plan.id.rank);
+    name =
+        plan.id.job + (plan.id.rank == "0" || plan.id.rank.empty() ? "" : "-rank" + plan.id.rank);
   }
   FERRY_ASSIGN_OR_RETURN(std::string exp_id, client_->GetOrCreateExperiment(experiment_));
   FERRY_ASSIGN_OR_RETURN(run_, client_->CreateRun(exp_id, name, NowMs(), tags));
@@ -131,8 +135,10 @@ Status RunTracker::OpenRun(const RunPlan& plan) {
                                                                     .experiment = experiment_}))
                          .status();
     if (!written.ok()) {
-      Log(LogLevel::kWarn, "--track: cannot record the run id in the job's records ({}); a "
-          "later attempt will start a new tracking run", written.message());
+      Log(LogLevel::kWarn,
+          "--track: cannot record the run id in the job's records ({}); a "
+          "later attempt will start a new tracking run",
+          written.message());
     }
   }
   return Status();
@@ -203,8 +209,7 @@ void RunTracker::NoteFailure(const Status& s) {
   retry_at_ = Clock::now() + Backoff(failures_);
   if (!warned_) {
     warned_ = true;
-    Log(LogLevel::kWarn, "--track: {}; retrying in the background (the job goes on)",
-        s.message());
+    Log(LogLevel::kWarn, "--track: {}; retrying in the background (the job goes on)", s.message());
   } else {
     Log(LogLevel::kDebug, "--track: {}", s.message());
   }
@@ -232,7 +237,8 @@ bool RunTracker::Flush(bool final_pass) {
     Status s = client_->LogMetrics(run_.run_id, batch, &sent);
     {
       MutexLock lock(mu_);
-      queue_.erase(queue_.begin(), queue_.begin() + static_cast<long>(std::min(sent, queue_.size())));
+      queue_.erase(queue_.begin(),
+                   queue_.begin() + static_cast<long>(std::min(sent, queue_.size())));
     }
     if (!s.ok()) {
       NoteFailure(s);
@@ -294,12 +300,11 @@ void RunTracker::Work() {
     {
       MutexLock lock(mu_);
       auto wake_at = std::min(next_sample, std::max(retry_at_, Clock::now()));
-      wake_.WaitFor(lock, std::max(wake_at - Clock::now(), Clock::duration(0)),
-                    [this]() REQUIRES(mu_) {
-                      // Uploads wait out the backoff of a failed call.
-                      return stop_ || ((log_due_ || !checkpoints_json_.empty()) &&
-                                       Clock::now() >= retry_at_);
-                    });
+      wake_.WaitFor(
+          lock, std::max(wake_at - Clock::now(), Clock::duration(0)), [this]() REQUIRES(mu_) {
+            // Uploads wait out the backoff of a failed call.
+            return stop_ || ((log_due_ || !checkpoints_json_.empty()) && Clock::now() >= retry_at_);
+          });
       stopping = stop_;
     }
     if (stopping) break;
@@ -314,8 +319,10 @@ void RunTracker::Work() {
         const size_t drop = queue_.size() - kMaxQueuedPoints;
         queue_.erase(queue_.begin(), queue_.begin() + static_cast<long>(drop));
         if (dropped_ == 0) {
-          Log(LogLevel::kWarn, "--track: more than {} metric points wait for the tracking server; "
-              "dropping the oldest", kMaxQueuedPoints);
+          Log(LogLevel::kWarn,
+              "--track: more than {} metric points wait for the tracking server; "
+              "dropping the oldest",
+              kMaxQueuedPoints);
         }
         dropped_ += drop;
       }
@@ -328,7 +335,8 @@ void RunTracker::Work() {
     const int64_t now = NowMs();
     MutexLock lock(mu_);
     for (auto& m : sampler->Sample()) {
-      queue_.push_back({std::move(m.name), m.value, now, std::max<int64_t>(0, (now - run_.start_time_ms) / 1000)});
+      queue_.push_back({std::move(m.name), m.value, now,
+                        std::max<int64_t>(0, (now - run_.start_time_ms) / 1000)});
     }
   }
   std::string status;

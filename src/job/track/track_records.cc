@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include <fmt/format.h>
 #include "base/redact.h"
 #include "base/strings.h"
-#include <fmt/format.h>
 
 namespace ferry::job::track {
 

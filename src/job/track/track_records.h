@@ -41,7 +41,8 @@ std::string CheckpointsJson(const std::vector<CheckpointSet>& sets, const RunIde
 // mlflow.source.name (the command's program), mlflow.user, mlflow.source.git.commit (when `cwd`
 // is in a git work tree), ferry.host, ferry.job, ferry.rank, ferry.attempt, ferry.command (the
 // command line, secrets redacted).
-std::vector<std::pair<std::string, std::string>> RunTags(const RunPlan& plan, const std::string& host,
+std::vector<std::pair<std::string, std::string>> RunTags(const RunPlan& plan,
+                                                         const std::string& host,
                                                          const std::string& user,
                                                          const std::string& cwd);
 

@@ -45,10 +45,10 @@ TEST(TrackRecordsTest, CheckpointsJsonReferencesEveryFileByUrl) {
   m.files = {{.path = "ckpt-1.pt", .size = 10, .crc32c = 0xabc, .status = "uploaded"},
              {.path = "sub/x.bin", .size = 3, .crc32c = std::nullopt, .status = "kept"}};
   RunIdentity id{.job = "J", .attempt = "1", .rank = "0"};
-  json j = json::parse(CheckpointsJson(
-      {{.destination = "s3://b/runs/J/1", .manifest_url = "s3://b/runs/J/1/_ferry/manifest.json",
-        .manifest = m}},
-      id));
+  json j = json::parse(CheckpointsJson({{.destination = "s3://b/runs/J/1",
+                                         .manifest_url = "s3://b/runs/J/1/_ferry/manifest.json",
+                                         .manifest = m}},
+                                       id));
   EXPECT_EQ(j["attempt"], "1");
   const json& out = j["outputs"][0];
   EXPECT_EQ(out["destination"], "s3://b/runs/J/1/");

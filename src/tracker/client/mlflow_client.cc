@@ -56,8 +56,8 @@ Status MlflowAnswerError(const std::string& what, long http_status, std::string_
   if (http_status == 401) sc = StatusCode::kUnauthenticated;
   if (http_status == 403) sc = StatusCode::kPermissionDenied;
   if (http_status == 429 || http_status >= 500) sc = StatusCode::kUnavailable;
-  return Status(sc, std::move(text), ErrorDetail{.http_status = static_cast<int>(http_status),
-                                                 .remote_code = code});
+  return Status(sc, std::move(text),
+                ErrorDetail{.http_status = static_cast<int>(http_status), .remote_code = code});
 }
 
 Result<std::string> ArtifactRoot(const std::string& artifact_uri) {
@@ -107,8 +107,8 @@ Result<std::string> MlflowClient::Call(const char* method, const std::string& ap
     req.headers.push_back({"Content-Type", "application/json"});
   }
   if (!options_.token.empty()) req.headers.push_back({"Authorization", "Bearer " + options_.token});
-  const std::string what = std::string("MLflow ") + method + " " + api + " at " +
-                           http::DisplayUrl(options_.url);
+  const std::string what =
+      std::string("MLflow ") + method + " " + api + " at " + http::DisplayUrl(options_.url);
   auto resp = http_->Send(req);
   if (!resp.ok()) return resp.status().WithContext(what);
   if (!resp->ok()) return MlflowAnswerError(what, resp->status, resp->body);
@@ -146,12 +146,14 @@ Result<RunInfo> MlflowClient::CreateRun(
   try {
     return ParseRunInfo(j.at("run"));
   } catch (const json::exception& e) {
-    return Status(StatusCode::kInternal, std::string("runs/create: unexpected answer: ") + e.what());
+    return Status(StatusCode::kInternal,
+                  std::string("runs/create: unexpected answer: ") + e.what());
   }
 }
 
 Result<RunInfo> MlflowClient::GetRun(const std::string& run_id) {
-  FERRY_ASSIGN_OR_RETURN(std::string text, Call("GET", "runs/get", "run_id=" + PercentEncode(run_id)));
+  FERRY_ASSIGN_OR_RETURN(std::string text,
+                         Call("GET", "runs/get", "run_id=" + PercentEncode(run_id)));
   FERRY_ASSIGN_OR_RETURN(json j, ParseJson(text, "runs/get"));
   try {
     return ParseRunInfo(j.at("run"));
@@ -169,7 +171,8 @@ Status MlflowClient::UpdateRun(const std::string& run_id, const std::string& sta
 
 Status MlflowClient::SetTag(const std::string& run_id, const std::string& key,
                             const std::string& value) {
-  return Call("POST", "runs/set-tag", json{{"run_id", run_id}, {"key", key}, {"value", value}}.dump())
+  return Call("POST", "runs/set-tag",
+              json{{"run_id", run_id}, {"key", key}, {"value", value}}.dump())
       .status();
 }
 

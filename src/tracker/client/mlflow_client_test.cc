@@ -91,8 +91,8 @@ TEST(MlflowClientTest, AFailedBatchSaysHowManyPointsWereAcknowledged) {
 TEST(MlflowClientTest, UploadArtifactPutsUnderTheRunsRootWithItsSha256) {
   LocalHttpServer server([](const ServerRequest&) -> ServerResponse { return {.body = "{}"}; });
   auto client = ClientFor(server);
-  ASSERT_TRUE(client->UploadArtifact("mlflow-artifacts:/7/r1/artifacts", "ferry/output.log", "hi\n")
-                  .ok());
+  ASSERT_TRUE(
+      client->UploadArtifact("mlflow-artifacts:/7/r1/artifacts", "ferry/output.log", "hi\n").ok());
   auto req = server.requests().at(0);
   EXPECT_EQ(req.method, "PUT");
   EXPECT_EQ(req.target, "/api/2.0/mlflow-artifacts/artifacts/7/r1/artifacts/ferry/output.log");

@@ -1,0 +1,238 @@
+"""`ferry run --track URL` against a real `ferry serve`: the job becomes an MLflow run with
+system metrics, the command's own metrics (ferry.track, or plain MLflow REST through the
+variables ferry gives it), its output log, its exit status and its checkpoints manifest; a
+failing command, SIGTERM, a resumed attempt and an unreachable server (docs/semantics/run.md,
+"--track")."""
+import json
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+
+import pytest
+
+from serve_helpers import ServeProcess, minimal_env, wait_for
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+API = "/api/2.0/mlflow/"
+
+TRACKED_SCRIPT = r'''
+import json, os, sys, time
+import ferry.track
+out = os.environ["FERRY_OUTPUT"]
+run = ferry.track.init(project="ignored-when-attached")
+for step in range(5):
+    run.log({"loss": 1.0 / (step + 1)}, step=step)
+print("hello from the script", flush=True)
+print("a warning on stderr", file=sys.stderr, flush=True)
+with open(os.path.join(out, "ckpt.pt"), "w") as f:
+    f.write("weights" * 100)
+trigger = os.environ["FERRY_SYNC_TRIGGER"]
+open(trigger, "w").close()
+while os.path.exists(trigger):
+    time.sleep(0.05)
+time.sleep(float(os.environ.get("HOLD", "2.5")))   # a few system-metric samples
+run.finish()
+info = {k: os.environ.get(k) for k in ("MLFLOW_TRACKING_URI", "MLFLOW_RUN_ID",
+                                        "MLFLOW_EXPERIMENT_NAME", "PYTHONUNBUFFERED")}
+json.dump(info, open(os.environ["INFO"], "w"))
+sys.exit(int(os.environ.get("EXIT", "0")))
+'''
+
+REST_SCRIPT = r'''
+import json, os, time, urllib.request
+url, run_id = os.environ["MLFLOW_TRACKING_URI"], os.environ["MLFLOW_RUN_ID"]
+body = {"run_id": run_id, "metrics": [{"key": "acc", "value": 0.5 + i / 10,
+        "timestamp": int(time.time() * 1000), "step": i} for i in range(3)]}
+req = urllib.request.Request(url + "/api/2.0/mlflow/runs/log-batch", data=json.dumps(body).encode(),
+                             headers={"Content-Type": "application/json"}, method="POST")
+urllib.request.urlopen(req, timeout=30).read()
+print("logged through REST")
+'''
+
+
+def get(url, endpoint, **query):
+    with urllib.request.urlopen(f"{url}{API}{endpoint}?{urllib.parse.urlencode(query)}",
+                                timeout=30) as r:
+        return json.load(r)
+
+
+def run_info(url, run_id):
+    return get(url, "runs/get", run_id=run_id)["run"]
+
+
+def tags(run):
+    return {t["key"]: t["value"] for t in run["data"].get("tags", [])}
+
+
+def history(url, run_id, key):
+    return get(url, "metrics/get-history", run_id=run_id, metric_key=key).get("metrics", [])
+
+
+def artifact(url, run, path):
+    root = run["info"]["artifact_uri"].split(":", 1)[1].lstrip("/")
+    with urllib.request.urlopen(f"{url}/api/2.0/mlflow-artifacts/artifacts/{root}/{path}",
+                                timeout=30) as r:
+        return r.read().decode()
+
+
+@pytest.fixture
+def server(ferry_bin, tmp_path):
+    data = tmp_path / "serve-data"
+    data.mkdir()
+    s = ServeProcess(ferry_bin, data)
+    yield s
+    s.stop()
+
+
+def env_for(tmp_path, **extra):
+    env = minimal_env()
+    env["PYTHONPATH"] = str(ROOT / "python")
+    env["INFO"] = str(tmp_path / "info.json")
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def ferry_run(ferry_bin, tmp_path, url, script, *extra, env=None, job="job-t", wait=True):
+    scratch = tmp_path / "scratch"
+    dst = tmp_path / "dst"
+    (tmp_path / "script.py").write_text(script)
+    args = [ferry_bin, "run", "--no-preflight", "--track", url, "--system-metrics-interval", "1",
+            "--out", f"{scratch}={dst}/{{job}}/{{attempt}}/", *extra,
+            "--", "/usr/bin/python3", str(tmp_path / "script.py")]
+    e = env or env_for(tmp_path)
+    e["FERRY_RUN_ID"] = job
+    if not wait:
+        return subprocess.Popen(args, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.run(args, env=e, capture_output=True, timeout=120)
+
+
+def test_tracked_run_has_system_and_script_metrics_output_log_status_and_checkpoints(
+        ferry_bin, server, tmp_path):
+    p = ferry_run(ferry_bin, tmp_path, server.url, TRACKED_SCRIPT, "--experiment", "exp-a",
+                  "--run-name", "first")
+    assert p.returncode == 0, p.stderr.decode()
+    # The command's output still reaches ferry's stdout and stderr, each to its own.
+    assert b"hello from the script" in p.stdout and b"a warning on stderr" not in p.stdout
+    assert b"a warning on stderr" in p.stderr
+    info = json.loads((tmp_path / "info.json").read_text())
+    assert info["MLFLOW_TRACKING_URI"] == server.url
+    assert info["MLFLOW_EXPERIMENT_NAME"] == "exp-a" and info["PYTHONUNBUFFERED"] == "1"
+    run = run_info(server.url, info["MLFLOW_RUN_ID"])
+    assert run["info"]["status"] == "FINISHED" and int(run["info"]["end_time"]) > 0
+    assert run["info"]["run_name"] == "first"
+    t = tags(run)
+    assert t["ferry.exit_code"] == "0" and t["ferry.attempt"] == "0" and t["ferry.job"] == "job-t"
+    assert t["ferry.checkpoints"] == f"{tmp_path}/dst/job-t/0/"
+    assert "script.py" in t["ferry.command"] and t["ferry.host"]
+    # ferry.track attached: its points are in the same run, and its finish() did not end it.
+    assert [m["value"] for m in history(server.url, run["info"]["run_id"], "loss")] == \
+        [1.0, 0.5, 1.0 / 3, 0.25, 0.2]
+    for key in ("system/cpu_utilization_percentage", "system/system_memory_usage_megabytes",
+                "system/disk_usage_percentage", "system/network_receive_megabytes"):
+        assert len(history(server.url, run["info"]["run_id"], key)) >= 2, key
+    log = artifact(server.url, run, "ferry/output.log")
+    assert "hello from the script\n" in log and "a warning on stderr\n" in log
+    ck = json.loads(artifact(server.url, run, "ferry/checkpoints.json"))
+    files = {f["path"]: f for f in ck["outputs"][0]["files"]}
+    assert files["ckpt.pt"]["size"] == 700
+    assert files["ckpt.pt"]["url"] == f"{tmp_path}/dst/job-t/0/ckpt.pt"
+    assert len(files["ckpt.pt"]["crc32c"]) == 8
+    # Referenced, not uploaded again: the run's artifacts are ferry's two small files.
+    root = run["info"]["artifact_uri"].split(":", 1)[1].lstrip("/")
+    with urllib.request.urlopen(f"{server.url}/api/2.0/mlflow-artifacts/artifacts?"
+                                + urllib.parse.urlencode({"path": root}), timeout=30) as r:
+        assert [f["path"] for f in json.load(r)["files"]] == ["ferry"]
+    with urllib.request.urlopen(f"{server.url}/api/2.0/mlflow-artifacts/artifacts?"
+                                + urllib.parse.urlencode({"path": root + "/ferry"}), timeout=30) as r:
+        assert sorted(f["path"] for f in json.load(r)["files"]) == ["checkpoints.json", "output.log"]
+
+
+def test_plain_mlflow_rest_through_the_variables(ferry_bin, server, tmp_path):
+    p = ferry_run(ferry_bin, tmp_path, server.url,
+                  REST_SCRIPT + "\nimport json, os\njson.dump({'id': os.environ['MLFLOW_RUN_ID']},"
+                  " open(os.environ['INFO'], 'w'))\n")
+    assert p.returncode == 0, p.stderr.decode()
+    run_id = json.loads((tmp_path / "info.json").read_text())["id"]
+    assert [m["value"] for m in history(server.url, run_id, "acc")] == [0.5, 0.6, 0.7]
+    run = run_info(server.url, run_id)
+    assert run["info"]["status"] == "FINISHED"
+    assert "logged through REST" in artifact(server.url, run, "ferry/output.log")
+
+
+def test_a_failing_command_is_failed_with_its_exit_code(ferry_bin, server, tmp_path):
+    p = ferry_run(ferry_bin, tmp_path, server.url, TRACKED_SCRIPT,
+                  env=env_for(tmp_path, EXIT=3, HOLD=0))
+    assert p.returncode == 3, p.stderr.decode()
+    run = run_info(server.url, json.loads((tmp_path / "info.json").read_text())["MLFLOW_RUN_ID"])
+    assert run["info"]["status"] == "FAILED"
+    assert tags(run)["ferry.exit_code"] == "3"
+    assert "hello from the script" in artifact(server.url, run, "ferry/output.log")
+
+
+def test_sigterm_to_ferry_makes_the_run_killed(ferry_bin, server, tmp_path):
+    script = ("import json, os, time\n"
+              "json.dump({'id': os.environ['MLFLOW_RUN_ID']}, open(os.environ['INFO'], 'w'))\n"
+              "print('started', flush=True)\n"
+              "time.sleep(60)\n")
+    proc = ferry_run(ferry_bin, tmp_path, server.url, script, wait=False)
+    wait_for(lambda: (tmp_path / "info.json").exists(), "the command to start")
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM, err.decode()
+    run = run_info(server.url, json.loads((tmp_path / "info.json").read_text())["id"])
+    assert run["info"]["status"] == "KILLED"
+    assert tags(run)["ferry.exit_code"] == str(128 + signal.SIGTERM)
+    assert "started" in artifact(server.url, run, "ferry/output.log")
+
+
+def test_a_resumed_attempt_logs_into_the_same_run(ferry_bin, server, tmp_path):
+    first = ferry_run(ferry_bin, tmp_path, server.url, TRACKED_SCRIPT, job="job-r",
+                      env=env_for(tmp_path, EXIT=1, HOLD=0))
+    assert first.returncode == 1, first.stderr.decode()
+    run_id = json.loads((tmp_path / "info.json").read_text())["MLFLOW_RUN_ID"]
+    second = ferry_run(ferry_bin, tmp_path, server.url, TRACKED_SCRIPT, "--resume",
+                       str(tmp_path / "scratch"), job="job-r", env=env_for(tmp_path, HOLD=0))
+    assert second.returncode == 0, second.stderr.decode()
+    assert json.loads((tmp_path / "info.json").read_text())["MLFLOW_RUN_ID"] == run_id
+    run = run_info(server.url, run_id)
+    assert run["info"]["status"] == "FINISHED"
+    t = tags(run)
+    assert t["ferry.attempt"] == "1" and t["ferry.exit_code"] == "0"
+    assert t["ferry.checkpoints"] == f"{tmp_path}/dst/job-r/1/"
+    # Each attempt's output log is kept.
+    assert "hello from the script" in artifact(server.url, run, "ferry/output.log")
+    assert "hello from the script" in artifact(server.url, run, "ferry/output-attempt1.log")
+    ck = json.loads(artifact(server.url, run, "ferry/checkpoints.json"))
+    assert ck["attempt"] == "1"
+
+
+def test_an_unreachable_server_is_one_warning_and_the_command_runs(ferry_bin, tmp_path):
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    script = ("import os, sys\n"
+              "print('MLFLOW_RUN_ID' in os.environ)\n"
+              "sys.exit(5)\n")
+    p = ferry_run(ferry_bin, tmp_path, f"http://127.0.0.1:{port}", script)
+    assert p.returncode == 5, p.stderr.decode()
+    assert p.stdout.decode() == "False\n"
+    warnings = [l for l in p.stderr.decode().splitlines() if "--track" in l]
+    assert len(warnings) == 1, p.stderr.decode()
+    assert "the command runs without tracking" in warnings[0]
+
+
+def test_track_mistakes_are_usage_errors(ferry_bin, tmp_path):
+    for args, msg in ((["--track", "ftp://x"], "must be the tracking server's http://"),
+                      (["--experiment", "e"], "need --track URL"),
+                      (["--track", "http://127.0.0.1:1", "--system-metrics-interval", "-1"],
+                       "--system-metrics-interval must be >= 0")):
+        p = subprocess.run([ferry_bin, "run", *args, "--", "true"], env=minimal_env(),
+                           capture_output=True, timeout=60)
+        assert p.returncode == 2 and msg in p.stderr.decode(), (args, p.stderr.decode())
