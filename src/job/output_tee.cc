@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -74,6 +76,12 @@ void OutputTee::Finish(std::chrono::milliseconds wait) {
 }
 
 void OutputTee::Copy() {
+  // A write to a closed terminal or pipe must fail with EPIPE, not kill ferry (ferry's main
+  // ignores SIGPIPE too; this thread does not rely on it).
+  sigset_t pipe_set;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  ::pthread_sigmask(SIG_BLOCK, &pipe_set, nullptr);
   std::vector<char> buf(64 * 1024);
   bool out_ok = true, err_ok = true;  // ferry's own descriptors still take writes
   pollfd fds[2] = {{out_pipe_[0], POLLIN, 0}, {err_pipe_[0], POLLIN, 0}};

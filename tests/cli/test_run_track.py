@@ -40,6 +40,10 @@ time.sleep(float(os.environ.get("HOLD", "2.5")))   # a few system-metric samples
 run.finish()
 info = {k: os.environ.get(k) for k in ("MLFLOW_TRACKING_URI", "MLFLOW_RUN_ID",
                                         "MLFLOW_EXPERIMENT_NAME", "PYTHONUNBUFFERED")}
+import urllib.request
+with urllib.request.urlopen(info["MLFLOW_TRACKING_URI"] + "/api/2.0/mlflow/runs/get?run_id="
+                            + info["MLFLOW_RUN_ID"], timeout=30) as r:
+    info["status_after_finish"] = json.load(r)["run"]["info"]["status"]
 json.dump(info, open(os.environ["INFO"], "w"))
 sys.exit(int(os.environ.get("EXIT", "0")))
 '''
@@ -123,6 +127,8 @@ def test_tracked_run_has_system_and_script_metrics_output_log_status_and_checkpo
     info = json.loads((tmp_path / "info.json").read_text())
     assert info["MLFLOW_TRACKING_URI"] == server.url
     assert info["MLFLOW_EXPERIMENT_NAME"] == "exp-a" and info["PYTHONUNBUFFERED"] == "1"
+    # ferry.track attached to ferry's run: its finish() left the status to ferry.
+    assert info["status_after_finish"] == "RUNNING"
     run = run_info(server.url, info["MLFLOW_RUN_ID"])
     assert run["info"]["status"] == "FINISHED" and int(run["info"]["end_time"]) > 0
     assert run["info"]["run_name"] == "first"
@@ -236,3 +242,54 @@ def test_track_mistakes_are_usage_errors(ferry_bin, tmp_path):
         p = subprocess.run([ferry_bin, "run", *args, "--", "true"], env=minimal_env(),
                            capture_output=True, timeout=60)
         assert p.returncode == 2 and msg in p.stderr.decode(), (args, p.stderr.decode())
+
+
+def test_sysmetrics_prints_one_sample(ferry_bin):
+    p = subprocess.run([ferry_bin, "sysmetrics", "--json", "--wait", "200"], env=minimal_env(),
+                       capture_output=True, timeout=60)
+    assert p.returncode == 0, p.stderr.decode()
+    out = json.loads(p.stdout)
+    assert out["gpus"]  # "N GPU(s) through ..." or why there are none
+    for key in ("system/cpu_utilization_percentage", "system/system_memory_usage_percentage",
+                "system/disk_usage_percentage", "system/network_transmit_megabytes"):
+        assert key in out["metrics"], key
+    if "not found" in out["gpus"]:   # no NVIDIA driver here: no GPU metric, and no error
+        assert not any(k.startswith("system/gpu_") for k in out["metrics"])
+
+
+def test_server_lost_mid_run_is_one_warning_and_queued_points_arrive_later(ferry_bin, tmp_path):
+    data = tmp_path / "serve-data"
+    data.mkdir()
+    listen = "127.0.0.1:19210"  # a fixed port: the restarted server must be found again
+    server = ServeProcess(ferry_bin, data, listen=listen)
+    script = ("import json, os, time\n"
+              "json.dump({'id': os.environ['MLFLOW_RUN_ID']}, open(os.environ['INFO'], 'w'))\n"
+              "time.sleep(7)\n"
+              "print('done', flush=True)\n")
+    proc = ferry_run(ferry_bin, tmp_path, server.url, script, wait=False)
+    try:
+        wait_for(lambda: (tmp_path / "info.json").exists(), "the command to start")
+        time.sleep(1.5)
+        server.proc.send_signal(signal.SIGKILL)   # gone without a goodbye
+        server.proc.wait()
+        time.sleep(3)                             # samples taken meanwhile wait in ferry
+        server = ServeProcess(ferry_bin, data, listen=listen,
+                              log=tmp_path / "serve-again.log")
+        out, err = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    try:
+        assert proc.returncode == 0, err.decode()
+        warnings = [l for l in err.decode().splitlines() if "--track" in l and "warn" in l]
+        assert len(warnings) == 1, err.decode()
+        run_id = json.loads((tmp_path / "info.json").read_text())["id"]
+        run = run_info(server.url, run_id)
+        assert run["info"]["status"] == "FINISHED"
+        steps = [int(m["step"]) for m in history(server.url, run_id,
+                                                  "system/cpu_utilization_percentage")]
+        # One sample a second for ~7 s, those of the outage included (sent when it came back).
+        assert len(steps) >= 6 and len(set(steps)) == len(steps), steps
+        assert "done" in artifact(server.url, run, "ferry/output.log")
+    finally:
+        server.stop()

@@ -285,6 +285,13 @@ bool RunTracker::Flush(bool final_pass) {
   return true;
 }
 
+int64_t RunTracker::NextStep(int64_t now_ms) {
+  // Seconds since the run started (a later attempt continues the axis), never repeated: the
+  // last sample may come within a second of the one before.
+  last_step_ = std::max(last_step_ + 1, std::max<int64_t>(0, (now_ms - run_.start_time_ms) / 1000));
+  return last_step_;
+}
+
 void RunTracker::Work() {
   std::unique_ptr<sysmetrics::SystemSampler> sampler;
   const auto interval = options_.system_metrics_interval;
@@ -311,7 +318,7 @@ void RunTracker::Work() {
     if (sampler && Clock::now() >= next_sample) {
       next_sample += interval;
       const int64_t now = NowMs();
-      const int64_t step = std::max<int64_t>(0, (now - run_.start_time_ms) / 1000);
+      const int64_t step = NextStep(now);
       auto metrics = sampler->Sample();
       MutexLock lock(mu_);
       for (auto& m : metrics) queue_.push_back({std::move(m.name), m.value, now, step});
@@ -333,11 +340,9 @@ void RunTracker::Work() {
   const auto deadline = Clock::now() + kFinalFlush;
   if (sampler) {
     const int64_t now = NowMs();
+    const int64_t step = NextStep(now);
     MutexLock lock(mu_);
-    for (auto& m : sampler->Sample()) {
-      queue_.push_back({std::move(m.name), m.value, now,
-                        std::max<int64_t>(0, (now - run_.start_time_ms) / 1000)});
-    }
+    for (auto& m : sampler->Sample()) queue_.push_back({std::move(m.name), m.value, now, step});
   }
   std::string status;
   int exit_code;

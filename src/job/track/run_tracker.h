@@ -70,6 +70,8 @@ class RunTracker final : public RunHooks {
   bool Flush(bool final_pass);
   void NoteFailure(const Status& s);
   void NoteSuccess();
+  // The step of a system-metric sample taken at `now_ms`.
+  int64_t NextStep(int64_t now_ms);
 
   TrackOptions options_;
   storage::StoreRegistry& registry_;
@@ -95,6 +97,7 @@ class RunTracker final : public RunHooks {
   // Only the worker touches these.
   uint64_t log_uploaded_size_ = static_cast<uint64_t>(-1);
   bool warned_ = false;
+  int64_t last_step_ = -1;
   int failures_ = 0;
   std::chrono::steady_clock::time_point retry_at_{};
   std::thread worker_;

@@ -91,14 +91,11 @@ std::vector<std::pair<std::string, std::string>> RunTags(const RunPlan& plan,
                                                          const std::string& host,
                                                          const std::string& user,
                                                          const std::string& cwd) {
-  std::string command;
-  for (const auto& a : plan.options.command) command += (command.empty() ? "" : " ") + a;
+  const std::string command = RedactCommandLine(plan.options.command);
   std::vector<std::pair<std::string, std::string>> tags = {
-      {"ferry.host", host},
-      {"ferry.job", plan.id.job},
-      {"ferry.rank", plan.id.rank},
-      {"ferry.attempt", plan.id.attempt},
-      {"ferry.command", Redact(command)},
+      {"ferry.host", host},         {"ferry.job", plan.id.job},
+      {"ferry.rank", plan.id.rank}, {"ferry.attempt", plan.id.attempt},
+      {"ferry.command", command},
   };
   if (!plan.options.command.empty()) {
     tags.emplace_back("mlflow.source.name",
@@ -109,13 +106,40 @@ std::vector<std::pair<std::string, std::string>> RunTags(const RunPlan& plan,
   return tags;
 }
 
+std::string RedactCommandLine(const std::vector<std::string>& argv) {
+  auto secret_name = [](std::string_view name) {
+    const std::string n = ToLower(name);
+    for (std::string_view w : {"secret", "token", "password", "passwd", "apikey", "api_key",
+                               "api-key", "credential", "access_key", "access-key", "private"}) {
+      if (n.find(w) != std::string::npos) return true;
+    }
+    return false;
+  };
+  std::string out;
+  bool hide_next = false;
+  for (const auto& a : argv) {
+    std::string shown = a;
+    const size_t eq = a.find('=');
+    if (hide_next) {
+      shown = std::string(kRedacted);
+    } else if (eq != std::string::npos && eq > 0 && secret_name(a.substr(0, eq))) {
+      shown = a.substr(0, eq + 1) + std::string(kRedacted);
+    }
+    hide_next = StartsWith(a, "-") && eq == std::string::npos && secret_name(a);
+    out += (out.empty() ? "" : " ") + shown;
+  }
+  return Redact(out);
+}
+
 std::optional<std::string> GitCommit(const std::string& dir) {
   std::error_code ec;
-  for (std::filesystem::path p = std::filesystem::absolute(dir, ec); !ec && !p.empty();
-       p = p.parent_path()) {
+  const std::filesystem::path start = std::filesystem::absolute(dir, ec);
+  if (ec) return std::nullopt;
+  for (std::filesystem::path p = start; !p.empty(); p = p.parent_path()) {
     std::filesystem::path git = p / ".git";
     std::filesystem::path gitdir;
-    if (std::filesystem::is_directory(git, ec)) {
+    std::error_code dir_ec;
+    if (std::filesystem::is_directory(git, dir_ec)) {
       gitdir = git;
     } else if (auto link = ReadFile(git)) {  // "gitdir: PATH" (worktrees, submodules)
       std::string_view l = Trim(*link);

@@ -46,6 +46,11 @@ std::vector<std::pair<std::string, std::string>> RunTags(const RunPlan& plan,
                                                          const std::string& user,
                                                          const std::string& cwd);
 
+// The command line as tags and logs show it: the value of an argument whose name says it is a
+// secret (`--api-key=V`, `--token V`, `DB_PASSWORD=V`: secret, token, password, api key,
+// credential, access key, private) is [REDACTED], and so is whatever Redact() knows.
+std::string RedactCommandLine(const std::vector<std::string>& argv);
+
 // The commit checked out in the git work tree holding `dir` (.git/HEAD, a loose ref or
 // packed-refs; a .git file of a worktree or submodule is followed); nullopt when none.
 std::optional<std::string> GitCommit(const std::string& dir);

@@ -113,5 +113,12 @@ TEST(TrackRecordsTest, RunTagsNameTheJobAndRedactTheCommand) {
   EXPECT_EQ(t["ferry.command"].find("wJalrXUtnFEMI"), std::string::npos) << t["ferry.command"];
 }
 
+TEST(TrackRecordsTest, CommandLineSecretsAreRedacted) {
+  EXPECT_EQ(RedactCommandLine({"train.py", "--lr=0.1", "--api-key=abc", "--token", "xyz",
+                               "HF_TOKEN=hf_1", "--keep", "v"}),
+            "train.py --lr=0.1 --api-key=[REDACTED] --token [REDACTED] HF_TOKEN=[REDACTED] "
+            "--keep v");
+}
+
 }  // namespace
 }  // namespace ferry::job::track
