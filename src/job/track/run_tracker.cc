@@ -146,10 +146,14 @@ Status RunTracker::OpenRun(const RunPlan& plan) {
 
 std::vector<std::pair<std::string, std::string>> RunTracker::BeforeStart(const RunPlan& plan) {
   if (!plan.outputs.empty()) disk_path_ = plan.outputs.front().dir;
+  // The command's stdout is a pipe through the tee: Python would buffer it in blocks, and the
+  // terminal and the log would see prints late.
+  std::vector<std::pair<std::string, std::string>> unbuffered;
+  if (log_ && !env_.Get("PYTHONUNBUFFERED")) unbuffered.emplace_back("PYTHONUNBUFFERED", "1");
   Status opened = OpenRun(plan);
   if (!opened.ok()) {
     Log(LogLevel::kWarn, "--track: {}; the command runs without tracking", opened.message());
-    return {};
+    return unbuffered;
   }
   active_ = true;
   worker_ = std::thread([this] { Work(); });
@@ -158,9 +162,7 @@ std::vector<std::pair<std::string, std::string>> RunTracker::BeforeStart(const R
       {"MLFLOW_RUN_ID", run_.run_id},
       {"MLFLOW_EXPERIMENT_NAME", experiment_},
       {"MLFLOW_EXPERIMENT_ID", run_.experiment_id}};
-  // The command's stdout is a pipe now: Python would buffer it in blocks, and the terminal and
-  // the log would see prints late.
-  if (log_ && !env_.Get("PYTHONUNBUFFERED")) env.emplace_back("PYTHONUNBUFFERED", "1");
+  env.insert(env.end(), unbuffered.begin(), unbuffered.end());
   return env;
 }
 
@@ -196,7 +198,10 @@ void RunTracker::Ended(const ChildState& child, int exit_code) {
   {
     MutexLock lock(mu_);
     stop_ = true;
-    final_status_ = FinalStatus(child, exit_code);
+    // A command that never started (a stop signal while the run was being created): KILLED
+    // when ferry was stopped, else FAILED.
+    final_status_ =
+        child.pid < 0 ? (exit_code >= 128 ? "KILLED" : "FAILED") : FinalStatus(child, exit_code);
     exit_code_ = child.exit_code >= 0 ? child.exit_code : exit_code;
     log_due_ = true;
   }
@@ -212,6 +217,14 @@ void RunTracker::NoteFailure(const Status& s) {
     Log(LogLevel::kWarn, "--track: {}; retrying in the background (the job goes on)", s.message());
   } else {
     Log(LogLevel::kDebug, "--track: {}", s.message());
+  }
+}
+
+void RunTracker::Refused(const Status& s, const char* what) {
+  // Not retried: the same request would be refused again (an artifact_uri the server does not
+  // serve, a point it rejects). Said once per kind.
+  if (refused_.insert(what).second) {
+    Log(LogLevel::kWarn, "--track: {} not recorded: {}", what, s.message());
   }
 }
 
@@ -235,12 +248,17 @@ bool RunTracker::Flush(bool final_pass) {
     if (batch.empty()) break;
     size_t sent = 0;
     Status s = client_->LogMetrics(run_.run_id, batch, &sent);
+    // A batch the server refuses for good (not retryable) is dropped with one warning.
+    if (!s.ok() && !IsRetryable(s)) {
+      Refused(s, "metric points");
+      sent = batch.size();
+    }
     {
       MutexLock lock(mu_);
       queue_.erase(queue_.begin(),
                    queue_.begin() + static_cast<long>(std::min(sent, queue_.size())));
     }
-    if (!s.ok()) {
+    if (!s.ok() && IsRetryable(s)) {
       NoteFailure(s);
       return false;
     }
@@ -259,28 +277,34 @@ bool RunTracker::Flush(bool final_pass) {
   if (!checkpoints.empty()) {
     Status s = client_->UploadArtifact(run_.artifact_uri, "ferry/checkpoints.json", checkpoints);
     if (s.ok()) s = client_->SetTag(run_.run_id, "ferry.checkpoints", tag);
-    if (!s.ok()) {
+    if (!s.ok() && !IsRetryable(s)) {
+      Refused(s, "ferry/checkpoints.json");
+    } else if (!s.ok()) {
       MutexLock lock(mu_);
       if (checkpoints_json_.empty()) checkpoints_json_ = std::move(checkpoints);  // not newer
       log_due_ = log_due_ || log_due;
       NoteFailure(s);
       return false;
+    } else {
+      NoteSuccess();
     }
-    NoteSuccess();
   }
   if (log_due && log_ && log_->size() != log_uploaded_size_) {
     const uint64_t size = log_->size();
     auto text = log_->Contents();
     Status s = text.status();
     if (s.ok()) s = client_->UploadArtifact(run_.artifact_uri, OutputLogArtifact(attempt_), *text);
-    if (!s.ok()) {
+    if (!s.ok() && !IsRetryable(s)) {
+      Refused(s, "the output log");
+    } else if (!s.ok()) {
       MutexLock lock(mu_);
       log_due_ = true;
       NoteFailure(s);
       return false;
+    } else {
+      NoteSuccess();
     }
     log_uploaded_size_ = size;
-    NoteSuccess();
   }
   return true;
 }
@@ -357,8 +381,9 @@ void RunTracker::Work() {
     if (flushed && !ended) {
       Status s = client_->SetTag(run_.run_id, "ferry.exit_code", std::to_string(exit_code));
       if (s.ok() && !status.empty()) s = client_->UpdateRun(run_.run_id, status, NowMs());
-      if (s.ok()) {
-        ended = true;
+      if (s.ok() || !IsRetryable(s)) {
+        if (!s.ok()) Refused(s, "the run's end");
+        ended = s.ok();
         break;
       }
       NoteFailure(s);
@@ -366,7 +391,7 @@ void RunTracker::Work() {
     std::this_thread::sleep_for(std::min<Clock::duration>(
         std::chrono::seconds(1), std::max<Clock::duration>(deadline - Clock::now(), {})));
   }
-  if (!ended) {
+  if (!ended && refused_.count("the run's end") == 0) {
     Log(LogLevel::kWarn, "--track: could not record the end of run {} within {} s", run_.run_id,
         kFinalFlush.count());
   }

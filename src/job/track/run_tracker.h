@@ -19,6 +19,7 @@
 
 #include <chrono>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -70,6 +71,8 @@ class RunTracker final : public RunHooks {
   bool Flush(bool final_pass);
   void NoteFailure(const Status& s);
   void NoteSuccess();
+  // A call the server refused for good: dropped, one warning per `what`.
+  void Refused(const Status& s, const char* what);
   // The step of a system-metric sample taken at `now_ms`.
   int64_t NextStep(int64_t now_ms);
 
@@ -97,6 +100,7 @@ class RunTracker final : public RunHooks {
   // Only the worker touches these.
   uint64_t log_uploaded_size_ = static_cast<uint64_t>(-1);
   bool warned_ = false;
+  std::set<std::string> refused_;
   int64_t last_step_ = -1;
   int failures_ = 0;
   std::chrono::steady_clock::time_point retry_at_{};
