@@ -60,9 +60,11 @@ print("logged through REST")
 '''
 
 
-def get(url, endpoint, **query):
-    with urllib.request.urlopen(f"{url}{API}{endpoint}?{urllib.parse.urlencode(query)}",
-                                timeout=30) as r:
+def get(url, endpoint, token=None, **query):
+    req = urllib.request.Request(f"{url}{API}{endpoint}?{urllib.parse.urlencode(query)}")
+    if token:
+        req.add_header("Authorization", f"Bearer {token}")
+    with urllib.request.urlopen(req, timeout=30) as r:
         return json.load(r)
 
 
@@ -102,11 +104,12 @@ def env_for(tmp_path, **extra):
     return env
 
 
-def ferry_run(ferry_bin, tmp_path, url, script, *extra, env=None, job="job-t", wait=True):
+def ferry_run(ferry_bin, tmp_path, url, script, *extra, env=None, job="job-t", wait=True,
+              verbose=False):
     scratch = tmp_path / "scratch"
     dst = tmp_path / "dst"
     (tmp_path / "script.py").write_text(script)
-    args = [ferry_bin, "run", "--no-preflight", "--track", url, "--system-metrics-interval", "1",
+    args = [ferry_bin, *(["-v"] if verbose else []), "run", "--no-preflight", "--track", url, "--system-metrics-interval", "1",
             "--out", f"{scratch}={dst}/{{job}}/{{attempt}}/", *extra,
             "--", "/usr/bin/python3", str(tmp_path / "script.py")]
     e = env or env_for(tmp_path)
@@ -291,5 +294,33 @@ def test_server_lost_mid_run_is_one_warning_and_queued_points_arrive_later(ferry
         # One sample a second for ~7 s, those of the outage included (sent when it came back).
         assert len(steps) >= 6 and len(set(steps)) == len(steps), steps
         assert "done" in artifact(server.url, run, "ferry/output.log")
+    finally:
+        server.stop()
+
+
+def test_bearer_token_from_mlflow_tracking_token_never_shown(ferry_bin, tmp_path):
+    tokens = tmp_path / "tokens"
+    tokens.write_text("s3cret-token-1234\n")
+    data = tmp_path / "serve-data"
+    data.mkdir()
+    server = ServeProcess(ferry_bin, data, "--token-file", tokens)
+    script = ("import json, os\nimport ferry.track\n"
+              "run = ferry.track.init(project='p')\nrun.log({'loss': 2.0})\nrun.finish()\n"
+              "json.dump({'id': os.environ['MLFLOW_RUN_ID']}, open(os.environ['INFO'], 'w'))\n")
+    try:
+        # Without the token: refused (401), one warning, the command runs untracked.
+        p = ferry_run(ferry_bin, tmp_path, server.url, "import sys; sys.exit(4)\n")
+        assert p.returncode == 4 and "HTTP 401" in p.stderr.decode(), p.stderr.decode()
+        env = env_for(tmp_path, MLFLOW_TRACKING_TOKEN="s3cret-token-1234")
+        p = ferry_run(ferry_bin, tmp_path, server.url, script, env=env, job="job-tok", verbose=True)
+        assert p.returncode == 0, p.stderr.decode()
+        assert b"s3cret-token-1234" not in p.stderr + p.stdout
+        run_id = json.loads((tmp_path / "info.json").read_text())["id"]
+        run = get(server.url, "runs/get", token="s3cret-token-1234", run_id=run_id)["run"]
+        assert run["info"]["status"] == "FINISHED"
+        assert "s3cret-token-1234" not in json.dumps(run)
+        assert [m["value"] for m in get(server.url, "metrics/get-history", token="s3cret-token-1234",
+                                         run_id=run_id, metric_key="loss")["metrics"]] == [2.0]
+        assert "s3cret-token-1234" not in server.log()
     finally:
         server.stop()
