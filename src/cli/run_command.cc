@@ -73,6 +73,21 @@ Result<job::RunOptions> Combine(const RunCliOptions& o) {
   ro.delete_after_upload.insert(ro.delete_after_upload.end(), o.delete_after_upload.begin(),
                                 o.delete_after_upload.end());
   if (!o.trigger_file.empty()) ro.trigger_file = o.trigger_file;
+  if (!o.track.empty()) ro.track.url = o.track;
+  if (!o.experiment.empty()) ro.track.experiment = o.experiment;
+  if (!o.run_name.empty()) ro.track.run_name = o.run_name;
+  if (o.system_metrics_interval) ro.track.system_metrics_interval = o.system_metrics_interval;
+  if (ro.track.url.empty() && (!ro.track.experiment.empty() || !ro.track.run_name.empty() ||
+                               ro.track.system_metrics_interval)) {
+    return InvalidArgument(
+        "--experiment, --run-name and --system-metrics-interval need --track URL");
+  }
+  if (!ro.track.url.empty()) {
+    FERRY_RETURN_IF_ERROR(job::track::CheckTrackUrl(ro.track.url));
+    if (ro.track.system_metrics_interval && *ro.track.system_metrics_interval < 0) {
+      return InvalidArgument("--system-metrics-interval must be >= 0 (0 = off)");
+    }
+  }
   if (!o.resume.empty()) ro.resume_dir = o.resume;
   if (!ro.resume_dir.empty()) {
     auto parsed = storage::ParseUrl(ro.resume_dir);
@@ -105,20 +120,12 @@ Status RunRun(Context& ctx, const RunCliOptions& o, int* exit_code) {
   auto combined = Combine(o);
   if (!combined.ok()) return Usage(ctx, combined.status());
   std::unique_ptr<job::track::RunTracker> run_tracker;
-  if (!o.track.empty()) {
-    if (Status s = job::track::CheckTrackUrl(o.track); !s.ok()) return Usage(ctx, s);
-    job::track::TrackOptions to{.url = o.track, .experiment = o.experiment, .run_name = o.run_name};
-    if (o.system_metrics_interval) {
-      if (*o.system_metrics_interval < 0) {
-        return Usage(ctx, InvalidArgument("--system-metrics-interval must be >= 0 (0 = off)"));
-      }
-      to.system_metrics_interval = std::chrono::seconds(*o.system_metrics_interval);
+  if (const auto& t = combined->track; !t.url.empty()) {
+    job::track::TrackOptions to{.url = t.url, .experiment = t.experiment, .run_name = t.run_name};
+    if (t.system_metrics_interval) {
+      to.system_metrics_interval = std::chrono::seconds(*t.system_metrics_interval);
     }
     run_tracker = std::make_unique<job::track::RunTracker>(to, *ctx.registry, *ctx.env);
-  } else if (!o.experiment.empty() || !o.run_name.empty() || o.system_metrics_interval) {
-    return Usage(
-        ctx,
-        InvalidArgument("--experiment, --run-name and --system-metrics-interval need --track URL"));
   }
   job::RunOutcome outcome =
       job::RunJob(*combined, *ctx.registry, *ctx.env, RenderPreflight, run_tracker.get());

@@ -324,3 +324,23 @@ def test_bearer_token_from_mlflow_tracking_token_never_shown(ferry_bin, tmp_path
         assert "s3cret-token-1234" not in server.log()
     finally:
         server.stop()
+
+
+def test_track_from_a_job_spec(ferry_bin, server, tmp_path):
+    spec = tmp_path / "job.yaml"
+    spec.write_text(f"track: {{url: \"{server.url}\", experiment: from-spec, run_name: spec-run,"
+                    " system_metrics_interval: 0}\n"
+                    f"outputs: [\"{tmp_path}/scratch={tmp_path}/dst/{{job}}/\"]\n"
+                    "preflight: false\n"
+                    "command: [/usr/bin/python3, -c, \"import json, os; json.dump(dict(os.environ),"
+                    " open(os.environ['INFO'], 'w'))\"]\n")
+    env = env_for(tmp_path)
+    env["FERRY_RUN_ID"] = "job-spec"
+    p = subprocess.run([ferry_bin, "run", "--spec", spec], env=env, capture_output=True, timeout=120)
+    assert p.returncode == 0, p.stderr.decode()
+    child = json.loads((tmp_path / "info.json").read_text())
+    assert child["MLFLOW_EXPERIMENT_NAME"] == "from-spec"
+    run = run_info(server.url, child["MLFLOW_RUN_ID"])
+    assert run["info"]["run_name"] == "spec-run" and run["info"]["status"] == "FINISHED"
+    # Interval 0: no system metrics at all.
+    assert not [m for m in run["data"].get("metrics", []) if m["key"].startswith("system/")]
