@@ -72,9 +72,10 @@ TEST(DecideRetentionTest, GoalMaxPicksTheHighest) {
 }
 
 TEST(DecideRetentionTest, TheValueIsTheLatestPointAtOrBeforeTheStep) {
-  // Evaluations at 150 and 250 only; checkpoint-200 reads 150's value, 300 reads 250's.
+  // Evaluations at 150, 250 and 350; checkpoint-200 reads 150's value, 300 reads 250's (logged
+  // twice: the later point wins), 400 reads 350's.
   auto cps = Checkpoints({"checkpoint-200", "checkpoint-300", "checkpoint-400"});
-  auto history = Losses({{150, 0.1}, {250, 0.5}, {250, 0.05}});  // 250 logged twice: latest wins
+  auto history = Losses({{150, 0.1}, {250, 0.5}, {250, 0.05}, {350, 0.9}});
   auto ds = DecideRetention(cps, history, Policy(1, 1));
   EXPECT_EQ(Kept(ds), (std::vector<std::string>{"checkpoint-300", "checkpoint-400"}));
 }

@@ -37,7 +37,11 @@ def served(ferry_bin, tmp_path):
     (tmp_path / "data").mkdir()
     (tmp_path / "rw").write_text(f"# trainers\n{WRITER}\n")
     (tmp_path / "ro").write_text(f"{READER}\n")
-    s = ServeProcess(ferry_bin, tmp_path / "data", "-v", "--token-file", tmp_path / "rw",
+    # `ferry -v serve ...`: the access log on, to show that no token reaches it.
+    verbose = tmp_path / "ferry-v"
+    verbose.write_text(f'#!/bin/sh\nexec "{ferry_bin}" -v "$@"\n')
+    verbose.chmod(0o755)
+    s = ServeProcess(str(verbose), tmp_path / "data", "--token-file", tmp_path / "rw",
                      "--read-token-file", tmp_path / "ro")
     yield s
     s.stop()

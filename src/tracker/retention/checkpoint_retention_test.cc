@@ -46,11 +46,15 @@ class CheckpointRetentionTest : public ::testing::Test {
   }
   std::vector<std::string> Remaining() {
     std::vector<std::string> out;
-    for (const auto& e : *repo_->List(root_ + "/checkpoints")) out.push_back(e.path);
+    auto listed = repo_->List(root_ + "/checkpoints");
+    EXPECT_TRUE(listed.ok()) << listed.status().ToString();
+    for (const auto& e : *listed) out.push_back(e.path);
     return out;
   }
   std::string Record() {
-    for (const Tag& t : store_->GetRun(run_)->tags) {
+    auto run = store_->GetRun(run_);
+    EXPECT_TRUE(run.ok());
+    for (const Tag& t : run->tags) {
       if (t.key == kRetentionDeletedTag) return t.value;
     }
     return "";
@@ -122,7 +126,9 @@ TEST_F(CheckpointRetentionTest, HuggingFaceTrainersLayoutAtTheRoot) {
     retention_->Finished(full, ok);
   }
   std::vector<std::string> names;
-  for (const auto& e : *repo_->List(root_)) names.push_back(e.path);
+  auto listed = repo_->List(root_);
+  ASSERT_TRUE(listed.ok());
+  for (const auto& e : *listed) names.push_back(e.path);
   EXPECT_EQ(names, (std::vector<std::string>{"checkpoint-20", "model"}));
   EXPECT_EQ(Record(), "checkpoint-10");
 }
