@@ -215,6 +215,26 @@ def test_ferry_track_checkpoints(tracker, tmp_path):
     assert tracker.listing(f"{root}/checkpoints") == ["step_000200", "step_000300"]
 
 
+def test_ferry_track_retention_command(tracker):
+    """`python -m ferry.track retention` sets the tags; a bad value is its one-line error."""
+    def track(*args):
+        return subprocess.run(["/usr/bin/python3", "-m", "ferry.track", "retention", *args,
+                               "--url", tracker.url],
+                              env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "python")},
+                              capture_output=True, text=True, timeout=60)
+    p = track("cli-retained", "--keep-last", "1", "--keep-best", "1", "--metric", "acc",
+              "--goal", "max")
+    assert p.returncode == 0, p.stderr
+    exp = p.stdout.strip()
+    status, raw = tracker.request(API + "experiments/get?experiment_id=" + exp)
+    tags = {t["key"]: t["value"] for t in json.loads(raw)["experiment"]["tags"]}
+    assert tags == {"ferry.retention.keep_last": "1", "ferry.retention.keep_best": "1",
+                    "ferry.retention.metric": "acc", "ferry.retention.goal": "max"}
+    bad = track("cli-retained", "--keep-last", "abc")
+    assert bad.returncode == 1 and bad.stderr.count("\n") == 1, bad.stderr
+    assert "ferry.retention.keep_last" in bad.stderr and "INVALID_PARAMETER_VALUE" in bad.stderr
+
+
 def test_bad_policy_tags_are_refused(tracker):
     exp, _, _ = new_run(tracker, "bad")
     for key, value, words in [("keep_last", "abc", "is not a count"),
