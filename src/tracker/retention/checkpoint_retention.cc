@@ -84,12 +84,15 @@ CheckpointRetention::CheckpointRetention(std::shared_ptr<TrackerStore> store,
     : store_(std::move(store)), repo_(std::move(repo)), options_(std::move(options)) {}
 
 void CheckpointRetention::Started(std::string_view path) {
+  std::vector<std::string> dirs = CheckpointDirsOf(path);
+  if (dirs.empty()) return;  // not a checkpoint: never waits for a retention pass
   MutexLock lock(mu_);
-  for (std::string& dir : CheckpointDirsOf(path)) ++uploading_[std::move(dir)];
+  for (std::string& dir : dirs) ++uploading_[std::move(dir)];
 }
 
 void CheckpointRetention::Finished(std::string_view path, bool published) {
   std::vector<std::string> dirs = CheckpointDirsOf(path);
+  if (dirs.empty()) return;
   {
     MutexLock lock(mu_);
     for (const std::string& dir : dirs) {
