@@ -16,7 +16,7 @@ set(FERRY_LAYER_MODULES
     backends server transfer shard mount proxy job cli apps python
     proxy/pypi proxy/upstream proxy/service proxy/hf proxy/pypi_routes proxy/prewarm
     tracker tracker/memory tracker/sqlite tracker/testing tracker/artifacts tracker/mlflow
-    sysmetrics tracker/client job/track)
+    sysmetrics tracker/client job/track tracker/retention)
 
 set(FERRY_LAYER_ALLOW_base "")
 set(FERRY_LAYER_ALLOW_http base)
@@ -57,6 +57,9 @@ set(FERRY_LAYER_ALLOW_tracker/artifacts server storage base)
 set(FERRY_LAYER_ALLOW_tracker/mlflow tracker tracker/artifacts server storage base)
 # A client of an MLflow tracking server (ferry run --track): HTTP only, no server code.
 set(FERRY_LAYER_ALLOW_tracker/client http base)
+# Checkpoint retention: decides with tracker/retention_policy.h, deletes through the artifact
+# repository, hears of uploads as the artifact handlers' UploadObserver.
+set(FERRY_LAYER_ALLOW_tracker/retention tracker tracker/artifacts server storage base)
 # PyPI's simple API as pure functions (the proxy's handlers call them): base only.
 set(FERRY_LAYER_ALLOW_proxy/pypi base)
 # The proxy's way upstream: the HTTP client (and the URL rules of proxy/pypi).
@@ -73,6 +76,7 @@ set(FERRY_LAYER_ALLOW_proxy/pypi_routes
 set(FERRY_LAYER_ALLOW_cli
     backends job transfer shard mount proxy proxy/service proxy/upstream proxy/hf proxy/pypi_routes
     proxy/prewarm tracker tracker/sqlite tracker/artifacts tracker/mlflow sysmetrics job/track
+    tracker/retention
     server storage http base)
 set(FERRY_LAYER_ALLOW_apps cli base)
 set(FERRY_LAYER_ALLOW_python backends shard storage base)

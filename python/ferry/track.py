@@ -40,7 +40,7 @@ from ._track_client import (MAX_METRICS, TrackError, _Client, _create_run, _log_
 from ._track_images import artifact_name, encode_png, image_bytes
 from ._track_spool import _Spool, default_spool_root
 
-__all__ = ["init", "sync", "Run", "TrackError", "encode_png"]
+__all__ = ["init", "sync", "set_retention", "Run", "TrackError", "encode_png"]
 
 SEND_INTERVAL = 1.0     # seconds between log-batch calls while points trickle in
 DATA_INTERVAL = 10.0    # seconds between data-stall samples (ferry.data.timed meters)
@@ -471,6 +471,29 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+# ---------------------------------------------------------------- retention
+
+def set_retention(project, keep_last=None, keep_best=None, metric=None, goal=None, url=None):
+    """Sets the server-side checkpoint retention of experiment `project` (created if missing):
+    the `ferry.retention.*` experiment tags (docs/semantics/mlflow-artifacts.md, "Retention").
+    Only the settings given are changed; "" unsets one. The server applies the policy at once
+    and after every checkpoint upload. Returns the experiment id; TrackError when refused."""
+    client = _Client(url)
+    try:
+        exp_id = client.get("experiments/get-by-name",
+                            {"experiment_name": project})["experiment"]["experiment_id"]
+    except TrackError as e:
+        if e.status != 404:
+            raise
+        exp_id = client.post("experiments/create", {"name": project})["experiment_id"]
+    settings = {"keep_last": keep_last, "keep_best": keep_best, "metric": metric, "goal": goal}
+    for key, value in settings.items():
+        if value is not None:
+            client.post("experiments/set-experiment-tag", {
+                "experiment_id": exp_id, "key": "ferry.retention." + key, "value": str(value)})
+    return exp_id
+
+
 # ---------------------------------------------------------------- sync
 
 def sync(spool_dir, url=None):
@@ -526,8 +549,19 @@ def main(argv=None):
     s = sub.add_parser("sync", help="upload spooled runs (offline, or left by an outage)")
     s.add_argument("dir", help="one run's spool directory, or a directory of them")
     s.add_argument("--url", help="the `ferry serve` URL (default MLFLOW_TRACKING_URI)")
+    r = sub.add_parser("retention", help="set an experiment's server-side checkpoint retention")
+    r.add_argument("project", help="the experiment (created if missing)")
+    r.add_argument("--keep-last", help="keep the N checkpoints with the highest steps")
+    r.add_argument("--keep-best", help="keep the K best checkpoints by --metric")
+    r.add_argument("--metric", help="the metric 'best' is measured by")
+    r.add_argument("--goal", help="min (default) or max")
+    r.add_argument("--url", help="the `ferry serve` URL (default MLFLOW_TRACKING_URI)")
     args = parser.parse_args(argv)
     try:
+        if args.command == "retention":
+            print(set_retention(args.project, args.keep_last, args.keep_best, args.metric,
+                                args.goal, args.url))
+            return 0
         for run_id in sync(args.dir, args.url):
             print(run_id)
     except TrackError as e:

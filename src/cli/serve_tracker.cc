@@ -6,6 +6,7 @@
 #include "base/strings.h"
 #include "tracker/artifacts/artifact_repo.h"
 #include "tracker/mlflow/mlflow_routes.h"
+#include "tracker/retention/checkpoint_retention.h"
 #include "tracker/sqlite/sqlite_tracker_store.h"
 
 namespace ferry::cli {
@@ -66,6 +67,13 @@ Result<Tracker> OpenTracker(Context& ctx, const TrackerFlags& flags, const stora
     auto path = ServedArtifactPath(uri);
     return path ? repo->DeleteTree(*path) : Status();
   };
+  // Checkpoint retention (docs/semantics/mlflow-artifacts.md): after uploads and policy changes.
+  auto retention = std::make_shared<tracker::retention::CheckpointRetention>(
+      *store, repo, tracker::retention::RetentionOptions{&ServedArtifactPath});
+  options.retention_changed = [retention](const std::string& experiment_id) {
+    return retention->ApplyToExperiment(experiment_id);
+  };
+  t.uploads = retention;
   t.routes = tracker::mlflow::MlflowRoutes(std::move(*store), std::move(options));
   return t;
 }
