@@ -2,7 +2,8 @@
 """Metric ingest through `ferry serve`'s MLflow API (issue 14; results in docs/benchmarks.md).
 
   /usr/bin/python3 bench/tracker_ingest.py [--clients 8] [--steps 2000] [--keys 10] [--batch 1000]
-      [--tracker-db postgresql://user@host:port/db]
+                                           [--encode client|ahead]
+                                           [--tracker-db postgresql://user@host:port/db]
 
 Starts `ferry serve --data DIR` (release build; the tracker on its default SQLite file, or on
 the PostgreSQL database --tracker-db names: give a fresh one, its table sizes are reported), creates
@@ -18,6 +19,7 @@ import datetime
 import http.client
 import json
 import multiprocessing
+import os
 import pathlib
 import re
 import statistics
@@ -41,22 +43,53 @@ def call(conn, endpoint, body):
     return json.loads(data)
 
 
-def client(args):
-    port, run_id, steps, keys, batch = args
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-    pending, latencies, t0 = [], [], int(time.time() * 1000)
+def batches(run_id, steps, keys, batch, t0):
+    """The log-batch bodies one client sends, as dicts."""
+    pending = []
     for step in range(steps):
         for k in range(keys):
             pending.append({"key": f"m{k}", "value": (step * 7 + k) % 101 / 10.0,
                             "timestamp": t0 + step, "step": step})
             if len(pending) == batch:
-                start = time.perf_counter()
-                call(conn, "runs/log-batch", {"run_id": run_id, "metrics": pending})
-                latencies.append(time.perf_counter() - start)
+                yield {"run_id": run_id, "metrics": pending}
                 pending = []
     if pending:
-        call(conn, "runs/log-batch", {"run_id": run_id, "metrics": pending})
-    return latencies
+        yield {"run_id": run_id, "metrics": pending}
+
+
+def post(conn, body):
+    conn.request("POST", API + "runs/log-batch", body, {"Content-Type": "application/json"})
+    r = conn.getresponse()
+    data = r.read()
+    if r.status != 200:
+        raise RuntimeError(f"log-batch: HTTP {r.status} {data[:300]!r}")
+
+
+def client(args):
+    """One training process's logger. encode="client": builds and JSON-encodes each batch as
+    it goes (a Python logger's real cost, on the same 2 cores as the server); "ahead": encodes
+    every batch before the shared start time (a load generator: what the server can take)."""
+    port, run_id, steps, keys, batch, encode, start_at = args
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    t0 = int(time.time() * 1000)
+    bodies = batches(run_id, steps, keys, batch, t0)
+    if encode == "ahead":
+        bodies = [json.dumps(b).encode() for b in bodies]
+    time.sleep(max(0.0, start_at - time.time()))
+    latencies = []
+    cpu0 = time.process_time()
+    for b in bodies:
+        if encode == "client":
+            b = json.dumps(b)
+        start = time.perf_counter()
+        post(conn, b)
+        latencies.append(time.perf_counter() - start)
+    return latencies, time.process_time() - cpu0
+
+
+def cpu_seconds(pid):
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
 def main():
@@ -67,6 +100,10 @@ def main():
     ap.add_argument("--batch", type=int, default=1000)
     ap.add_argument("--tracker-db", default="",
                     help="a fresh PostgreSQL database (postgresql://...) instead of SQLite")
+    ap.add_argument("--encode", choices=("client", "ahead"), default="client",
+                    help="client: each client builds and encodes its batches while sending (a "
+                         "Python logger); ahead: bodies encoded before the clock starts (a load "
+                         "generator, measuring the server)")
     a = ap.parse_args()
     work = pathlib.Path(tempfile.mkdtemp(prefix="ferry-tracker-bench-", dir="/var/tmp"))
     err = work / "serve.log"
@@ -84,14 +121,18 @@ def main():
         exp = call(conn, "experiments/create", {"name": "ingest"})["experiment_id"]
         runs = [call(conn, "runs/create", {"experiment_id": exp, "start_time": 1})["run"]["info"]["run_id"]
                 for _ in range(a.clients)]
-        start = time.perf_counter()
+        server_cpu0 = cpu_seconds(server.pid)
+        # Every client starts at the same moment, after encoding ahead if asked to.
+        start_at = time.time() + 1.0 + (a.steps * a.keys / 400_000 if a.encode == "ahead" else 0)
         with multiprocessing.Pool(a.clients) as pool:
-            lat = pool.map(client, [(port, r, a.steps, a.keys, a.batch) for r in runs])
-        secs = time.perf_counter() - start
+            out = pool.map(client, [(port, r, a.steps, a.keys, a.batch, a.encode, start_at)
+                                    for r in runs])
+        secs = time.time() - start_at
+        lat = [lst for lst, _ in out]
+        client_cpu = sum(c for _, c in out)
         points = a.clients * a.steps * a.keys
         all_lat = sorted(x for lst in lat for x in lst)
-        fields = open(f"/proc/{server.pid}/stat").read().rsplit(")", 1)[1].split()
-        server_cpu = (int(fields[11]) + int(fields[12])) / 100.0  # utime + stime, clock ticks
+        server_cpu = cpu_seconds(server.pid) - server_cpu0
         hwm = 0
         for line in open(f"/proc/{server.pid}/status"):
             if line.startswith("VmHWM:"):
@@ -117,13 +158,13 @@ def main():
             size = sum(p.stat().st_size for p in db.parent.glob("tracker.db*"))
         print(f"# {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; {ferry_binary()}")
         engine = "PostgreSQL" if a.tracker_db else "SQLite"
-        print(f"\n### {engine}: {a.clients} clients x {a.steps} steps x {a.keys} metrics, "
-              f"log-batch of {a.batch} points")
-        print("| points | seconds | points/s | batch p50 ms | batch p95 ms | server CPU s | server peak RSS MiB | DB bytes/point |")
-        print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+        print(f"\n### {engine}: {a.clients} clients x {a.steps} steps x {a.keys} metrics, log-batch of {a.batch} "
+              f"points, encoded {'by each client while sending' if a.encode == 'client' else 'ahead'}")
+        print("| points | seconds | points/s | batch p50 ms | batch p95 ms | server CPU s | clients CPU s | server peak RSS MiB | DB bytes/point |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         p50 = statistics.median(all_lat) * 1000
         p95 = all_lat[int(len(all_lat) * 0.95)] * 1000
-        print(f"| {points:,} | {secs:.2f} | {points / secs:,.0f} | {p50:.1f} | {p95:.1f} | {server_cpu:.2f} | {hwm:.0f} | "
+        print(f"| {points:,} | {secs:.2f} | {points / secs:,.0f} | {p50:.1f} | {p95:.1f} | {server_cpu:.2f} | {client_cpu:.2f} | {hwm:.0f} | "
               f"{size / points:.1f} |")
     finally:
         server.terminate()

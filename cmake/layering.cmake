@@ -15,7 +15,8 @@ set(FERRY_LAYER_MODULES
     storage storage/memory storage/local storage/remote storage/s3 storage/web storage/testing
     backends server transfer shard mount proxy job cli apps python
     proxy/pypi proxy/upstream proxy/service proxy/hf proxy/pypi_routes proxy/prewarm
-    tracker tracker/memory tracker/sqlite tracker/postgres tracker/testing tracker/artifacts tracker/mlflow)
+    tracker tracker/memory tracker/sqlite tracker/postgres tracker/testing tracker/artifacts tracker/mlflow
+    sysmetrics tracker/client job/track tracker/retention)
 
 set(FERRY_LAYER_ALLOW_base "")
 set(FERRY_LAYER_ALLOW_http base)
@@ -40,6 +41,11 @@ set(FERRY_LAYER_ALLOW_mount storage base)
 # The blob cache of `ferry serve`: stores through storage/, upstreams through its Fetcher.
 set(FERRY_LAYER_ALLOW_proxy storage base)
 set(FERRY_LAYER_ALLOW_job transfer storage base)
+# System metrics (/proc, statvfs, NVML through dlopen): base only.
+set(FERRY_LAYER_ALLOW_sysmetrics base)
+# `ferry run --track`: the tracking run of a job (system metrics, output log, checkpoints) through
+# the MLflow REST client; hooks into the job lifecycle (job/run_hooks.h).
+set(FERRY_LAYER_ALLOW_job/track job tracker/client sysmetrics storage base)
 # The experiment tracker (issue 14): the model, the TrackerStore interface and the run search
 # as pure code; backends below it (SQLite alone includes sqlite3.h); the MLflow REST layer and
 # the artifact repository on top, as handlers on the server's router.
@@ -50,6 +56,11 @@ set(FERRY_LAYER_ALLOW_tracker/postgres tracker base)
 set(FERRY_LAYER_ALLOW_tracker/testing tracker base)
 set(FERRY_LAYER_ALLOW_tracker/artifacts server storage base)
 set(FERRY_LAYER_ALLOW_tracker/mlflow tracker tracker/artifacts server storage base)
+# A client of an MLflow tracking server (ferry run --track): HTTP only, no server code.
+set(FERRY_LAYER_ALLOW_tracker/client http base)
+# Checkpoint retention: decides with tracker/retention_policy.h, deletes through the artifact
+# repository, hears of uploads as the artifact handlers' UploadObserver.
+set(FERRY_LAYER_ALLOW_tracker/retention tracker tracker/artifacts server storage base)
 # PyPI's simple API as pure functions (the proxy's handlers call them): base only.
 set(FERRY_LAYER_ALLOW_proxy/pypi base)
 # The proxy's way upstream: the HTTP client (and the URL rules of proxy/pypi).
@@ -65,7 +76,8 @@ set(FERRY_LAYER_ALLOW_proxy/pypi_routes
 # Only the binaries' wiring links the composition root.
 set(FERRY_LAYER_ALLOW_cli
     backends job transfer shard mount proxy proxy/service proxy/upstream proxy/hf proxy/pypi_routes
-    proxy/prewarm tracker tracker/sqlite tracker/postgres tracker/artifacts tracker/mlflow
+    proxy/prewarm tracker tracker/sqlite tracker/postgres tracker/artifacts tracker/mlflow sysmetrics job/track
+    tracker/retention
     server storage http base)
 set(FERRY_LAYER_ALLOW_apps cli base)
 set(FERRY_LAYER_ALLOW_python backends shard storage base)

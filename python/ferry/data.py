@@ -25,6 +25,9 @@ when the configuration is unchanged; with another num_workers or batch size the 
 samples, each once; a changed dataset, seed, shuffle, or a world size changed mid-epoch is refused
 with a ValueError. The epoch lives in shared memory, so `set_epoch` reaches persistent workers.
 See docs/semantics/shards.md.
+
+Data stalls: `for batch in ferry.data.timed(loader): ...` times how long the loop waited for each
+batch; `ferry.track` logs it as `data/train/wait_fraction` etc. (ferry/_stall.py).
 """
 
 import io
@@ -37,8 +40,9 @@ import torch.utils.data
 
 from . import _native
 from ._position import advance, splits_of, worker_starts
+from ._stall import StallMeter, timed
 
-__all__ = ["ShardDataset", "decode", "worker_starts"]
+__all__ = ["ShardDataset", "StallMeter", "decode", "timed", "worker_starts"]
 
 _STATE_VERSION = 2
 

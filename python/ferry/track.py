@@ -20,41 +20,30 @@ SIGKILL (they are in memory, not yet in the spool). A normal exit, an exception 
 (through atexit) flush them.
 """
 import atexit
-import hashlib
-import http.client
-import json
+import getpass
 import math
 import numbers
 import os
 import pathlib
+import socket
+import subprocess
 import sys
 import threading
 import time
-import urllib.parse
 import uuid
 import warnings
 
-__all__ = ["init", "sync", "Run", "TrackError"]
+from ._stall import live_meters
+from ._track_client import (MAX_METRICS, TrackError, _Client, _create_run, _log_params,
+                            _param_value, _remote_size, _retryable, _send_points, _set_tags,
+                            _upload_artifact, _with_retry)
+from ._track_images import artifact_name, encode_png, image_bytes
+from ._track_spool import _Spool, default_spool_root
 
-API = "/api/2.0/mlflow/"
-ARTIFACTS_API = "/api/2.0/mlflow-artifacts/artifacts"
-MAX_METRICS = 1000      # per log-batch call (docs/semantics/mlflow.md, "Logging and limits")
-MAX_PARAMS = 100
-MAX_TAGS = 100
+__all__ = ["init", "sync", "set_retention", "Run", "TrackError", "encode_png"]
+
 SEND_INTERVAL = 1.0     # seconds between log-batch calls while points trickle in
-HTTP_TIMEOUT = 30
-
-
-class TrackError(RuntimeError):
-    """A request the server refused, or a server that stayed unreachable."""
-
-    def __init__(self, message, status=None, body=None):
-        super().__init__(message)
-        self.status, self.body = status, body
-
-
-def _retryable(error):
-    return error.status is None or error.status >= 500 or error.status == 429
+DATA_INTERVAL = 10.0    # seconds between data-stall samples (ferry.data.timed meters)
 
 
 # ---------------------------------------------------------------- small pure helpers
@@ -100,251 +89,26 @@ def _now_ms():
     return int(time.time() * 1000)
 
 
-def _param_value(v):
-    return v if isinstance(v, str) else \
-        json.dumps(v, default=str) if isinstance(v, (list, tuple)) else str(v)
-
-
-def _resolve_url(url):
-    url = url or os.environ.get("MLFLOW_TRACKING_URI") or os.environ.get("FERRY_TRACK_URL")
-    if not url:
-        raise TrackError("ferry.track: no tracking server; pass url= or set MLFLOW_TRACKING_URI "
-                         "(or FERRY_TRACK_URL) to the `ferry serve` URL, or use offline=True")
-    if not url.startswith(("http://", "https://")):
-        raise TrackError(f"ferry.track: tracking URL {url!r} must be http:// or https://")
-    return url.rstrip("/")
-
-
-# ---------------------------------------------------------------- HTTP
-
-class _Client:
-    """JSON requests to one server; every failure is a TrackError (status None: no answer)."""
-
-    def __init__(self, url, timeout=HTTP_TIMEOUT):
-        self.url = _resolve_url(url)
-        parts = urllib.parse.urlsplit(self.url)
-        self.https = parts.scheme == "https"
-        self.netloc, self.base = parts.netloc, parts.path.rstrip("/")
-        self.timeout = timeout
-
-    def _connection(self):
-        cls = http.client.HTTPSConnection if self.https else http.client.HTTPConnection
-        return cls(self.netloc, timeout=self.timeout, blocksize=1 << 20)
-
-    def raw(self, method, path, body=None, headers=None):
-        what = f"{method} {self.url}{path}"
-        conn = self._connection()
-        try:
-            headers = dict(headers or {})
-            # A server started with --token-file wants a bearer token: MLflow's own variable,
-            # read at each request and never put in a message.
-            token = os.environ.get("MLFLOW_TRACKING_TOKEN") or os.environ.get("FERRY_TRACK_TOKEN")
-            if token:
-                headers["Authorization"] = f"Bearer {token}"
-            conn.request(method, self.base + path, body=body, headers=headers)
-            resp = conn.getresponse()
-            data = resp.read()
-        except (OSError, http.client.HTTPException) as e:
-            raise TrackError(f"ferry.track: {what} failed: {e}") from None
-        finally:
-            conn.close()
-        if resp.status != 200:
-            raise TrackError(f"ferry.track: {what} failed: HTTP {resp.status} "
-                             f"{data[:500].decode(errors='replace')}", resp.status, data)
-        return data
-
-    def post(self, endpoint, body):
-        data = json.dumps(body, allow_nan=False).encode()
-        return json.loads(self.raw("POST", API + endpoint, data,
-                                   {"Content-Type": "application/json"}) or b"{}")
-
-    def get(self, endpoint, query):
-        return json.loads(self.raw("GET", API + endpoint + "?" + urllib.parse.urlencode(query))
-                          or b"{}")
-
-    def error_code(self, error):
-        try:
-            return json.loads(error.body).get("error_code")
-        except (TypeError, ValueError, AttributeError):
-            return None
-
-
-def _with_retry(call, what, deadline=None):
-    """call() until it succeeds; retryable failures wait 0.25 s doubling to 5 s, with one warning
-    per outage. Raises the TrackError when it is not retryable or the deadline passed."""
-    delay, warned = 0.25, False
-    while True:
-        try:
-            result = call()
-            if warned:
-                warnings.warn(f"ferry.track: {what}: the server answers again", stacklevel=2)
-            return result
-        except TrackError as e:
-            if not _retryable(e) or (deadline is not None and time.monotonic() + delay > deadline):
-                raise
-            if not warned:
-                warnings.warn(f"{e}; retrying", stacklevel=2)
-                warned = True
-            time.sleep(delay)
-            delay = min(delay * 2, 5.0)
-
-
-def _create_run(client, project, name, start_time, tags=None):
-    """The run's (run_id, artifact_uri): experiment `project` found by name or created."""
-    try:
-        exp = client.get("experiments/get-by-name", {"experiment_name": project})
-        exp_id = exp["experiment"]["experiment_id"]
-    except TrackError as e:
-        if e.status != 404:
-            raise
-        try:
-            exp_id = client.post("experiments/create", {"name": project})["experiment_id"]
-        except TrackError as e2:   # created by a concurrent process in between
-            if client.error_code(e2) != "RESOURCE_ALREADY_EXISTS":
-                raise
-            exp_id = client.get("experiments/get-by-name",
-                                {"experiment_name": project})["experiment"]["experiment_id"]
-    body = {"experiment_id": exp_id, "start_time": start_time,
-            "user_id": os.environ.get("USER", ""),
-            "tags": [{"key": k, "value": v} for k, v in (tags or {}).items()]}
-    if name:
-        body["run_name"] = name
-    info = client.post("runs/create", body)["run"]["info"]
-    return info["run_id"], info["artifact_uri"]
-
-
-def _log_params(client, run_id, params):
-    items = [{"key": k, "value": _param_value(v)} for k, v in params.items()]
-    for i in range(0, len(items), MAX_PARAMS):
-        client.post("runs/log-batch", {"run_id": run_id, "params": items[i:i + MAX_PARAMS]})
-
-
-def _set_tags(client, run_id, tags):
-    items = [{"key": k, "value": str(v)[:8000]} for k, v in tags.items()]
-    for i in range(0, len(items), MAX_TAGS):
-        client.post("runs/log-batch", {"run_id": run_id, "tags": items[i:i + MAX_TAGS]})
-
-
-def _send_points(client, run_id, points):
-    metrics = [{"key": p["k"], "value": p["v"], "timestamp": p["t"], "step": p["s"]} for p in points]
-    for i in range(0, len(metrics), MAX_METRICS):
-        client.post("runs/log-batch", {"run_id": run_id, "metrics": metrics[i:i + MAX_METRICS]})
-
-
-def _artifact_dir(artifact_uri):
-    """`mlflow-artifacts:/1/<run>/artifacts` -> `1/<run>/artifacts`."""
-    if not artifact_uri.startswith("mlflow-artifacts:"):
-        raise TrackError(f"ferry.track: artifact_uri {artifact_uri!r} is not served by the "
-                         "tracking server (mlflow-artifacts:/...)")
-    path = artifact_uri[len("mlflow-artifacts:"):]
-    if path.startswith("//"):   # mlflow-artifacts://host/path
-        path = path[2:].partition("/")[2]
-    return path.strip("/")
-
-
-def _sha256_of(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def _upload_artifact(client, artifact_uri, path, name):
-    """Streams the file with x-ferry-sha256; returns (remote path, size)."""
-    rel = _artifact_dir(artifact_uri)
-    size = os.path.getsize(path)
-    digest = _sha256_of(path)
-    target = f"{ARTIFACTS_API}/{urllib.parse.quote(rel + '/' + name)}"
-    with open(path, "rb") as f:
-        client.raw("PUT", target, body=f, headers={
-            "Content-Length": str(size), "x-ferry-sha256": digest,
-            "Content-Type": "application/octet-stream"})
-    return rel + "/" + name, size
-
-
-def _remote_size(client, remote):
-    parent, _, leaf = remote.rpartition("/")
-    listing = json.loads(client.raw("GET", ARTIFACTS_API + "?" + urllib.parse.urlencode(
-        {"path": parent})) or b"{}")
-    for f in listing.get("files", []):
-        if f.get("path") in (leaf, remote) and not f.get("is_dir"):
-            return int(f.get("file_size", -1))
-    return None
-
-
-# ---------------------------------------------------------------- the spool
-
-def default_spool_root():
-    return pathlib.Path(os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache") \
-        / "ferry" / "track"
-
-
-class _Spool:
-    """One run's directory: meta.json (what sync needs to recreate or find the run) and
-    batch-NNNNNNNN.jsonl files of points not yet acknowledged, sent and deleted oldest first."""
-
-    def __init__(self, directory):
-        self.dir = pathlib.Path(directory)
-        self.dir.mkdir(parents=True, exist_ok=True)
-        existing = self.batches()
-        self.seq = int(existing[-1].stem.split("-")[1]) if existing else 0
-
-    def batches(self):
-        return sorted(self.dir.glob("batch-*.jsonl"))
-
-    def write_batch(self, points):
-        self.seq += 1
-        path = self.dir / f"batch-{self.seq:08d}.jsonl"
-        tmp = path.with_suffix(".tmp")
-        with open(tmp, "w") as f:
-            f.writelines(json.dumps(p, allow_nan=False) + "\n" for p in points)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-        return path
-
-    @staticmethod
-    def read_batch(path):
-        with open(path) as f:
-            return [json.loads(line) for line in f if line.strip()]
-
-    def meta(self):
-        p = self.dir / "meta.json"
-        return json.loads(p.read_text()) if p.exists() else {}
-
-    def update_meta(self, **values):
-        meta = self.meta()
-        meta.update(values)
-        tmp = self.dir / "meta.json.tmp"
-        tmp.write_text(json.dumps(meta, indent=1, allow_nan=False))
-        os.replace(tmp, self.dir / "meta.json")
-
-    def remove_if_done(self):
-        """Deletes the directory once nothing is left to send (refused batches, renamed
-        *.rejected, keep it)."""
-        if self.batches() or list(self.dir.glob("*.rejected")):
-            return False
-        for p in self.dir.iterdir():
-            p.unlink()
-        self.dir.rmdir()
-        return True
-
-
 # ---------------------------------------------------------------- the run
 
 class Run:
-    """What `init` returns. `log`, `summary`, `config`, `log_artifact`, `finish`; a context
+    """What `init` returns. `log`, `log_image`, `summary`, `config`, `log_artifact`, `finish`; a context
     manager (an exception finishes the run as FAILED)."""
 
-    def __init__(self, project, name=None, config=None, url=None, offline=False, spool_dir=None):
+    def __init__(self, project, name=None, config=None, url=None, offline=False, spool_dir=None,
+                 data_interval=DATA_INTERVAL):
         self.project, self.name, self.offline = project, name, offline
+        if not isinstance(data_interval, numbers.Real) or data_interval < 0:
+            raise ValueError(f"ferry.track: data_interval must be seconds >= 0 (0 = off), not "
+                             f"{data_interval!r}")
+        self.data_interval = float(data_interval)
+        self._next_data_sample = time.monotonic() + self.data_interval
         self.config = flatten(dict(config or {}))
         self.summary = {}
         self.start_time = _now_ms()
         self._client = None if offline else _Client(url)
         self._attached = False
-        tags = {"mlflow.source.name": os.path.basename(sys.argv[0] or "python")}
+        tags = _run_tags()
         if offline:
             self.run_id = "offline-" + uuid.uuid4().hex
             self.artifact_uri = None
@@ -366,7 +130,7 @@ class Run:
                              "or pick another spool_dir")
         self.spool.update_meta(run_id=None if offline else self.run_id, project=project,
                                name=name, config={k: _param_value(v) for k, v in self.config.items()},
-                               start_time=self.start_time,
+                               start_time=self.start_time, tags=tags,
                                url=None if offline else self._client.url, offline=offline,
                                attached=self._attached)
         if self.config and not offline:
@@ -402,6 +166,9 @@ class Run:
             raise TypeError(f"ferry.track: step must be an int, not {type(step).__name__}")
         step = int(step)
         self._next_step = max(self._next_step, step + 1)
+        self._log_points(values, step)
+
+    def _log_points(self, values, step):
         t = _now_ms()
         points = []
         for k, v in values.items():
@@ -410,7 +177,7 @@ class Run:
                 if k not in self._warned_keys:
                     self._warned_keys.add(k)
                     warnings.warn(f"ferry.track: step {step} for {k!r} is lower than its last step "
-                                  f"{last}; the point is ignored (warned once per key)", stacklevel=2)
+                                  f"{last}; the point is ignored (warned once per key)", stacklevel=3)
                 continue
             self._last_step[k] = step
             self.summary[k] = v
@@ -440,6 +207,7 @@ class Run:
             self._wake.wait(SEND_INTERVAL)
             self._wake.clear()
             stopping = self._stop.is_set()   # set before finish's wake: this round sends all
+            self._sample_data(final=stopping)
             self._spill()
             if self.offline:
                 with self._lock:
@@ -447,15 +215,20 @@ class Run:
                 if stopping:
                     return
                 continue
-            for path in self.spool.batches():
+            for path in self.spool.pending():
+                is_image = path.suffix == ".bin"
                 try:
-                    points = _Spool.read_batch(path)
+                    points = [] if is_image else _Spool.read_batch(path)
                 except ValueError as e:
                     warnings.warn(f"ferry.track: {path} is not JSON lines ({e}); renamed *.rejected")
                     os.replace(path, str(path) + ".rejected")
                     continue
                 try:
-                    _send_points(self._client, self.run_id, points)
+                    if is_image:
+                        _upload_artifact(self._client, self.artifact_uri, path,
+                                         _Spool.image_name(path))
+                    else:
+                        _send_points(self._client, self.run_id, points)
                 except TrackError as e:
                     if _retryable(e):
                         if not warned:
@@ -482,7 +255,7 @@ class Run:
                 if warned:
                     warnings.warn("ferry.track: the tracking server answers again; sending the spool")
                 delay, warned = 0.25, False
-                path.unlink()
+                _Spool.remove_image(path) if is_image else path.unlink()
                 with self._lock:
                     self._done_total += len(points)
                     self._flush_done.notify_all()
@@ -492,6 +265,20 @@ class Run:
                     self._flush_done.notify_all()
                 if stopping:
                     return
+
+    def _sample_data(self, final=False):
+        """Every data_interval seconds (and once when finishing), logs each live
+        ferry.data.timed meter's window as data/<name>/<stat> at the current step."""
+        if self.data_interval <= 0 or (not final and time.monotonic() < self._next_data_sample):
+            return
+        self._next_data_sample = time.monotonic() + self.data_interval
+        values = {}
+        for meter in live_meters():
+            window = meter.window()
+            if window:
+                values.update({f"data/{meter.name}/{k}": v for k, v in window.items()})
+        if values:
+            self._log_points(values, max(self._next_step - 1, 0))
 
     def _give_up(self):
         return self._deadline is not None and time.monotonic() > self._deadline
@@ -515,7 +302,7 @@ class Run:
             target = self._queued_total
             self._wake.set()
             while (self._spooled_total if self.offline else self._done_total) < target \
-                    or (not self.offline and self.spool.batches()):
+                    or (not self.offline and self.spool.pending()):
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
                     return False
@@ -548,6 +335,25 @@ class Run:
             path.unlink()
         return remote
 
+    def log_image(self, image, key="image", step=None):
+        """Queues an image as the artifact `images/<key>/step-<step:08d>.<ext>` (step default:
+        the run's current step) and returns at once: the sender thread uploads it, verified
+        with its SHA-256, and it waits in the spool like points until the server acknowledged
+        it. `image`: a file path, PNG/JPEG bytes, a PIL image, or a numpy array / torch tensor
+        (HW, HWC or CHW; uint8, or floats in 0..1) encoded as PNG. Returns the artifact path."""
+        if self.finished:
+            raise TrackError("ferry.track: run.log_image after run.finish()")
+        if step is None:
+            step = max(self._next_step - 1, 0)
+        elif not isinstance(step, numbers.Integral) or isinstance(step, bool) or step < 0:
+            raise TypeError(f"ferry.track: step must be an int >= 0, not {step!r}")
+        data, ext = image_bytes(image)
+        name = artifact_name(key, int(step), ext)
+        self.spool.write_image(name, data)
+        with self._lock:
+            self._wake.set()
+        return name
+
     # -- finishing
 
     def finish(self, exit_code=0, timeout=120):
@@ -566,14 +372,14 @@ class Run:
         ok = self.flush(timeout)
         self._thread.join(5)
         self.spool.update_meta(summary={k: _json_value(v) for k, v in self.summary.items()},
-                               status=status, end_time=end)
+                               status=status, end_time=end, exit_code=int(exit_code))
         if self.offline:
             return
         if ok:
             try:
                 _finish_remote(self._client, self.run_id, self.summary,
                                None if self._attached else status, end,
-                               deadline=self._deadline)
+                               deadline=self._deadline, exit_code=int(exit_code))
                 self.spool.remove_if_done()
                 return
             except TrackError as e:
@@ -596,9 +402,12 @@ class Run:
         return False
 
 
-def _finish_remote(client, run_id, summary, status, end_time, deadline=None):
-    if summary:
-        tags = {f"summary.{k}": repr(v) for k, v in summary.items()}
+def _finish_remote(client, run_id, summary, status, end_time, deadline=None, exit_code=None):
+    """Summary tags, then (for a run this client owns: status set) the exit code and status."""
+    tags = {f"summary.{k}": repr(v) for k, v in summary.items()}
+    if status and exit_code is not None:
+        tags["ferry.exit_code"] = str(exit_code)
+    if tags:
         _with_retry(lambda: _set_tags(client, run_id, tags), "set summary tags", deadline)
     if status:
         _with_retry(lambda: client.post("runs/update", {"run_id": run_id, "status": status,
@@ -606,12 +415,43 @@ def _finish_remote(client, run_id, summary, status, end_time, deadline=None):
                     "finish the run", deadline)
 
 
-def init(project, name=None, config=None, url=None, offline=False, spool_dir=None):
+def _git_commit(directory):
+    """HEAD's commit of the git work tree holding `directory`, or None (no git, no repo)."""
+    try:
+        p = subprocess.run(["git", "rev-parse", "HEAD"], cwd=directory, capture_output=True,
+                           text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = p.stdout.strip()
+    return commit if p.returncode == 0 and len(commit) in (40, 64) else None
+
+
+def _run_tags():
+    """What MLflow's client records about where a run comes from, plus the host."""
+    script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else os.getcwd()
+    tags = {"mlflow.source.name": os.path.basename(script) or "python",
+            "mlflow.source.type": "LOCAL", "ferry.host": socket.gethostname()}
+    try:
+        tags["mlflow.user"] = getpass.getuser()
+    except (KeyError, OSError):
+        pass
+    commit = _git_commit(os.path.dirname(script) if os.path.isfile(script) else os.getcwd())
+    if commit:
+        tags["mlflow.source.git.commit"] = commit
+    return tags
+
+
+def init(project, name=None, config=None, url=None, offline=False, spool_dir=None,
+         data_interval=DATA_INTERVAL):
     """Starts (or, with MLFLOW_RUN_ID set, attaches to) a run in experiment `project` on the
     server at `url` (default MLFLOW_TRACKING_URI, then FERRY_TRACK_URL); `config` (nested dicts
     flattened with '.') is logged as params. offline=True only writes the spool
-    (default ~/.cache/ferry/track/<run id>/); upload it later with `sync`."""
-    return Run(project, name=name, config=config, url=url, offline=offline, spool_dir=spool_dir)
+    (default ~/.cache/ferry/track/<run id>/); upload it later with `sync`. Every
+    `data_interval` seconds (0 = off) the data stalls measured by `ferry.data.timed` loaders are
+    logged as data/<name>/wait_fraction, wait_ms_mean, wait_ms_p95, wait_ms_max and
+    batches_per_second."""
+    return Run(project, name=name, config=config, url=url, offline=offline, spool_dir=spool_dir,
+               data_interval=data_interval)
 
 
 # ---------------------------------------------------------------- integrations
@@ -629,6 +469,29 @@ def __getattr__(name):
         globals()[name] = cls
         return cls
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# ---------------------------------------------------------------- retention
+
+def set_retention(project, keep_last=None, keep_best=None, metric=None, goal=None, url=None):
+    """Sets the server-side checkpoint retention of experiment `project` (created if missing):
+    the `ferry.retention.*` experiment tags (docs/semantics/mlflow-artifacts.md, "Retention").
+    Only the settings given are changed; "" unsets one. The server applies the policy at once
+    and after every checkpoint upload. Returns the experiment id; TrackError when refused."""
+    client = _Client(url)
+    try:
+        exp_id = client.get("experiments/get-by-name",
+                            {"experiment_name": project})["experiment"]["experiment_id"]
+    except TrackError as e:
+        if e.status != 404:
+            raise
+        exp_id = client.post("experiments/create", {"name": project})["experiment_id"]
+    settings = {"keep_last": keep_last, "keep_best": keep_best, "metric": metric, "goal": goal}
+    for key, value in settings.items():
+        if value is not None:
+            client.post("experiments/set-experiment-tag", {
+                "experiment_id": exp_id, "key": "ferry.retention." + key, "value": str(value)})
+    return exp_id
 
 
 # ---------------------------------------------------------------- sync
@@ -652,18 +515,29 @@ def _sync_one(client, spool):
     run_id = meta.get("run_id")
     if not run_id:
         run_id, _ = _with_retry(lambda: _create_run(client, meta["project"], meta.get("name"),
-                                                    meta["start_time"]), "create run", deadline)
+                                                    meta["start_time"], meta.get("tags")),
+                                "create run", deadline)
         spool.update_meta(run_id=run_id)   # a second sync after a failure reuses it
         if meta.get("config"):
             _with_retry(lambda: _log_params(client, run_id, meta["config"]), "log params", deadline)
-    for path in spool.batches():
+    artifact_uri = None
+    for path in spool.pending():
+        if path.suffix == ".bin":
+            if artifact_uri is None:
+                artifact_uri = _with_retry(lambda: client.get("runs/get", {"run_id": run_id}),
+                                           "get the run", deadline)["run"]["info"]["artifact_uri"]
+            _with_retry(lambda: _upload_artifact(client, artifact_uri, path,
+                                                 _Spool.image_name(path)),
+                        f"upload {path.name}", deadline)
+            _Spool.remove_image(path)
+            continue
         points = _Spool.read_batch(path)
         _with_retry(lambda: _send_points(client, run_id, points), f"send {path.name}", deadline)
         path.unlink()
     if meta.get("status"):
         summary = {k: _from_json_value(v) for k, v in meta.get("summary", {}).items()}
         _finish_remote(client, run_id, summary, None if meta.get("attached") else meta["status"],
-                       meta.get("end_time"), deadline)
+                       meta.get("end_time"), deadline, meta.get("exit_code"))
         spool.remove_if_done()
     return run_id
 
@@ -675,8 +549,19 @@ def main(argv=None):
     s = sub.add_parser("sync", help="upload spooled runs (offline, or left by an outage)")
     s.add_argument("dir", help="one run's spool directory, or a directory of them")
     s.add_argument("--url", help="the `ferry serve` URL (default MLFLOW_TRACKING_URI)")
+    r = sub.add_parser("retention", help="set an experiment's server-side checkpoint retention")
+    r.add_argument("project", help="the experiment (created if missing)")
+    r.add_argument("--keep-last", help="keep the N checkpoints with the highest steps")
+    r.add_argument("--keep-best", help="keep the K best checkpoints by --metric")
+    r.add_argument("--metric", help="the metric 'best' is measured by")
+    r.add_argument("--goal", help="min (default) or max")
+    r.add_argument("--url", help="the `ferry serve` URL (default MLFLOW_TRACKING_URI)")
     args = parser.parse_args(argv)
     try:
+        if args.command == "retention":
+            print(set_retention(args.project, args.keep_last, args.keep_best, args.metric,
+                                args.goal, args.url))
+            return 0
         for run_id in sync(args.dir, args.url):
             print(run_id)
     except TrackError as e:

@@ -33,6 +33,7 @@ int RunFerry(int argc, char** argv) {
   AddMbCommand(app, action);
   AddAuthCommand(app, action);
   AddDoctorCommand(app, action);
+  AddSysmetricsCommand(app, action);
   AddShardCommand(app, action);
   AddServeCommand(app, action);
   int run_exit_code = -1;

@@ -1,17 +1,20 @@
 // ferry run [--spec FILE] [--in SRC=DIR]... [--out DIR=DST]... [--resume DIR] [--interval S]
 //           [--grace S] [--signal-group] [--delete-after-upload GLOB]... [--trigger-file PATH]
+//           [--track URL [--experiment NAME] [--run-name NAME] [--system-metrics-interval S]]
 //           -- CMD ARGS...
 // The job lifecycle is in src/job/run.h; spec files in src/job/spec.h; the checks of how inputs
-// and outputs are written in src/job/preflight_rules.h.
+// and outputs are written in src/job/preflight_rules.h; --track in src/job/track/run_tracker.h.
 
 #include <chrono>
 #include <cstdio>
+#include <memory>
 
 #include "base/log.h"
 #include "base/redact.h"
 #include "cli/command.h"
 #include "job/run.h"
 #include "job/spec.h"
+#include "job/track/run_tracker.h"
 
 namespace ferry::cli {
 
@@ -27,6 +30,8 @@ struct RunCliOptions {
   bool no_preflight = false;
   bool follow_links = false;
   bool signal_group = false;
+  std::string track, experiment, run_name;
+  std::optional<int> system_metrics_interval;
 };
 
 Result<std::pair<std::string, std::string>> SplitPair(const std::string& text, bool last,
@@ -68,6 +73,21 @@ Result<job::RunOptions> Combine(const RunCliOptions& o) {
   ro.delete_after_upload.insert(ro.delete_after_upload.end(), o.delete_after_upload.begin(),
                                 o.delete_after_upload.end());
   if (!o.trigger_file.empty()) ro.trigger_file = o.trigger_file;
+  if (!o.track.empty()) ro.track.url = o.track;
+  if (!o.experiment.empty()) ro.track.experiment = o.experiment;
+  if (!o.run_name.empty()) ro.track.run_name = o.run_name;
+  if (o.system_metrics_interval) ro.track.system_metrics_interval = o.system_metrics_interval;
+  if (ro.track.url.empty() && (!ro.track.experiment.empty() || !ro.track.run_name.empty() ||
+                               ro.track.system_metrics_interval)) {
+    return InvalidArgument(
+        "--experiment, --run-name and --system-metrics-interval need --track URL");
+  }
+  if (!ro.track.url.empty()) {
+    FERRY_RETURN_IF_ERROR(job::track::CheckTrackUrl(ro.track.url));
+    if (ro.track.system_metrics_interval && *ro.track.system_metrics_interval < 0) {
+      return InvalidArgument("--system-metrics-interval must be >= 0 (0 = off)");
+    }
+  }
   if (!o.resume.empty()) ro.resume_dir = o.resume;
   if (!ro.resume_dir.empty()) {
     auto parsed = storage::ParseUrl(ro.resume_dir);
@@ -99,7 +119,16 @@ void RenderPreflight(const job::PreflightReport& report, bool ok) {
 Status RunRun(Context& ctx, const RunCliOptions& o, int* exit_code) {
   auto combined = Combine(o);
   if (!combined.ok()) return Usage(ctx, combined.status());
-  job::RunOutcome outcome = job::RunJob(*combined, *ctx.registry, *ctx.env, RenderPreflight);
+  std::unique_ptr<job::track::RunTracker> run_tracker;
+  if (const auto& t = combined->track; !t.url.empty()) {
+    job::track::TrackOptions to{.url = t.url, .experiment = t.experiment, .run_name = t.run_name};
+    if (t.system_metrics_interval) {
+      to.system_metrics_interval = std::chrono::seconds(*t.system_metrics_interval);
+    }
+    run_tracker = std::make_unique<job::track::RunTracker>(to, *ctx.registry, *ctx.env);
+  }
+  job::RunOutcome outcome =
+      job::RunJob(*combined, *ctx.registry, *ctx.env, RenderPreflight, run_tracker.get());
   if (outcome.exit_code == kExitUsage) return Usage(ctx, outcome.error);
   *exit_code = outcome.exit_code;
   return outcome.error;  // when set: one error line, exit 1
@@ -142,6 +171,15 @@ void AddRunCommand(CLI::App& app, Action& action, int* exit_code) {
   cmd->add_flag("-L,--follow-links", o->follow_links,
                 "Syncs follow symbolic links in output dirs, also out of them (default: such "
                 "links are never uploaded)");
+  cmd->add_option("--track", o->track,
+                  "URL of an MLflow tracking server (ferry serve): the job becomes a run there "
+                  "(system metrics, output log, checkpoints, exit status); CMD gets "
+                  "MLFLOW_TRACKING_URI and MLFLOW_RUN_ID");
+  cmd->add_option("--experiment", o->experiment,
+                  "With --track: the experiment (default $MLFLOW_EXPERIMENT_NAME, else Default)");
+  cmd->add_option("--run-name", o->run_name, "With --track: the run's name (default the job id)");
+  cmd->add_option("--system-metrics-interval", o->system_metrics_interval,
+                  "With --track: seconds between system-metric samples (default 10, 0 = off)");
   cmd->add_option("command", o->command, "-- CMD ARGS...");
   cmd->callback([o, &action, exit_code] {
     action = [o, exit_code](Context& ctx) { return RunRun(ctx, *o, exit_code); };

@@ -3,6 +3,7 @@
 // pypi.md), and the MLflow tracking API (/api/2.0/mlflow/, mlflow.md). Each module adds its
 // routes through a RouteRegistrar (server/router.h).
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <filesystem>
@@ -32,8 +33,10 @@ struct ServeFlags {
   std::string data;
   std::string listen = "127.0.0.1:" + std::to_string(kDefaultPort);
   std::string token_file;
+  std::string read_token_file;
   int threads = 2;
   bool allow_remote = false;
+  bool allow_anonymous = false;
   std::string hf_upstream = "https://huggingface.co";
   std::string pypi_upstream = "https://pypi.org/simple/";
   bool offline = false;
@@ -107,10 +110,12 @@ Status ParseListen(Context& ctx, const std::string& text, server::ServerOptions*
   return Status();
 }
 
-// One token per line; blank lines and lines starting with '#' are skipped.
-Status ReadTokens(Context& ctx, const std::string& path, std::vector<std::string>* tokens) {
+// One token per line; blank lines and lines starting with '#' are skipped. `flag` names the
+// option in messages.
+Status ReadTokens(Context& ctx, const std::string& flag, const std::string& path,
+                  std::vector<std::string>* tokens) {
   std::ifstream in(path);
-  if (!in) return Usage(ctx, InvalidArgument("serve: cannot read --token-file '" + path + "'"));
+  if (!in) return Usage(ctx, InvalidArgument("serve: cannot read " + flag + " '" + path + "'"));
   std::string line;
   while (std::getline(in, line)) {
     std::string_view t = Trim(line);
@@ -118,7 +123,7 @@ Status ReadTokens(Context& ctx, const std::string& path, std::vector<std::string
     tokens->emplace_back(t);
   }
   if (tokens->empty()) {
-    return Usage(ctx, InvalidArgument("serve: --token-file '" + path + "' has no token"));
+    return Usage(ctx, InvalidArgument("serve: " + flag + " '" + path + "' has no token"));
   }
   return Status();
 }
@@ -144,8 +149,21 @@ Status RunServe(Context& ctx, const ServeFlags& flags) {
   // default (measured on the warm path), one window of the blob reader.
   options.stream_chunk = 1u << 20;
   options.allow_remote = flags.allow_remote;
+  options.allow_anonymous = flags.allow_anonymous;
   if (!flags.token_file.empty()) {
-    FERRY_RETURN_IF_ERROR(ReadTokens(ctx, flags.token_file, &options.tokens));
+    FERRY_RETURN_IF_ERROR(ReadTokens(ctx, "--token-file", flags.token_file, &options.tokens));
+  }
+  if (!flags.read_token_file.empty()) {
+    FERRY_RETURN_IF_ERROR(
+        ReadTokens(ctx, "--read-token-file", flags.read_token_file, &options.read_tokens));
+    for (const std::string& t : options.read_tokens) {
+      if (std::find(options.tokens.begin(), options.tokens.end(), t) != options.tokens.end()) {
+        // Never the token itself (a secret): say which files.
+        return Usage(ctx, InvalidArgument("serve: a token of --read-token-file '" +
+                                          flags.read_token_file + "' is also in --token-file '" +
+                                          flags.token_file + "' (a token is read-only or not)"));
+      }
+    }
   }
   FERRY_ASSIGN_OR_RETURN(auto data, OpenUrl(ctx, flags.data));
   FERRY_ASSIGN_OR_RETURN(auto px, OpenProxy(ctx, flags, data));
@@ -161,7 +179,7 @@ Status RunServe(Context& ctx, const ServeFlags& flags) {
       proxy::hf::HfRoutes(std::make_shared<proxy::hf::HfService>(*px, flags.hf_upstream)),
       proxy::PypiRoutes(*px, flags.pypi_upstream, options.metrics.get()),
       std::move(tracker.routes),
-      tracker::artifacts::ArtifactRoutes(data.store, ArtifactsRoot(data)),
+      tracker::artifacts::ArtifactRoutes(data.store, ArtifactsRoot(data), tracker.uploads),
   };
   for (const auto& add : modules) {
     if (add) FERRY_RETURN_IF_ERROR(add(router));
@@ -192,10 +210,14 @@ void AddServeCommand(CLI::App& app, Action& action) {
   cmd->add_option("--listen", flags->listen, "HOST:PORT to listen on (port 0: any free port)")
       ->capture_default_str();
   cmd->add_option("--token-file", flags->token_file,
-                  "File of bearer tokens clients must send, one per line");
+                  "File of bearer tokens clients must send, one per line (read and write)");
+  cmd->add_option("--read-token-file", flags->read_token_file,
+                  "File of read-only bearer tokens, one per line (GET/HEAD and searches)");
   cmd->add_option("--threads", flags->threads, "I/O threads")->capture_default_str();
   cmd->add_flag("--allow-remote", flags->allow_remote,
                 "Allow listening on an address other hosts can reach");
+  cmd->add_flag("--allow-anonymous", flags->allow_anonymous,
+                "With --allow-remote: serve without tokens (anyone who reaches it may write)");
   cmd->add_option("--hf-upstream", flags->hf_upstream, "The Hugging Face Hub to cache (/hf)")
       ->capture_default_str();
   cmd->add_option("--pypi-upstream", flags->pypi_upstream,

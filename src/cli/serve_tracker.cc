@@ -8,6 +8,7 @@
 #include "tracker/mlflow/mlflow_routes.h"
 #include "tracker/postgres/pg_url.h"
 #include "tracker/postgres/postgres_tracker_store.h"
+#include "tracker/retention/checkpoint_retention.h"
 #include "tracker/sqlite/sqlite_tracker_store.h"
 
 namespace ferry::cli {
@@ -81,6 +82,13 @@ Result<Tracker> OpenTracker(Context& /*ctx*/, const TrackerFlags& flags,
     auto path = ServedArtifactPath(uri);
     return path ? repo->DeleteTree(*path) : Status();
   };
+  // Checkpoint retention (docs/semantics/mlflow-artifacts.md): after uploads and policy changes.
+  auto retention = std::make_shared<tracker::retention::CheckpointRetention>(
+      store, repo, tracker::retention::RetentionOptions{&ServedArtifactPath});
+  options.retention_changed = [retention](const std::string& experiment_id) {
+    return retention->ApplyToExperiment(experiment_id);
+  };
+  t.uploads = retention;
   t.routes = tracker::mlflow::MlflowRoutes(std::move(store), std::move(options));
   return t;
 }

@@ -9,6 +9,7 @@
 #include "cli/command.h"
 #include "server/router.h"
 #include "storage/registry.h"
+#include "tracker/artifacts/artifact_routes.h"
 
 namespace ferry::cli {
 
@@ -25,6 +26,8 @@ struct TrackerFlags {
 struct Tracker {
   server::RouteRegistrar routes;  // the MLflow API over the opened store; empty when off
   std::string note;               // said after the listening line when not empty
+  // Hears of artifact uploads (checkpoint retention); give it to the artifact routes. May be null.
+  std::shared_ptr<tracker::artifacts::UploadObserver> uploads;
 };
 
 // Opens the tracker's store and returns the registrar of the MLflow routes. Bad flags are

@@ -152,6 +152,8 @@ Status RunLifecycle::StageIn() {
 }
 
 Status RunLifecycle::StartCommand() {
+  // The tracking run first (it may take a moment): a stop signal meanwhile still stops the start.
+  plan_.extra_env = work_.ExtraEnvironment(plan_);
   FERRY_RETURN_IF_ERROR(NotStartedIfStopPending());
   // Before the command starts: whatever it starts stays below ferry, even after setsid or a
   // daemon's double fork, so it can be stopped when the command ends.

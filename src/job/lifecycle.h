@@ -16,6 +16,7 @@
 //                  a stop signal cancels it and ends the run (128+signal): nothing was produced
 //   StartCommand   a stop signal still pending ends the run the same way; else ferry tracks the
 //                  command's descendants (when the system lets it) and starts the command
+//                  (with RunWork::ExtraEnvironment added to its environment)
 //   Supervise      until the command ends: periodic syncs, on-demand syncs (SIGUSR1, the trigger
 //                  file), stop signals forwarded at once (to the main process, or with
 //                  signal_group to the process group), SIGKILL to the group after the grace period
@@ -74,6 +75,10 @@ class RunWork {
   // One sync of every output (SyncAllOutputs); ends within about a second once `cancel` is set.
   virtual SyncRound Sync(const RunPlan& plan, SyncKind kind, const ChildState& child,
                          const std::atomic<bool>& cancel) = 0;
+  // Just before the command starts: variables to add to its environment (RunPlan::extra_env).
+  virtual std::vector<std::pair<std::string, std::string>> ExtraEnvironment(const RunPlan&) {
+    return {};
+  }
 };
 
 // The exit-status rule once the final stage-out has run: the command's status, except that a

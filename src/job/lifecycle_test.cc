@@ -92,6 +92,24 @@ TEST_F(LifecycleTest, CommandThatExitsGetsAFinalStageOutAndItsStatus) {
   EXPECT_TRUE(fs::is_directory(dir_ / "out"));
 }
 
+TEST_F(LifecycleTest, ExtraEnvironmentReachesTheCommandAfterFerrysOwn) {
+  work_.extra_env = {{"MLFLOW_RUN_ID", "r1"}, {"MLFLOW_TRACKING_URI", "http://t:1"}};
+  processes_.exits_at = seconds(1);
+  EXPECT_EQ(Run().exit_code, 0);
+  EXPECT_EQ(work_.extra_env_calls, 1);
+  ASSERT_GE(processes_.env.size(), 2u);
+  EXPECT_EQ(processes_.env[processes_.env.size() - 2],
+            (std::pair<std::string, std::string>{"MLFLOW_RUN_ID", "r1"}));
+  EXPECT_EQ(processes_.env.back().first, "MLFLOW_TRACKING_URI");
+  EXPECT_EQ(processes_.env.front().first, "FERRY_RUN_ID");
+}
+
+TEST_F(LifecycleTest, NoExtraEnvironmentIsAskedForWhenThePreflightFails) {
+  work_.preflight.errors = {"bad"};
+  EXPECT_EQ(Run().exit_code, 1);
+  EXPECT_EQ(work_.extra_env_calls, 0);
+}
+
 TEST_F(LifecycleTest, StopSignalIsForwardedAtOnceWhileAPeriodicSyncIsInFlight) {
   plan_.options.interval = seconds(10);
   tasks_.durations = {kForever};  // a long upload: only ends when cancelled

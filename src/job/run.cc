@@ -15,6 +15,7 @@
 #include "job/lifecycle.h"
 #include "job/preflight_rules.h"
 #include "job/resume.h"
+#include "job/run_hooks.h"
 #include "job/run_plan.h"
 #include "job/run_system_posix.h"
 #include "transfer/copy_engine.h"
@@ -27,7 +28,8 @@ namespace {
 // sync.h.
 class StoreRunWork final : public RunWork {
  public:
-  explicit StoreRunWork(storage::StoreRegistry& registry) : registry_(registry) {}
+  StoreRunWork(storage::StoreRegistry& registry, RunHooks* hooks)
+      : registry_(registry), hooks_(hooks) {}
 
   Result<int> CountAttempt(const RunPlan& plan) override {
     const Output& first = plan.outputs.front();
@@ -105,7 +107,13 @@ class StoreRunWork final : public RunWork {
                  const std::atomic<bool>& cancel) override {
     SyncContext ctx{
         .id = plan.id, .options = plan.options, .child = child, .resumed_from = plan.resumed_from};
-    return SyncAllOutputs(registry_, plan.outputs, kind, ctx, history_, &cancel);
+    SyncRound round = SyncAllOutputs(registry_, plan.outputs, kind, ctx, history_, &cancel);
+    if (hooks_) hooks_->AfterSync(plan, kind, round);
+    return round;
+  }
+
+  std::vector<std::pair<std::string, std::string>> ExtraEnvironment(const RunPlan& plan) override {
+    return hooks_ ? hooks_->BeforeStart(plan) : std::vector<std::pair<std::string, std::string>>{};
   }
 
  private:
@@ -133,13 +141,14 @@ class StoreRunWork final : public RunWork {
   }
 
   storage::StoreRegistry& registry_;
+  RunHooks* hooks_;                     // may be null
   std::vector<OutputHistory> history_;  // only the sync task touches it, one sync at a time
 };
 
 }  // namespace
 
 RunOutcome RunJob(const RunOptions& options, storage::StoreRegistry& registry,
-                  const Environment& env, const PreflightObserver& on_preflight) {
+                  const Environment& env, const PreflightObserver& on_preflight, RunHooks* hooks) {
   // Signals are held from the start (and restored last): one that comes during preflight or
   // stage-in stays pending until a phase takes it.
   PosixSignalSource signals;
@@ -153,10 +162,18 @@ RunOutcome RunJob(const RunOptions& options, storage::StoreRegistry& registry,
   PosixProcessLauncher processes(
       signals.original_mask(),
       {.grace = plan->options.grace, .signal_group = plan->options.signal_group});
+  if (hooks && hooks->output_sink()) processes.CaptureOutput(hooks->output_sink());
   ThreadTaskRunner tasks;
-  StoreRunWork work(registry);
+  StoreRunWork work(registry, hooks);
   RunLifecycle lifecycle(*plan, {clock, signals, processes, tasks}, work);
-  return lifecycle.Run(on_preflight);
+  RunOutcome outcome = lifecycle.Run(on_preflight);
+  if (hooks) {
+    // The command and what it left running have ended: the output's last bytes are in the
+    // pipes (a writer that could not be killed does not hold the run up for long).
+    processes.FinishCapture(std::chrono::seconds(2));
+    hooks->Ended(lifecycle.child(), outcome.exit_code);
+  }
+  return outcome;
 }
 
 }  // namespace ferry::job

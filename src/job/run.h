@@ -27,6 +27,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -64,6 +65,13 @@ struct RunOptions {
   // the whole process group gets SIGKILL when `grace` ends. true: SIGTERM to the whole process
   // group (and to processes that left it) at once.
   bool signal_group = false;
+  // --track (spec: `track: URL` or `track: {url, experiment, run_name,
+  // system_metrics_interval}`): the job as a run of an MLflow tracking server. RunJob does not
+  // read it: the caller turns it into RunHooks (job/track/run_tracker.h). Empty url = none.
+  struct Track {
+    std::string url, experiment, run_name;
+    std::optional<int> system_metrics_interval;  // seconds; 0 = off
+  } track;
 };
 
 // What the destination template fields {job} {attempt} {rank} {host} {date} stand for
@@ -87,9 +95,13 @@ struct RunOutcome {
 // Shown the preflight's findings (`ok`: whether the run goes on) before anything else happens.
 using PreflightObserver = std::function<void(const PreflightReport& report, bool ok)>;
 
+class RunHooks;
+
 // Runs the job: the phases of lifecycle.h on the real system (run_system_posix.h) and stores.
-// The preflight names the credentials of each s3:// URL (Store::Describe()).
+// The preflight names the credentials of each s3:// URL (Store::Describe()). `hooks` (may be
+// null, not owned) adds to the run (run_hooks.h: ferry run --track).
 RunOutcome RunJob(const RunOptions& options, storage::StoreRegistry& registry,
-                  const Environment& env, const PreflightObserver& on_preflight);
+                  const Environment& env, const PreflightObserver& on_preflight,
+                  RunHooks* hooks = nullptr);
 
 }  // namespace ferry::job

@@ -159,6 +159,7 @@ std::vector<std::pair<std::string, std::string>> CommandEnvironment(const RunPla
       env.emplace_back("FERRY_RESUME_MANIFEST", plan.resumed_from->manifest_url);
     }
   }
+  env.insert(env.end(), plan.extra_env.begin(), plan.extra_env.end());
   return env;
 }
 

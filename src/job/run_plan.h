@@ -38,6 +38,8 @@ struct RunPlan {
   // directory, else the first); what was found there, once the resume phase has run.
   size_t resume_output = 0;
   std::optional<ResumeSource> resumed_from;
+  // Added to the command's environment after ferry's own (RunWork::ExtraEnvironment).
+  std::vector<std::pair<std::string, std::string>> extra_env;
 };
 
 // Errors are the user's (an unknown template field, --resume without an output): a usage error.
@@ -56,7 +58,7 @@ Status AssignAttempt(RunPlan& plan, std::optional<int> counted);
 // What the command finds in its environment besides ferry's own: FERRY_RUN_ID, FERRY_ATTEMPT,
 // FERRY_RANK, FERRY_OUTPUT, FERRY_OUTPUT_<n>, FERRY_OUTPUT_URL_<n>, FERRY_INPUT_<n>,
 // FERRY_SYNC_TRIGGER; with --resume FERRY_RESUME_DIR and FERRY_RESUMED (1 or 0), and when a set
-// was resumed FERRY_RESUME_ATTEMPT and FERRY_RESUME_MANIFEST.
+// was resumed FERRY_RESUME_ATTEMPT and FERRY_RESUME_MANIFEST; then `plan.extra_env`.
 std::vector<std::pair<std::string, std::string>> CommandEnvironment(const RunPlan& plan);
 
 }  // namespace ferry::job

@@ -145,6 +145,19 @@ Result<pid_t> PosixProcessLauncher::Start(
   for (auto& a : argv_copy) args.push_back(a.data());
   args.push_back(nullptr);
   std::string cannot_run = "ferry: error: cannot run '" + argv[0] + "': ";
+  int tee_out = -1, tee_err = -1;
+  if (capture_) {
+    if (tee_) tee_->Finish(std::chrono::milliseconds(0));
+    auto tee = OutputTee::Open(*capture_);
+    if (tee.ok()) {
+      tee_ = std::move(*tee);
+      tee_out = tee_->child_stdout();
+      tee_err = tee_->child_stderr();
+    } else {
+      tee_.reset();
+      Log(LogLevel::kWarn, "{}: it goes to ferry's stdout and stderr only", tee.status().message());
+    }
+  }
 
   pid_t pid = ::fork();
   if (pid < 0) {
@@ -155,6 +168,10 @@ Result<pid_t> PosixProcessLauncher::Start(
     ::setpgid(0, 0);  // its own process group: signals reach the whole training process tree
     if (guard_fd >= 0) TellGuardCommandStarted(guard_fd);  // covered even if ferry dies now
     ::sigprocmask(SIG_SETMASK, &child_mask_, nullptr);
+    if (tee_out >= 0) {
+      ::dup2(tee_out, STDOUT_FILENO);  // dup2 clears close-on-exec on the copies
+      ::dup2(tee_err, STDERR_FILENO);
+    }
     ::execvpe(args[0], args.data(), envp.data());
     const char* why = std::strerror(errno);
     ssize_t ignored = ::write(STDERR_FILENO, cannot_run.data(), cannot_run.size());
@@ -164,6 +181,7 @@ Result<pid_t> PosixProcessLauncher::Start(
     ::_exit(127);
   }
   ::setpgid(pid, pid);  // also here, so no signal to the group can come before the child's call
+  if (tee_) tee_->Start();
   command_ = pid;
   if (guard_) guard_->NoteCommand(pid);
   return pid;

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <memory>
 
+#include "job/output_tee.h"
 #include "job/run_guard.h"
 #include "job/run_system.h"
 
@@ -69,6 +70,16 @@ class PosixProcessLauncher final : public ProcessLauncher {
   std::optional<ProcessExit> ReapExited(pid_t command) override;
   LeftoverReport StopLeftovers(SteadyTime kill_at) override;
 
+  // From the next Start() on, the command's stdout and stderr pass through an OutputTee
+  // (output_tee.h) that also hands them to `sink` (not owned; outlives the launcher's use).
+  // When the pipes cannot be made, the command runs with ferry's descriptors (one warning).
+  void CaptureOutput(OutputSink* sink) { capture_ = sink; }
+  // Waits at most `wait` for the captured output's last bytes (every writer gone), then stops
+  // the copy. Call once the command and what it left running have ended.
+  void FinishCapture(std::chrono::milliseconds wait) {
+    if (tee_) tee_->Finish(wait);
+  }
+
   // The guard of the command started last; 0 when there is none (tests).
   pid_t guard_pid() const { return guard_ ? guard_->pid() : 0; }
 
@@ -82,6 +93,8 @@ class PosixProcessLauncher final : public ProcessLauncher {
   std::unique_ptr<RunGuard> guard_;
   pid_t command_ = 0;
   bool command_ended_ = false;
+  OutputSink* capture_ = nullptr;
+  std::unique_ptr<OutputTee> tee_;
 };
 
 // One std::thread per task.

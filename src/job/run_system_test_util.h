@@ -297,6 +297,14 @@ class FakeRunWork final : public RunWork {
   std::vector<std::string> staged_in;
   std::vector<SyncCall> syncs;
   std::vector<RunPlan> sync_plans;  // the plan each sync was given
+  // What ExtraEnvironment returns (RunHooks::BeforeStart's variables), and how often it was asked.
+  std::vector<std::pair<std::string, std::string>> extra_env;
+  int extra_env_calls = 0;
+
+  std::vector<std::pair<std::string, std::string>> ExtraEnvironment(const RunPlan&) override {
+    ++extra_env_calls;
+    return extra_env;
+  }
 
   Result<int> CountAttempt(const RunPlan&) override {
     ++attempt_counts;

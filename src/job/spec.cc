@@ -73,13 +73,14 @@ class SpecReader {
     static const std::set<std::string> kKnown = {
         "command",      "inputs",       "outputs",      "interval",
         "grace",        "strict",       "preflight",    "delete_after_upload",
-        "trigger_file", "follow_links", "signal_group", "resume"};
+        "trigger_file", "follow_links", "signal_group", "resume",
+        "track"};
     for (const auto& kv : root) {
       auto key = kv.first.as<std::string>();
       if (!kKnown.contains(key)) {
         return Error("unknown key '" + key +
                      "' (known: command inputs outputs interval grace strict preflight "
-                     "delete_after_upload trigger_file follow_links signal_group resume)");
+                     "delete_after_upload trigger_file follow_links signal_group resume track)");
       }
     }
     if (auto n = root["command"]) {
@@ -111,6 +112,32 @@ class SpecReader {
     }
     if (auto n = root["trigger_file"]) o.trigger_file = n.as<std::string>();
     if (auto n = root["resume"]) o.resume_dir = n.as<std::string>();
+    if (auto n = root["track"]) {
+      if (n.IsScalar()) {
+        o.track.url = n.as<std::string>();
+      } else if (n.IsMap()) {
+        for (const auto& kv : n) {
+          auto k = kv.first.as<std::string>();
+          if (k == "url") {
+            o.track.url = kv.second.as<std::string>();
+          } else if (k == "experiment") {
+            o.track.experiment = kv.second.as<std::string>();
+          } else if (k == "run_name") {
+            o.track.run_name = kv.second.as<std::string>();
+          } else if (k == "system_metrics_interval") {
+            int s = kv.second.as<int>();
+            if (s < 0) return Error("'track.system_metrics_interval' must be >= 0 (0 = off)");
+            o.track.system_metrics_interval = s;
+          } else {
+            return Error("'track' has unknown key '" + k +
+                         "' (known: url experiment run_name system_metrics_interval)");
+          }
+        }
+        if (o.track.url.empty()) return Error("'track' needs 'url'");
+      } else {
+        return Error("'track' must be a URL or a mapping with 'url'");
+      }
+    }
     return o;
   }
 

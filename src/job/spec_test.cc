@@ -48,6 +48,27 @@ TEST(JobSpec, JsonIsYamlToo) {
   EXPECT_EQ(o->command, (std::vector<std::string>{"/bin/sh", "-c", "python3 train.py > log.txt"}));
 }
 
+TEST(JobSpec, TrackIsAUrlOrAMapping) {
+  auto url = ParseJobSpec("track: http://nas:8780\n", "job.yaml");
+  ASSERT_TRUE(url.ok()) << url.status().message();
+  EXPECT_EQ(url->track.url, "http://nas:8780");
+  EXPECT_FALSE(url->track.system_metrics_interval);
+  auto map = ParseJobSpec(R"(
+track: {url: "http://nas:8780", experiment: resnet, run_name: r1, system_metrics_interval: 0}
+)",
+                          "job.yaml");
+  ASSERT_TRUE(map.ok()) << map.status().message();
+  EXPECT_EQ(map->track.experiment, "resnet");
+  EXPECT_EQ(map->track.run_name, "r1");
+  EXPECT_EQ(map->track.system_metrics_interval, 0);
+  for (const char* bad : {"track: {experiment: e}\n", "track: {url: u, colour: red}\n",
+                          "track: [a]\n", "track: {url: u, system_metrics_interval: -1}\n"}) {
+    auto o = ParseJobSpec(bad, "job.yaml");
+    ASSERT_FALSE(o.ok()) << bad;
+    EXPECT_NE(o.status().message().find("'track"), std::string::npos) << o.status().message();
+  }
+}
+
 TEST(JobSpec, ErrorsNameTheFileAndTheProblem) {
   auto typo = ParseJobSpec("intervall: 5\n", "job.yaml");
   ASSERT_FALSE(typo.ok());

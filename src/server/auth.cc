@@ -15,7 +15,8 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-AuthResult CheckBearer(std::string_view authorization, const std::vector<std::string>& tokens) {
+AuthResult CheckBearer(std::string_view authorization, const std::vector<std::string>& tokens,
+                       const std::vector<std::string>& read_tokens) {
   authorization = Trim(authorization);
   if (authorization.empty()) return AuthResult::kMissing;
   constexpr std::string_view kScheme = "bearer ";
@@ -24,9 +25,13 @@ AuthResult CheckBearer(std::string_view authorization, const std::vector<std::st
     return AuthResult::kInvalid;
   }
   std::string_view token = Trim(authorization.substr(kScheme.size()));
-  bool ok = false;
-  for (const std::string& t : tokens) ok |= ConstantTimeEquals(token, t);
-  return ok && !token.empty() ? AuthResult::kOk : AuthResult::kInvalid;
+  bool write = false;
+  bool read = false;
+  for (const std::string& t : tokens) write |= ConstantTimeEquals(token, t);
+  for (const std::string& t : read_tokens) read |= ConstantTimeEquals(token, t);
+  if (token.empty()) return AuthResult::kInvalid;
+  if (write) return AuthResult::kOk;
+  return read ? AuthResult::kReadOnly : AuthResult::kInvalid;
 }
 
 }  // namespace ferry::server

@@ -8,11 +8,14 @@
 
 namespace ferry::server {
 
-enum class AuthResult { kOk, kMissing, kInvalid };
+// kOk: a token of `tokens` (may read and write); kReadOnly: a token of `read_tokens` only.
+enum class AuthResult { kOk, kReadOnly, kMissing, kInvalid };
 
 // Checks an Authorization header value ("Bearer <token>"; the scheme is case-insensitive)
-// against `tokens`. Every token is compared, each in time that depends only on the lengths.
-AuthResult CheckBearer(std::string_view authorization, const std::vector<std::string>& tokens);
+// against `tokens` (read-write) and `read_tokens` (read-only). Every token of both lists is
+// compared, each in time that depends only on the lengths.
+AuthResult CheckBearer(std::string_view authorization, const std::vector<std::string>& tokens,
+                       const std::vector<std::string>& read_tokens = {});
 
 // True when a == b, in time that depends only on the lengths.
 bool ConstantTimeEquals(std::string_view a, std::string_view b);

@@ -16,6 +16,18 @@ TEST(CheckBearerTest, AcceptsAnyConfiguredToken) {
   EXPECT_EQ(CheckBearer("Bearer ", tokens), AuthResult::kInvalid);
 }
 
+TEST(CheckBearerTest, ReadTokensAreReadOnly) {
+  std::vector<std::string> rw{"writer"};
+  std::vector<std::string> ro{"reader", "both"};
+  EXPECT_EQ(CheckBearer("Bearer writer", rw, ro), AuthResult::kOk);
+  EXPECT_EQ(CheckBearer("Bearer reader", rw, ro), AuthResult::kReadOnly);
+  EXPECT_EQ(CheckBearer("Bearer readerX", rw, ro), AuthResult::kInvalid);
+  EXPECT_EQ(CheckBearer("", rw, ro), AuthResult::kMissing);
+  // Read tokens alone (a read-only server).
+  EXPECT_EQ(CheckBearer("Bearer reader", {}, ro), AuthResult::kReadOnly);
+  EXPECT_EQ(CheckBearer("Bearer writer", {}, ro), AuthResult::kInvalid);
+}
+
 TEST(ConstantTimeEqualsTest, ComparesLengthAndBytes) {
   EXPECT_TRUE(ConstantTimeEquals("abc", "abc"));
   EXPECT_FALSE(ConstantTimeEquals("abc", "abd"));

@@ -104,11 +104,19 @@ Response JsonResponse(int status, std::string json) {
 }
 
 Response ErrorResponse(int status, std::string_view message) {
+  return ErrorResponse(status, message, "");
+}
+
+Response ErrorResponse(int status, std::string_view message, std::string_view error_code) {
   std::string line(message);
   for (char& c : line) {
     if (c == '\n' || c == '\r') c = ' ';
   }
   nlohmann::json j{{"error", line}};
+  if (!error_code.empty()) {
+    j["error_code"] = error_code;
+    j["message"] = line;
+  }
   return JsonResponse(status,
                       j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }

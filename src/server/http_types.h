@@ -113,6 +113,9 @@ Response TextResponse(int status, std::string text,
 Response JsonResponse(int status, std::string json);
 // {"error": message} with `status`; the message is one line (newlines become spaces).
 Response ErrorResponse(int status, std::string_view message);
+// {"error": message, "error_code": code, "message": message}: the server's own errors that
+// MLflow clients read too (401 UNAUTHENTICATED, 403 PERMISSION_DENIED).
+Response ErrorResponse(int status, std::string_view message, std::string_view error_code);
 // The HTTP status for a Status code (NotFound 404, InvalidArgument 400, Unauthenticated 401,
 // PermissionDenied 403, Unavailable 503, DeadlineExceeded 504, ...; anything unknown is 500).
 int HttpStatusFor(const Status& status);

@@ -6,12 +6,24 @@
 
 namespace ferry::server {
 
+Access DefaultAccess(std::string_view method) {
+  return method == "GET" || method == "HEAD" || method == "OPTIONS" ? Access::kRead
+                                                                    : Access::kWrite;
+}
+
 Status Router::Add(std::string method, std::string_view pattern, Handler handler) {
+  Access access = DefaultAccess(method);
+  return Add(std::move(method), pattern, access, std::move(handler));
+}
+
+Status Router::Add(std::string method, std::string_view pattern, Access access, Handler handler) {
   if (pattern.empty() || pattern[0] != '/') {
     return InvalidArgument("route pattern '" + std::string(pattern) + "' must start with '/'");
   }
-  Route route{
-      .method = std::move(method), .pattern = std::string(pattern), .handler = std::move(handler)};
+  Route route{.method = std::move(method),
+              .pattern = std::string(pattern),
+              .handler = std::move(handler),
+              .access = access};
   std::vector<std::string_view> parts = Split(pattern.substr(1), '/');
   std::set<std::string, std::less<>> names;
   for (size_t i = 0; i < parts.size(); ++i) {
@@ -68,6 +80,12 @@ bool Router::StreamsBody(std::string_view method, std::string_view path) const {
   std::vector<std::pair<std::string, std::string>> params;
   const Route* r = Find(method, path, &params);
   return r != nullptr && r->streaming;
+}
+
+Access Router::AccessFor(std::string_view method, std::string_view path) const {
+  std::vector<std::pair<std::string, std::string>> params;
+  const Route* r = Find(method, path, &params);
+  return r == nullptr ? Access::kRead : r->access;
 }
 
 bool Router::Has(std::string_view method, std::string_view pattern) const {

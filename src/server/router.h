@@ -12,6 +12,11 @@
 // A trailing '/' is significant ("/simple/{project}/" does not match "/simple/numpy").
 // The first registered route that matches the path wins. Routes are added before the server
 // starts; Dispatch() is then const and safe from many threads.
+//
+// Each route says whether it only reads (Access): a read-only bearer token
+// (ServerOptions::read_tokens) may call only kRead routes. By default GET, HEAD and OPTIONS
+// routes read and every other method writes; a POST that only reads (a search, a listing)
+// says so where it is registered: router.Add("POST", "/runs/search", Access::kRead, handler).
 
 #include <functional>
 #include <string>
@@ -25,17 +30,31 @@ namespace ferry::server {
 
 using Handler = std::function<Response(const Request&)>;
 
+// What a route does to the server's state, for read-only tokens.
+enum class Access { kRead, kWrite };
+// GET, HEAD and OPTIONS: kRead; any other method: kWrite.
+Access DefaultAccess(std::string_view method);
+
 class Router final {
  public:
   // Adds a route; InvalidArgument for a malformed pattern (a catch-all before the end, an
   // empty or duplicate parameter name, a pattern not starting with '/').
+  // The route's access is DefaultAccess(method).
   Status Add(std::string method, std::string_view pattern, Handler handler);
+  // A route with an explicit access (a POST that only reads: Access::kRead).
+  Status Add(std::string method, std::string_view pattern, Access access, Handler handler);
   // The `Response Handle(const Request&, Deps&)` shape of house style 8; `deps` must outlive
   // the router.
   template <typename Deps>
   Status Add(std::string method, std::string_view pattern,
              Response (*handle)(const Request&, Deps&), Deps& deps) {
     return Add(std::move(method), pattern,
+               [handle, &deps](const Request& r) { return handle(r, deps); });
+  }
+  template <typename Deps>
+  Status Add(std::string method, std::string_view pattern, Access access,
+             Response (*handle)(const Request&, Deps&), Deps& deps) {
+    return Add(std::move(method), pattern, access,
                [handle, &deps](const Request& r) { return handle(r, deps); });
   }
 
@@ -45,6 +64,10 @@ class Router final {
   Status AddStreaming(std::string method, std::string_view pattern, Handler handler);
   // True when Dispatch() would run a streaming route for this method and path.
   bool StreamsBody(std::string_view method, std::string_view path) const;
+
+  // The access of the route Dispatch() would run; kRead when none matches (the answer is then
+  // 404 or 405 and no handler runs).
+  Access AccessFor(std::string_view method, std::string_view path) const;
 
   // True when some route already matches exactly this method and pattern text.
   bool Has(std::string_view method, std::string_view pattern) const;
@@ -65,6 +88,7 @@ class Router final {
     std::vector<Segment> segments;
     Handler handler;
     bool streaming = false;
+    Access access = Access::kWrite;
   };
   // The route Dispatch() runs for (method, path) with its params; null when none.
   const Route* Find(std::string_view method, std::string_view path,

@@ -107,5 +107,22 @@ TEST(RouterTest, TellsWhichRequestsStreamTheirBody) {
   EXPECT_FALSE(r.AddStreaming("PUT", "bad", Echo).ok());
 }
 
+TEST(RouterTest, AccessIsByMethodUnlessRegistered) {
+  Router r;
+  auto ok = [](const Request&) { return TextResponse(200, "x"); };
+  ASSERT_TRUE(r.Add("GET", "/a/{x}", ok).ok());
+  ASSERT_TRUE(r.Add("POST", "/a/{x}", ok).ok());
+  ASSERT_TRUE(r.Add("POST", "/search", Access::kRead, ok).ok());
+  ASSERT_TRUE(r.AddStreaming("PUT", "/up/{rest...}", ok).ok());
+  EXPECT_EQ(r.AccessFor("GET", "/a/1"), Access::kRead);
+  EXPECT_EQ(r.AccessFor("HEAD", "/a/1"), Access::kRead);  // HEAD runs the GET route
+  EXPECT_EQ(r.AccessFor("POST", "/a/1"), Access::kWrite);
+  EXPECT_EQ(r.AccessFor("POST", "/search"), Access::kRead);
+  EXPECT_EQ(r.AccessFor("PUT", "/up/x/y"), Access::kWrite);
+  EXPECT_EQ(r.AccessFor("DELETE", "/a/1"), Access::kRead);  // no route: 405, nothing runs
+  EXPECT_EQ(DefaultAccess("OPTIONS"), Access::kRead);
+  EXPECT_EQ(DefaultAccess("DELETE"), Access::kWrite);
+}
+
 }  // namespace
 }  // namespace ferry::server

@@ -94,6 +94,12 @@ Status Server::Start() {
     return InvalidArgument("serve: refusing to listen on non-loopback address " + o.host +
                            " (pass --allow-remote to serve other hosts)");
   }
+  if (!addr.is_loopback() && o.tokens.empty() && o.read_tokens.empty() && !o.allow_anonymous) {
+    return InvalidArgument("serve: refusing to serve " + o.host +
+                           " without tokens: anyone who can reach it could read, write and "
+                           "delete (give --token-file and/or --read-token-file, or "
+                           "--allow-anonymous)");
+  }
   tcp::endpoint endpoint(addr, o.port);
   std::string where = (addr.is_v6() ? "[" + host + "]" : host) + ":" + std::to_string(o.port);
   s.acceptor.emplace(asio::make_strand(s.ioc));

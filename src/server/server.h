@@ -39,8 +39,15 @@ struct ServerOptions {
   std::chrono::milliseconds read_timeout{30'000};
   // Each write to the client (one chunk) must finish within this; otherwise it is closed.
   std::chrono::milliseconds write_timeout{60'000};
-  // Accepted bearer tokens; empty: no authentication. /healthz never needs one.
+  // Accepted bearer tokens that may call every route; with both lists empty there is no
+  // authentication. /healthz never needs a token.
   std::vector<std::string> tokens;
+  // Bearer tokens that may call only routes registered as Access::kRead (router.h); a write
+  // route answers them 403 PERMISSION_DENIED.
+  std::vector<std::string> read_tokens;
+  // Listening on a non-loopback address (allow_remote) without any token is refused unless this
+  // is set (ferry serve --allow-anonymous): anyone who reaches the port could write and delete.
+  bool allow_anonymous = false;
   // Where the server's own metrics go (and what /metrics renders); null: the server's own.
   std::shared_ptr<MetricsRegistry> metrics;
 };
@@ -55,7 +62,8 @@ class Server final {
   Server& operator=(const Server&) = delete;
 
   // Binds, listens and starts the threads. InvalidArgument for a bad or non-loopback host
-  // (without allow_remote), Unavailable when the address cannot be bound.
+  // (without allow_remote; without tokens and allow_anonymous), Unavailable when the address
+  // cannot be bound.
   Status Start();
   // The bound port (the real one after binding port 0); 0 before Start().
   uint16_t port() const;

@@ -366,6 +366,33 @@ TEST_F(ServerTest, BearerTokens) {
   EXPECT_EQ(Get(port_, "/healthz").status, 200);
 }
 
+TEST_F(ServerTest, ReadTokensCallOnlyReadRoutes) {
+  router_
+      .Add("POST", "/search", Access::kRead, [](const Request&) { return TextResponse(200, "r"); })
+      .IgnoreError();
+  ServerOptions o;
+  o.tokens = {"writer-secret"};
+  o.read_tokens = {"reader-secret"};
+  StartServer(std::move(o));
+  const std::string reader = "Authorization: Bearer reader-secret\r\n";
+  const std::string writer = "Authorization: Bearer writer-secret\r\n";
+  auto post = [&](const std::string& target, const std::string& auth) {
+    return Exchange(
+        port_, "POST " + target +
+                   " HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Length: 2\r\n" + auth +
+                   "\r\nhi");
+  };
+  EXPECT_EQ(Get(port_, "/show/a", reader).status, 200);
+  EXPECT_EQ(post("/search", reader).status, 200);  // a POST registered as a read
+  HttpResult denied = post("/echo", reader);       // a POST that writes
+  EXPECT_EQ(denied.status, 403);
+  EXPECT_NE(denied.body.find("\"error_code\":\"PERMISSION_DENIED\""), std::string::npos);
+  EXPECT_EQ(denied.body.find("reader-secret"), std::string::npos);
+  EXPECT_EQ(post("/echo", writer).status, 200);
+  EXPECT_EQ(post("/echo", "").status, 401);
+  EXPECT_EQ(Get(port_, "/nothing-here", reader).status, 404);
+}
+
 TEST_F(ServerTest, ShutdownLetsAStreamInFlightFinish) {
   StartServer();
   constexpr uint64_t kSize = 16ull << 20;  // 64 chunks x 10 ms: ~0.7 s
@@ -459,6 +486,25 @@ TEST(ServerStartTest, RefusesNonLoopbackUnlessAllowedAndBadHosts) {
   Status st = s.Start();
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("--allow-remote"), std::string::npos);
+  // Remote without any token: refused unless anonymous access is asked for.
+  ServerOptions open;
+  open.host = "0.0.0.0";
+  open.allow_remote = true;
+  Router router3;
+  Status anon = Server(open, router3).Start();
+  EXPECT_EQ(anon.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(anon.message().find("--allow-anonymous"), std::string::npos);
+  open.allow_anonymous = true;
+  Router router4;
+  Server allowed(open, router4);
+  EXPECT_TRUE(allowed.Start().ok());
+  allowed.Shutdown(std::chrono::milliseconds(0));
+  open.allow_anonymous = false;
+  open.read_tokens = {"r"};
+  Router router5;
+  Server with_token(open, router5);
+  EXPECT_TRUE(with_token.Start().ok());
+  with_token.Shutdown(std::chrono::milliseconds(0));
   ServerOptions bad;
   bad.host = "not-an-ip";
   Router router2;

@@ -5,6 +5,7 @@ import json
 import os
 import pathlib
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -74,6 +75,8 @@ def test_20000_points_over_10_keys_read_back_exactly_with_params_summary_and_sta
         assert history(server.url, run.run_id, f"nested.m{k}") == [(-s - k / 3, s) for s in range(2000)]
     tags = {t["key"]: t["value"] for t in body["data"]["tags"]}
     assert float(tags["summary.m3"]) == run.summary["m3"] == 1999 * 10 + 3.25
+    assert tags["ferry.exit_code"] == "0" and tags["ferry.host"] == socket.gethostname()
+    assert tags["mlflow.user"] == body["info"]["user_id"] != ""
     assert not (tmp_path / "spool").exists(), "an acknowledged spool is removed"
     exp = get(server.url, "experiments/get-by-name", experiment_name="exact")["experiment"]
     assert body["info"]["experiment_id"] == exp["experiment_id"]
@@ -315,3 +318,32 @@ def test_bearer_token_from_mlflow_tracking_token(ferry_bin, tmp_path, monkeypatc
         assert "s3cret-token" not in s.log()
     finally:
         s.stop()
+
+
+def test_script_in_a_git_repo_records_its_commit_host_and_exit_code(server, tmp_path):
+    """A training script run from a git work tree: the run carries mlflow.source.git.commit
+    (HEAD), mlflow.source.name, ferry.host, and ferry.exit_code from finish(exit_code=3)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run(git + ["init", "-q"], check=True)
+    (repo / "train.py").write_text(
+        "import ferry.track\n"
+        "run = ferry.track.init(project='git-runs')\n"
+        "run.log({'loss': 0.5})\n"
+        "run.finish(exit_code=3)\n"
+        "print(run.run_id)\n")
+    subprocess.run(git + ["add", "train.py"], check=True)
+    subprocess.run(git + ["commit", "-qm", "train"], check=True)
+    head = subprocess.run(git + ["rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    p = subprocess.run(["/usr/bin/python3", str(repo / "train.py")], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=60,
+                       env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
+                            "PYTHONPATH": str(ROOT / "python"), "MLFLOW_TRACKING_URI": server.url})
+    assert p.returncode == 0, p.stderr
+    body = get(server.url, "runs/get", run_id=p.stdout.strip())["run"]
+    tags = {t["key"]: t["value"] for t in body["data"]["tags"]}
+    assert tags["mlflow.source.git.commit"] == head
+    assert tags["mlflow.source.name"] == "train.py" and tags["ferry.exit_code"] == "3"
+    assert tags["ferry.host"] == socket.gethostname()
+    assert body["info"]["status"] == "FAILED"

@@ -21,9 +21,11 @@ server::Response HubError(int status, std::string_view code, std::string_view me
 server::RouteRegistrar HfRoutes(std::shared_ptr<HfService> hf) {
   return [hf](server::Router& router) -> Status {
     HfService& s = *hf;
-    // The API first: "/hf/api/..." would also match the resolve catch-all.
+    // The API first: "/hf/api/..." would also match the resolve catch-all. Its POST is
+    // paths-info, a read (read-only tokens may call it).
     Status st = router.Add("GET", "/hf/api/{rest...}", &HandleApiGet, s);
-    if (st.ok()) st = router.Add("POST", "/hf/api/{rest...}", &HandleApiPost, s);
+    if (st.ok())
+      st = router.Add("POST", "/hf/api/{rest...}", server::Access::kRead, &HandleApiPost, s);
     if (st.ok()) st = router.Add("GET", "/hf/{rest...}", &HandleResolve, s);
     return st;
   };

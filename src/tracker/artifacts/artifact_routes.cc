@@ -110,7 +110,10 @@ Result<nlohmann::json> Upload(const Request& req, ArtifactService& svc) {
   FERRY_ASSIGN_OR_RETURN(std::string path, PathParam(req));
   if (!req.body_stream) return Internal("upload route without a streaming body");
   FERRY_ASSIGN_OR_RETURN(auto checks, ChecksFromHeaders(req));
-  FERRY_RETURN_IF_ERROR(svc.repo.Put(path, *req.body_stream, checks).status());
+  if (svc.observer) svc.observer->Started(path);
+  Status put = svc.repo.Put(path, *req.body_stream, checks).status();
+  if (svc.observer) svc.observer->Finished(path, put.ok());
+  FERRY_RETURN_IF_ERROR(put);
   return nlohmann::json::object();
 }
 
@@ -150,6 +153,7 @@ Result<nlohmann::json> MpuCreate(const Request& req, ArtifactService& svc) {
     (std::string_view(name) == "size" ? plan.size : plan.part_size) = j[name].get<uint64_t>();
   }
   FERRY_ASSIGN_OR_RETURN(auto up, svc.uploads.Create(plan));
+  if (svc.observer) svc.observer->Started(up.path);
   nlohmann::json creds = nlohmann::json::array();
   for (int n = 1; n <= up.num_parts; ++n) {
     creds.push_back({{"part_number", n},
@@ -174,6 +178,7 @@ Result<nlohmann::json> MpuComplete(const Request& req, ArtifactService& svc) {
   FERRY_ASSIGN_OR_RETURN(std::string id, UploadIdFrom(body));
   FERRY_ASSIGN_OR_RETURN(auto parts, PartsFromJson(body));
   FERRY_RETURN_IF_ERROR(svc.uploads.Complete(path, id, parts).status());
+  if (svc.observer) svc.observer->Finished(path, true);
   return nlohmann::json::object();
 }
 
@@ -182,6 +187,7 @@ Result<nlohmann::json> MpuAbort(const Request& req, ArtifactService& svc) {
   FERRY_ASSIGN_OR_RETURN(nlohmann::json body, Body(req));
   FERRY_ASSIGN_OR_RETURN(std::string id, UploadIdFrom(body));
   FERRY_RETURN_IF_ERROR(svc.uploads.Abort(path, id));
+  if (svc.observer) svc.observer->Finished(path, false);
   return nlohmann::json::object();
 }
 
@@ -250,8 +256,10 @@ server::RouteRegistrar ArtifactRoutes(std::shared_ptr<ArtifactService> svc) {
   };
 }
 
-server::RouteRegistrar ArtifactRoutes(std::shared_ptr<storage::Store> store, std::string root_key) {
-  return ArtifactRoutes(std::make_shared<ArtifactService>(std::move(store), std::move(root_key)));
+server::RouteRegistrar ArtifactRoutes(std::shared_ptr<storage::Store> store, std::string root_key,
+                                      std::shared_ptr<UploadObserver> observer) {
+  return ArtifactRoutes(std::make_shared<ArtifactService>(std::move(store), std::move(root_key),
+                                                          std::move(observer)));
 }
 
 }  // namespace ferry::tracker::artifacts

@@ -25,12 +25,25 @@ namespace ferry::tracker::artifacts {
 
 inline constexpr std::string_view kArtifactsPrefix = "/api/2.0/mlflow-artifacts";
 
+// Told about uploads (server-side checkpoint retention, tracker/retention): Started() before a
+// PUT's body is read or when a multipart upload is created, Finished() when the PUT ended
+// (published or not) or the multipart upload was completed or aborted. Finished() runs on the
+// handler's thread before the answer is sent. Must be thread-safe.
+class UploadObserver {
+ public:
+  virtual ~UploadObserver() = default;
+  virtual void Started(std::string_view path) = 0;
+  virtual void Finished(std::string_view path, bool published) = 0;
+};
+
 // What the handlers share.
 struct ArtifactService {
-  ArtifactService(std::shared_ptr<storage::Store> store, std::string root_key)
-      : repo(store, root_key), uploads(store, root_key) {}
+  ArtifactService(std::shared_ptr<storage::Store> store, std::string root_key,
+                  std::shared_ptr<UploadObserver> observer = nullptr)
+      : repo(store, root_key), uploads(store, root_key), observer(std::move(observer)) {}
   ArtifactRepo repo;
   MultipartUploads uploads;
+  std::shared_ptr<UploadObserver> observer;  // may be null
 };
 
 server::Response HandleUpload(const server::Request& req, ArtifactService& svc);
@@ -49,6 +62,8 @@ server::Response MlflowError(const Status& status);
 // Adds the routes above for `svc`, which the registrar keeps alive.
 server::RouteRegistrar ArtifactRoutes(std::shared_ptr<ArtifactService> svc);
 // Artifacts below `root_key` of `store` (e.g. "tracker/artifacts" of ferry serve's --data).
-server::RouteRegistrar ArtifactRoutes(std::shared_ptr<storage::Store> store, std::string root_key);
+// `observer` (may be null) hears of uploads.
+server::RouteRegistrar ArtifactRoutes(std::shared_ptr<storage::Store> store, std::string root_key,
+                                      std::shared_ptr<UploadObserver> observer = nullptr);
 
 }  // namespace ferry::tracker::artifacts

@@ -169,5 +169,44 @@ TEST_F(ArtifactRoutesTest, MultipartThroughTheRoutes) {
   EXPECT_EQ(Call("POST", kApi + "/mpu/create/big/x", "not json").status, 400);
 }
 
+// Records what the handlers tell an UploadObserver.
+class RecordingObserver final : public UploadObserver {
+ public:
+  void Started(std::string_view path) override { events.push_back("start " + std::string(path)); }
+  void Finished(std::string_view path, bool published) override {
+    events.push_back((published ? "published " : "ended ") + std::string(path));
+  }
+  std::vector<std::string> events;
+};
+
+TEST_F(ArtifactRoutesTest, TellsTheObserverWhenUploadsStartAndEnd) {
+  auto observer = std::make_shared<RecordingObserver>();
+  router_ = server::Router();
+  ASSERT_TRUE(ArtifactRoutes(store_, "tracker/artifacts", observer)(router_).ok());
+  EXPECT_EQ(Call("PUT", kApi + "/artifacts/c/ok.bin", "data").status, 200);
+  EXPECT_EQ(Call("PUT", kApi + "/artifacts/c/bad.bin", "data",
+                 {{"Content-MD5", Base64Encode(Md5("other"))}})
+                .status,
+            400);
+  auto create = [&](const std::string& path) {
+    Response r = Call("POST", kApi + "/mpu/create/" + path, R"({"num_parts":1})");
+    EXPECT_EQ(r.status, 200);
+    return JsonOf(r)["upload_id"].get<std::string>();
+  };
+  std::string done = create("c/big.bin");
+  ASSERT_EQ(Call("PUT", kApi + "/mpu/part/" + done + "/1", "part").status, 200);
+  ASSERT_EQ(
+      Call("POST", kApi + "/mpu/complete/c/big.bin", R"({"upload_id":")" + done + "\"}").status,
+      200);
+  std::string dropped = create("c/gone.bin");
+  ASSERT_EQ(
+      Call("POST", kApi + "/mpu/abort/c/gone.bin", R"({"upload_id":")" + dropped + "\"}").status,
+      200);
+  EXPECT_EQ(observer->events,
+            (std::vector<std::string>{"start c/ok.bin", "published c/ok.bin", "start c/bad.bin",
+                                      "ended c/bad.bin", "start c/big.bin", "published c/big.bin",
+                                      "start c/gone.bin", "ended c/gone.bin"}));
+}
+
 }  // namespace
 }  // namespace ferry::tracker::artifacts

@@ -1,11 +1,14 @@
 // experiments/*: create, get, get-by-name, search, list, update, delete, restore,
 // set-experiment-tag (docs/semantics/mlflow.md, "Experiments").
+#include "base/log.h"
+#include "base/strings.h"
 #include "tracker/enum_names.h"
 #include "tracker/mlflow/experiment_search.h"
 #include "tracker/mlflow/handlers.h"
 #include "tracker/mlflow/request_args.h"
 #include "tracker/mlflow/validation.h"
 #include "tracker/mlflow/wire.h"
+#include "tracker/retention_policy.h"
 #include "tracker/search.h"
 
 namespace ferry::tracker::mlflow {
@@ -142,6 +145,13 @@ Result<json> SetExperimentTag(const Request& r, MlflowDeps& d) {
   Tag tag{key, value.value_or("")};
   FERRY_RETURN_IF_ERROR(ValidateExperimentTag(tag));
   FERRY_RETURN_IF_ERROR(ForExperiment(id, d.store->SetExperimentTag(id, tag)));
+  if (StartsWith(tag.key, kRetentionTagPrefix) && d.options.retention_changed) {
+    Status st = d.options.retention_changed(id);
+    if (!st.ok()) {
+      Log(LogLevel::kWarn, "retention: experiment {}: applying the policy failed: {}", id,
+          st.message());
+    }
+  }
   return json::object();
 }
 

@@ -99,6 +99,40 @@ TEST_F(MlflowHandlersTest, SearchAndListExperiments) {
               "INVALID_PARAMETER_VALUE", "experiments have no metrics");
 }
 
+TEST_F(MlflowHandlersTest, RetentionTagsAreCheckedWhenSet) {
+  std::string id = NewExperiment("retained");
+  auto set = [&](const std::string& key, const std::string& value) {
+    return Post("experiments/set-experiment-tag",
+                {{"experiment_id", id}, {"key", key}, {"value", value}});
+  };
+  EXPECT_EQ(set("ferry.retention.keep_last", "2").status, 200);
+  EXPECT_EQ(set("ferry.retention.goal", "max").status, 200);
+  ExpectError(set("ferry.retention.keep_last", "abc"), 400, "INVALID_PARAMETER_VALUE",
+              "ferry.retention.keep_last");
+  ExpectError(set("ferry.retention.goal", "lowest"), 400, "INVALID_PARAMETER_VALUE",
+              "'min' or 'max'");
+  ExpectError(set("ferry.retention.keep", "1"), 400, "INVALID_PARAMETER_VALUE",
+              "not a retention setting");
+  ExpectError(
+      Post("experiments/create",
+           {{"name", "bad-policy"},
+            {"tags", json::array({{{"key", "ferry.retention.keep_best"}, {"value", "-1"}}})}}),
+      400, "INVALID_PARAMETER_VALUE", "ferry.retention.keep_best");
+}
+
+TEST_F(MlflowHandlersTest, SearchesReadEverythingElseThatPostsWrites) {
+  using server::Access;
+  for (const char* prefix : {"/api/2.0/mlflow/", "/ajax-api/2.0/mlflow/"}) {
+    std::string p = prefix;
+    EXPECT_EQ(router_.AccessFor("POST", p + "runs/search"), Access::kRead);
+    EXPECT_EQ(router_.AccessFor("POST", p + "experiments/search"), Access::kRead);
+    EXPECT_EQ(router_.AccessFor("GET", p + "runs/get"), Access::kRead);
+    EXPECT_EQ(router_.AccessFor("POST", p + "runs/log-batch"), Access::kWrite);
+    EXPECT_EQ(router_.AccessFor("POST", p + "experiments/set-experiment-tag"), Access::kWrite);
+    EXPECT_EQ(router_.AccessFor("POST", p + "runs/delete"), Access::kWrite);
+  }
+}
+
 TEST_F(MlflowHandlersTest, ServerInfoAndDeletedRuns) {
   Answer a = Get("server-info", {}, "/api/3.0/mlflow/");
   ASSERT_EQ(a.status, 200);

@@ -13,6 +13,8 @@ struct Route {
   const char* method;
   const char* path;  // after the prefix
   Response (*handle)(const Request&, MlflowDeps&);
+  // A POST that only reads (a search): read-only tokens may call it (server/router.h, Access).
+  bool reads = false;
 };
 
 // Every endpoint (docs/semantics/mlflow.md, "Endpoints"). GET endpoints read the query string,
@@ -21,7 +23,7 @@ constexpr Route kRoutes[] = {
     {"POST", "experiments/create", &HandleCreateExperiment},
     {"GET", "experiments/get", &HandleGetExperiment},
     {"GET", "experiments/get-by-name", &HandleGetExperimentByName},
-    {"POST", "experiments/search", &HandleSearchExperiments},
+    {"POST", "experiments/search", &HandleSearchExperiments, true},
     {"GET", "experiments/search", &HandleSearchExperiments},
     {"GET", "experiments/list", &HandleListExperiments},
     {"POST", "experiments/update", &HandleUpdateExperiment},
@@ -33,7 +35,7 @@ constexpr Route kRoutes[] = {
     {"POST", "runs/create", &HandleCreateRun},
     {"POST", "runs/update", &HandleUpdateRun},
     {"GET", "runs/get", &HandleGetRun},
-    {"POST", "runs/search", &HandleSearchRuns},
+    {"POST", "runs/search", &HandleSearchRuns, true},
     {"GET", "runs/search", &HandleSearchRuns},
     {"POST", "runs/delete", &HandleDeleteRun},
     {"POST", "runs/restore", &HandleRestoreRun},
@@ -78,8 +80,10 @@ server::RouteRegistrar MlflowRoutes(std::shared_ptr<TrackerStore> store, MlflowO
   return [deps](server::Router& router) -> Status {
     for (const char* prefix : kPrefixes) {
       for (const Route& route : kRoutes) {
-        FERRY_RETURN_IF_ERROR(
-            router.Add(route.method, std::string(prefix) + route.path, Bind(route.handle, deps)));
+        server::Access access =
+            route.reads ? server::Access::kRead : server::DefaultAccess(route.method);
+        FERRY_RETURN_IF_ERROR(router.Add(route.method, std::string(prefix) + route.path, access,
+                                         Bind(route.handle, deps)));
       }
     }
     // MLflow 3 clients ask /api/3.0/mlflow/server-info.

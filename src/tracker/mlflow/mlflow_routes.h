@@ -23,6 +23,10 @@ struct MlflowOptions {
   // so deleting a run frees its checkpoints (MLflow leaves them: mlflow#602). Null: artifacts
   // are kept. A URI the server does not serve is left alone (OK).
   std::function<Status(std::string_view artifact_uri)> delete_artifacts;
+  // Called after a ferry.retention.* tag of the experiment was set (set-experiment-tag), before
+  // the answer: applies the checkpoint retention policy (tracker/retention). Its error is
+  // logged; the tag stays set. Null: nothing is applied.
+  std::function<Status(const std::string& experiment_id)> retention_changed;
 };
 
 // Adds every MLflow route; the handlers share `store` (which must be thread-safe).

@@ -92,6 +92,28 @@ const json* FindIn(const json& object, std::string_view name) {
 
 }  // namespace
 
+bool JsonDepthExceeds(std::string_view text, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;  // the escaped character, whatever it is
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
+
 Result<RequestArgs> RequestArgs::From(const server::Request& request) {
   RequestArgs args;
   if (request.method == "GET" || request.method == "HEAD") {
@@ -104,22 +126,18 @@ Result<RequestArgs> RequestArgs::From(const server::Request& request) {
     args.body_ = json::object();
     return args;
   }
-  // The parser keeps its own stack, but printing and walking a parsed value recurse: values
-  // nested deeper than any MLflow message are dropped while parsing and the body refused.
-  bool too_deep = false;
-  auto limit_depth = [&too_deep](int depth, json::parse_event_t, json&) {
-    if (depth > kMaxJsonDepth) too_deep = true;
-    return depth <= kMaxJsonDepth;
-  };
+  // The parser keeps its own stack, but printing and walking a parsed value recurse: bodies
+  // nested deeper than any MLflow message are refused before parsing. (A depth callback in the
+  // parser itself made log-batch parsing 1.8x slower: json_sax_dom_callback_parser.)
+  if (JsonDepthExceeds(body, kMaxJsonDepth)) {
+    return InvalidArgument(std::string(kMalformedBody) + ": nested deeper than " +
+                           std::to_string(kMaxJsonDepth) + " levels");
+  }
   try {
-    args.body_ = json::parse(body, limit_depth);
+    args.body_ = json::parse(body);
   } catch (const json::parse_error& e) {
     return InvalidArgument(std::string(kMalformedBody) + ": syntax error at byte " +
                            std::to_string(e.byte));
-  }
-  if (too_deep) {
-    return InvalidArgument(std::string(kMalformedBody) + ": nested deeper than " +
-                           std::to_string(kMaxJsonDepth) + " levels");
   }
   if (!args.body_.is_object()) {
     return InvalidArgument(std::string(kMalformedBody) + ": expected a JSON object, got " +
@@ -198,11 +216,13 @@ Result<std::vector<std::string>> RequestArgs::StringList(std::string_view name) 
   return out;
 }
 
-Result<std::vector<nlohmann::json>> RequestArgs::ObjectList(std::string_view name) const {
-  std::vector<nlohmann::json> out;
+Result<std::vector<std::reference_wrapper<const nlohmann::json>>> RequestArgs::ObjectList(
+    std::string_view name) const {
+  std::vector<std::reference_wrapper<const nlohmann::json>> out;
   const json* v = from_query_ ? nullptr : Find(name);
   if (!v || v->is_null()) return out;
   if (!v->is_array()) return BadValue(name, "", Shown(*v), "a list of objects");
+  out.reserve(v->size());
   for (size_t i = 0; i < v->size(); ++i) {
     if (!(*v)[i].is_object()) {
       return BadValue(std::string(name) + "[" + std::to_string(i) + "]", "", Shown((*v)[i]),

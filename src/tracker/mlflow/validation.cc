@@ -3,6 +3,8 @@
 #include <cctype>
 #include <string>
 
+#include "tracker/retention_policy.h"
+
 namespace ferry::tracker::mlflow {
 namespace {
 
@@ -92,7 +94,7 @@ Status ValidateExperimentTag(const Tag& tag) {
     return TooLong("value of experiment tag", tag.key, tag.value.size(),
                    kMaxExperimentTagValueLength);
   }
-  return Status();
+  return ValidateRetentionTag(tag);  // ferry.retention.* settings
 }
 
 }  // namespace ferry::tracker::mlflow

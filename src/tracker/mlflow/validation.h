@@ -29,6 +29,7 @@ Status ValidateKey(std::string_view what, std::string_view key);
 Status ValidateBatch(const std::vector<MetricPoint>& metrics, const std::vector<Param>& params,
                      const std::vector<Tag>& tags);
 Status ValidateExperimentName(std::string_view name);
+// Also checks the ferry.retention.* settings (tracker/retention_policy.h).
 Status ValidateExperimentTag(const Tag& tag);
 
 }  // namespace ferry::tracker::mlflow
