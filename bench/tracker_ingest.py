@@ -3,8 +3,10 @@
 
   /usr/bin/python3 bench/tracker_ingest.py [--clients 8] [--steps 2000] [--keys 10] [--batch 1000]
                                            [--encode client|ahead]
+                                           [--tracker-db postgresql://user@host:port/db]
 
-Starts `ferry serve --data DIR` (release build; the tracker on its default SQLite file), creates
+Starts `ferry serve --data DIR` (release build; the tracker on its default SQLite file, or on
+the PostgreSQL database --tracker-db names: give a fresh one, its table sizes are reported), creates
 one run per client, then each client (a process with one kept-alive HTTP connection) logs
 --steps steps of --keys metrics with runs/log-batch in batches of --batch points, as training
 loops with a batching logger do. Reports points/s over the whole run, batch latency p50/p95,
@@ -96,6 +98,8 @@ def main():
     ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--keys", type=int, default=10)
     ap.add_argument("--batch", type=int, default=1000)
+    ap.add_argument("--tracker-db", default="",
+                    help="a fresh PostgreSQL database (postgresql://...) instead of SQLite")
     ap.add_argument("--encode", choices=("client", "ahead"), default="client",
                     help="client: each client builds and encodes its batches while sending (a "
                          "Python logger); ahead: bodies encoded before the clock starts (a load "
@@ -103,8 +107,9 @@ def main():
     a = ap.parse_args()
     work = pathlib.Path(tempfile.mkdtemp(prefix="ferry-tracker-bench-", dir="/var/tmp"))
     err = work / "serve.log"
+    extra = ["--tracker-db", a.tracker_db] if a.tracker_db else []
     server = subprocess.Popen([ferry_binary(), "serve", "--data", str(work / "data"), "--listen",
-                               "127.0.0.1:0"], stdout=subprocess.DEVNULL, stderr=open(err, "w"))
+                               "127.0.0.1:0", *extra], stdout=subprocess.DEVNULL, stderr=open(err, "w"))
     try:
         for _ in range(600):
             m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", err.read_text())
@@ -143,10 +148,17 @@ def main():
             if not token:
                 break
         assert got == a.steps, f"history of m0 has {got} points, expected {a.steps}"
-        db = work / "data/tracker/tracker.db"
-        size = sum(p.stat().st_size for p in db.parent.glob("tracker.db*"))
+        if a.tracker_db:  # the tables with their indexes (the database's own overhead aside)
+            size = int(subprocess.run(
+                ["psql", "-X", "-Atc", "SELECT sum(pg_total_relation_size(oid)) FROM pg_class "
+                 "WHERE relnamespace = 'public'::regnamespace AND relkind = 'r'", a.tracker_db],
+                check=True, capture_output=True, text=True).stdout)
+        else:
+            db = work / "data/tracker/tracker.db"
+            size = sum(p.stat().st_size for p in db.parent.glob("tracker.db*"))
         print(f"# {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; {ferry_binary()}")
-        print(f"\n### {a.clients} clients x {a.steps} steps x {a.keys} metrics, log-batch of {a.batch} "
+        engine = "PostgreSQL" if a.tracker_db else "SQLite"
+        print(f"\n### {engine}: {a.clients} clients x {a.steps} steps x {a.keys} metrics, log-batch of {a.batch} "
               f"points, encoded {'by each client while sending' if a.encode == 'client' else 'ahead'}")
         print("| points | seconds | points/s | batch p50 ms | batch p95 ms | server CPU s | clients CPU s | server peak RSS MiB | DB bytes/point |")
         print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")

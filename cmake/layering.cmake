@@ -15,7 +15,7 @@ set(FERRY_LAYER_MODULES
     storage storage/memory storage/local storage/remote storage/s3 storage/web storage/testing
     backends server transfer shard mount proxy job cli apps python
     proxy/pypi proxy/upstream proxy/service proxy/hf proxy/pypi_routes proxy/prewarm
-    tracker tracker/memory tracker/sqlite tracker/testing tracker/artifacts tracker/mlflow
+    tracker tracker/memory tracker/sqlite tracker/postgres tracker/testing tracker/artifacts tracker/mlflow
     sysmetrics tracker/client job/track tracker/retention)
 
 set(FERRY_LAYER_ALLOW_base "")
@@ -52,6 +52,7 @@ set(FERRY_LAYER_ALLOW_job/track job tracker/client sysmetrics storage base)
 set(FERRY_LAYER_ALLOW_tracker base)
 set(FERRY_LAYER_ALLOW_tracker/memory tracker base)
 set(FERRY_LAYER_ALLOW_tracker/sqlite tracker base)
+set(FERRY_LAYER_ALLOW_tracker/postgres tracker base)
 set(FERRY_LAYER_ALLOW_tracker/testing tracker base)
 set(FERRY_LAYER_ALLOW_tracker/artifacts server storage base)
 set(FERRY_LAYER_ALLOW_tracker/mlflow tracker tracker/artifacts server storage base)
@@ -75,7 +76,7 @@ set(FERRY_LAYER_ALLOW_proxy/pypi_routes
 # Only the binaries' wiring links the composition root.
 set(FERRY_LAYER_ALLOW_cli
     backends job transfer shard mount proxy proxy/service proxy/upstream proxy/hf proxy/pypi_routes
-    proxy/prewarm tracker tracker/sqlite tracker/artifacts tracker/mlflow sysmetrics job/track
+    proxy/prewarm tracker tracker/sqlite tracker/postgres tracker/artifacts tracker/mlflow sysmetrics job/track
     tracker/retention
     server storage http base)
 set(FERRY_LAYER_ALLOW_apps cli base)

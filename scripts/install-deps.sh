@@ -11,18 +11,19 @@ build_pkgs=(
   build-essential cmake ninja-build pkg-config git
   libcurl4-openssl-dev libssl-dev libpugixml-dev nlohmann-json3-dev libcli11-dev
   libfmt-dev libyaml-cpp-dev libisal-dev libgtest-dev libgmock-dev libbenchmark-dev
-  python3-dev pybind11-dev libfuse3-dev clang-format libboost1.81-dev libsqlite3-dev
+  python3-dev pybind11-dev libfuse3-dev clang-format libboost1.81-dev libsqlite3-dev libpq-dev
 )
 # clang 19 (Debian 12's clang 14 and 16 cannot use libstdc++ 12's <expected>): libFuzzer targets
 # and the thread-safety analysis (scripts/fuzz.sh, the `clang` preset).
 clang_pkgs=(clang-19 libclang-rt-19-dev)
 # slurm-wlm and munge: tests/tools/slurm.sh runs a single-node Slurm for the sbatch example's test
 # (tests/cli/test_slurm.py); python3-yaml reads the Kubernetes example (tests/cli/test_examples.py);
-# nginx-light serves the PyPI stand-in (tests/tools/pypi_standin.py).
+# nginx-light serves the PyPI stand-in (tests/tools/pypi_standin.py); postgresql is the tracker's
+# shared database in tests (tests/tools/postgres.sh).
 test_pkgs=(
   radosgw ceph-mon ceph-osd ceph-common uuid-runtime curl python3 python3-pytest python3-boto3
   fuse3 rclone python3-torch python3-numpy python3-pil python3-venv python3-yaml slurm-wlm munge
-  nginx-light
+  nginx-light postgresql
 )
 bench_pkgs=(awscli time s3fs fio)
 

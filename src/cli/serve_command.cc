@@ -236,7 +236,8 @@ void AddServeCommand(CLI::App& app, Action& action) {
   cmd->add_option("--spool-dir", flags->spool_dir,
                   "Local directory for blobs being fetched (default: the temporary directory)");
   cmd->add_option("--tracker-db", flags->tracker.db,
-                  "The MLflow tracker's SQLite file (default: <--data dir>/tracker/tracker.db)");
+                  "The MLflow tracker's SQLite file or postgresql://user@host:port/db (default: "
+                  "<--data dir>/tracker/tracker.db)");
   cmd->add_option("--default-artifact-root", flags->tracker.artifact_root,
                   "Where new MLflow experiments keep their artifacts")
       ->capture_default_str();

@@ -6,6 +6,8 @@
 #include "base/strings.h"
 #include "tracker/artifacts/artifact_repo.h"
 #include "tracker/mlflow/mlflow_routes.h"
+#include "tracker/postgres/pg_url.h"
+#include "tracker/postgres/postgres_tracker_store.h"
 #include "tracker/retention/checkpoint_retention.h"
 #include "tracker/sqlite/sqlite_tracker_store.h"
 
@@ -24,29 +26,8 @@ std::optional<std::string> ServedArtifactPath(std::string_view uri) {
   return std::string(uri);
 }
 
-}  // namespace
-
-Result<Tracker> OpenTracker(Context& ctx, const TrackerFlags& flags, const storage::OpenedUrl& data,
-                            const std::string& artifacts_root) {
-  std::string db = flags.db;
-  if (StartsWith(db, "postgresql://") || StartsWith(db, "postgres://")) {
-    return Usage(ctx, Status(StatusCode::kUnimplemented,
-                             "serve: --tracker-db postgresql://... is not supported yet (give "
-                             "a SQLite file path)"));
-  }
-  if (db.empty()) {
-    if (data.url.scheme != storage::Scheme::kLocal) {
-      // The caches work on S3 alone; the tracker needs a database file.
-      Tracker off;
-      off.note =
-          "the tracker (/api/2.0/mlflow) is off: --data is not a local directory; give "
-          "--tracker-db PATH to turn it on";
-      return off;
-    }
-    std::string dir = "/" + data.key;
-    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-    db = dir + "/tracker/tracker.db";
-  }
+// The SQLite store at `db`, its directory created when absent.
+Result<std::shared_ptr<tracker::TrackerStore>> OpenSqlite(const std::string& db) {
   std::error_code ec;
   std::filesystem::path parent = std::filesystem::path(db).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
@@ -58,7 +39,41 @@ Result<Tracker> OpenTracker(Context& ctx, const TrackerFlags& flags, const stora
   if (!store.ok()) {
     return store.status().WithContext("serve: cannot open the tracker database '" + db + "'");
   }
+  return std::shared_ptr<tracker::TrackerStore>(std::move(*store));
+}
+
+}  // namespace
+
+Result<Tracker> OpenTracker(Context& /*ctx*/, const TrackerFlags& flags,
+                            const storage::OpenedUrl& data, const std::string& artifacts_root) {
+  std::string db = flags.db;
+  std::shared_ptr<tracker::TrackerStore> store;
+  std::string note;
+  if (tracker::postgres::IsPostgresUrl(db)) {
+    // Replicas share this database; their artifacts are shared only when --data is too.
+    auto pg = tracker::PostgresTrackerStore::Open(db);
+    if (!pg.ok()) return pg.status().WithContext("serve: cannot open the tracker database");
+    note = "tracker database " + (*pg)->display();
+    store = std::move(*pg);
+  }
+  if (!store && db.empty()) {
+    if (data.url.scheme != storage::Scheme::kLocal) {
+      // The caches work on S3 alone; the tracker needs a database file.
+      Tracker off;
+      off.note =
+          "the tracker (/api/2.0/mlflow) is off: --data is not a local directory; give "
+          "--tracker-db PATH or postgresql://... to turn it on";
+      return off;
+    }
+    std::string dir = "/" + data.key;
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    db = dir + "/tracker/tracker.db";
+  }
+  if (!store) {
+    FERRY_ASSIGN_OR_RETURN(store, OpenSqlite(db));
+  }
   Tracker t;
+  t.note = std::move(note);
   tracker::mlflow::MlflowOptions options;
   options.artifact_root = flags.artifact_root;
   options.store_type = "SqlStore";
@@ -69,12 +84,12 @@ Result<Tracker> OpenTracker(Context& ctx, const TrackerFlags& flags, const stora
   };
   // Checkpoint retention (docs/semantics/mlflow-artifacts.md): after uploads and policy changes.
   auto retention = std::make_shared<tracker::retention::CheckpointRetention>(
-      *store, repo, tracker::retention::RetentionOptions{&ServedArtifactPath});
+      store, repo, tracker::retention::RetentionOptions{&ServedArtifactPath});
   options.retention_changed = [retention](const std::string& experiment_id) {
     return retention->ApplyToExperiment(experiment_id);
   };
   t.uploads = retention;
-  t.routes = tracker::mlflow::MlflowRoutes(std::move(*store), std::move(options));
+  t.routes = tracker::mlflow::MlflowRoutes(std::move(store), std::move(options));
   return t;
 }
 

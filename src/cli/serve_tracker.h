@@ -14,8 +14,10 @@
 namespace ferry::cli {
 
 struct TrackerFlags {
-  // A SQLite file path; "" = "<--data dir>/tracker/tracker.db" when --data is a local
-  // directory (otherwise the tracker is off). postgresql://... is not supported yet.
+  // A SQLite file path, or postgresql://[user@]host[:port]/dbname (PostgreSQL, shared by
+  // several replicas; password from PGPASSWORD or ~/.pgpass); "" =
+  // "<--data dir>/tracker/tracker.db" when --data is a local directory (otherwise the tracker is
+  // off).
   std::string db;
   // Where new experiments keep their artifacts (MLflow's --default-artifact-root).
   std::string artifact_root = "mlflow-artifacts:/";

@@ -11,6 +11,7 @@ import urllib.request
 
 import pytest
 
+from pg_helpers import new_database
 from serve_helpers import ServeProcess
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -21,9 +22,10 @@ API = "/api/2.0/mlflow/"
 class Tracker(ServeProcess):
     """`ferry serve --data DIR` (the tracker on its default SQLite file)."""
 
-    def __init__(self, ferry_bin, data, *extra):
-        pathlib.Path(data).mkdir(parents=True, exist_ok=True)
-        super().__init__(ferry_bin, data, *extra)
+    def __init__(self, ferry_bin, data, *extra, **kwargs):
+        if not str(data).startswith("s3://"):
+            pathlib.Path(data).mkdir(parents=True, exist_ok=True)
+        super().__init__(ferry_bin, data, *extra, **kwargs)
 
     def request(self, path, method="GET", body=None, headers=None):
         data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
@@ -45,9 +47,12 @@ class Tracker(ServeProcess):
 
 
 
-@pytest.fixture(scope="module")
-def tracker(ferry_bin, tmp_path_factory):
-    t = Tracker(ferry_bin, tmp_path_factory.mktemp("mlflow") / "data")
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def tracker(request, ferry_bin, tmp_path_factory):
+    """The same API suite on both engines: the default SQLite file, and a fresh database on the
+    PostgreSQL the ctest fixture started (pg_helpers)."""
+    extra = ["--tracker-db", new_database()] if request.param == "postgres" else []
+    t = Tracker(ferry_bin, tmp_path_factory.mktemp("mlflow") / "data", *extra)
     yield t
     t.stop()
 
@@ -209,11 +214,3 @@ def test_kill_9_then_restart_keeps_every_acknowledged_point(ferry_bin, tmp_path)
         assert status == 200
     finally:
         again.stop()
-
-
-def test_postgresql_tracker_db_is_not_supported_yet(ferry_bin, tmp_path):
-    proc = subprocess.run([ferry_bin, "serve", "--data", tmp_path, "--listen", "127.0.0.1:0",
-                           "--tracker-db", "postgresql://db/ferry"],
-                          capture_output=True, text=True, timeout=30)
-    assert proc.returncode != 0
-    assert "not supported yet" in proc.stderr
