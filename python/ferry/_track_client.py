@@ -3,6 +3,7 @@ import hashlib
 import http.client
 import json
 import os
+import socket
 import time
 import urllib.parse
 import warnings
@@ -56,12 +57,17 @@ class _Client:
 
     def _connection(self):
         cls = http.client.HTTPSConnection if self.https else http.client.HTTPConnection
-        return cls(self.netloc, timeout=self.timeout, blocksize=1 << 20)
+        conn = cls(self.netloc, timeout=self.timeout, blocksize=1 << 20)
+        conn.connect()
+        # As urllib3 (MLflow's client) and curl: no Nagle wait on a body's last partial segment.
+        conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return conn
 
     def raw(self, method, path, body=None, headers=None):
         what = f"{method} {self.url}{path}"
-        conn = self._connection()
+        conn = None
         try:
+            conn = self._connection()
             headers = dict(headers or {})
             # A server started with --token-file wants a bearer token: MLflow's own variable,
             # read at each request and never put in a message.
@@ -74,7 +80,8 @@ class _Client:
         except (OSError, http.client.HTTPException) as e:
             raise TrackError(f"ferry.track: {what} failed: {e}") from None
         finally:
-            conn.close()
+            if conn is not None:
+                conn.close()
         if resp.status != 200:
             raise TrackError(f"ferry.track: {what} failed: HTTP {resp.status} "
                              f"{data[:500].decode(errors='replace')}", resp.status, data)
