@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "base/crc32c.h"
 #include "base/hash.h"
 #include "base/strings.h"
 #include "tracker/artifacts/artifact_path.h"
@@ -55,13 +56,14 @@ Result<UploadChecks> ChecksFromHeaders(const server::Request& request) {
 
 Status CopyVerified(server::BodyReader& body, const UploadChecks& checks,
                     const std::function<Status(std::string_view)>& append, uint64_t* bytes,
-                    std::string* md5_hex) {
+                    std::string* crc32c_hex) {
   std::optional<HashStream> sha;
   if (!checks.sha256_hex.empty() || !checks.sha256_base64.empty()) {
     sha.emplace(HashStream::Kind::kSha256);
   }
   std::optional<Md5Stream> md5;
-  if (!checks.md5_base64.empty() || md5_hex != nullptr) md5.emplace();
+  if (!checks.md5_base64.empty()) md5.emplace();
+  Crc32c crc;
   std::vector<char> buf(kCopyBuffer);
   *bytes = 0;
   while (true) {
@@ -70,6 +72,7 @@ Status CopyVerified(server::BodyReader& body, const UploadChecks& checks,
     std::string_view chunk(buf.data(), n);
     if (sha) sha->Update(chunk);
     if (md5) md5->Update(chunk);
+    if (crc32c_hex != nullptr) crc.Update(chunk);
     FERRY_RETURN_IF_ERROR(append(chunk));
     *bytes += n;
   }
@@ -82,8 +85,8 @@ Status CopyVerified(server::BodyReader& body, const UploadChecks& checks,
     if (!checks.md5_base64.empty() && Base64Encode(d) != checks.md5_base64) {
       return InvalidArgument("Content-MD5 does not match the body (got " + Base64Encode(d) + ")");
     }
-    if (md5_hex != nullptr) *md5_hex = HexEncode(d);
   }
+  if (crc32c_hex != nullptr) *crc32c_hex = Crc32cHex(crc.value());
   if (sha) {
     std::string hex = sha->FinalHex();
     if (!checks.sha256_hex.empty() && hex != checks.sha256_hex) {

@@ -42,10 +42,12 @@ struct ArtifactEntry {
 
 // Copies `body` into `writer` through a bounded buffer, computing what `checks` asks for, then
 // verifies length and checksums. Does not commit. DataLoss/InvalidArgument on a mismatch,
-// the body's error when it fails. `bytes` receives the count read.
+// the body's error when it fails. `bytes` receives the count read; `crc32c_hex`, when given,
+// the body's CRC32C (a multipart part's ETag: ISA-L's CRC32C runs at memory speed, where MD5,
+// S3's part ETag, held 8 parallel parts to ~0.9 GB/s per core).
 Status CopyVerified(server::BodyReader& body, const UploadChecks& checks,
                     const std::function<Status(std::string_view)>& append, uint64_t* bytes,
-                    std::string* md5_hex = nullptr);
+                    std::string* crc32c_hex = nullptr);
 
 // Stores with directories of their own (local disks, NFS; Capabilities::local_files): removes
 // the empty directories left in `dir_key` after its objects were deleted, then its parents

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/crc32c.h"
 #include "base/hash.h"
 #include "base/strings.h"
 #include "storage/memory/memory_store.h"
@@ -136,7 +137,7 @@ TEST_F(ArtifactRoutesTest, MultipartThroughTheRoutes) {
   EXPECT_EQ(url, "http://127.0.0.1:9" + kApi + "/mpu/part/" + id + "/2");
   Response p2 = Call("PUT", kApi + "/mpu/part/" + id + "/2", "world");
   ASSERT_EQ(p2.status, 200) << p2.body;
-  EXPECT_EQ(*p2.headers.Get("ETag"), "\"" + HexEncode(Md5("world")) + "\"");
+  EXPECT_EQ(*p2.headers.Get("ETag"), "\"" + Crc32cHex(Crc32cOf("world")) + "\"");
   Response desc = Call("GET", kApi + "/mpu/" + id);
   ASSERT_EQ(desc.status, 200);
   nlohmann::json d = JsonOf(desc);
@@ -150,7 +151,7 @@ TEST_F(ArtifactRoutesTest, MultipartThroughTheRoutes) {
   nlohmann::json done{{"path", "/tmp/local"},
                       {"upload_id", id},
                       {"parts",
-                       {{{"part_number", 1}, {"etag", HexEncode(Md5("hello "))}},
+                       {{{"part_number", 1}, {"etag", Crc32cHex(Crc32cOf("hello "))}},
                         {{"part_number", 2}, {"etag", *p2.headers.Get("ETag")}}}}};
   Response complete = Call("POST", kApi + "/mpu/complete/big/ckpt.pt", done.dump());
   ASSERT_EQ(complete.status, 200) << complete.body;

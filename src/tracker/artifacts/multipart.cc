@@ -158,7 +158,7 @@ Result<PartInfo> MultipartUploads::WritePart(std::string_view upload_id, int num
   // The marker goes first: from now on the part counts as missing until it is complete again.
   FERRY_RETURN_IF_ERROR(store_->Delete(part_key + ".json"));
   uint64_t bytes = 0;
-  std::string md5;
+  std::string etag;  // the part's CRC32C (CopyVerified)
   if (u->direct) {
     const uint64_t expected = u->PartLength(number);
     if (checks.length && *checks.length != expected) {
@@ -188,7 +188,7 @@ Result<PartInfo> MultipartUploads::WritePart(std::string_view upload_id, int num
       }
       return Status();
     };
-    FERRY_RETURN_IF_ERROR(CopyVerified(body, checks, append, &bytes, &md5));
+    FERRY_RETURN_IF_ERROR(CopyVerified(body, checks, append, &bytes, &etag));
     if (bytes != expected) {
       return InvalidArgument("part " + std::to_string(number) + " has " + std::to_string(bytes) +
                              " bytes, expected " + std::to_string(expected));
@@ -197,16 +197,16 @@ Result<PartInfo> MultipartUploads::WritePart(std::string_view upload_id, int num
   } else {
     FERRY_ASSIGN_OR_RETURN(auto w, store_->NewWriter(part_key, {}));
     Status s = CopyVerified(
-        body, checks, [&](std::string_view c) { return w->Append(c); }, &bytes, &md5);
+        body, checks, [&](std::string_view c) { return w->Append(c); }, &bytes, &etag);
     if (!s.ok()) {
       w->Abort();
       return s;
     }
     FERRY_RETURN_IF_ERROR(w->Commit().status());
   }
-  nlohmann::json marker{{"size", bytes}, {"etag", md5}};
+  nlohmann::json marker{{"size", bytes}, {"etag", etag}};
   FERRY_RETURN_IF_ERROR(store_->WriteAll(part_key + ".json", marker.dump()).status());
-  return PartInfo{number, bytes, md5};
+  return PartInfo{number, bytes, etag};
 }
 
 Result<std::vector<PartInfo>> MultipartUploads::StoredParts(const Upload& u) {

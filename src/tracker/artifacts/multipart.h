@@ -15,7 +15,7 @@
 //    is an object of its own below the upload's directory, published atomically when it is
 //    complete; Complete() concatenates them into a Writer and deletes them.
 // State lives in the store below ROOT/.ferry-mpu/UPLOAD_ID/: upload.json (the plan and the
-// PartWriter's resume token) and one part-N.json per stored part (size, MD5 = the part's ETag),
+// PartWriter's resume token) and one part-N.json per stored part (size, CRC32C = the part's ETag),
 // written after the part's data and removed before a part is sent again. So a part is reported
 // only when its data is complete, and a server restart loses nothing.
 // Thread-safety: all methods may be called concurrently; two uploads of the same part at once
@@ -53,7 +53,7 @@ struct MultipartPlan {
 struct PartInfo {
   int number = 0;
   uint64_t size = 0;
-  std::string etag;  // MD5 hex of the part ("" in a Complete() list: not checked)
+  std::string etag;  // CRC32C hex of the part ("" in a Complete() list: not checked)
 };
 
 struct UploadInfo {
