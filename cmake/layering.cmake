@@ -77,7 +77,7 @@ set(FERRY_LAYER_ALLOW_proxy/pypi_routes
 set(FERRY_LAYER_ALLOW_cli
     backends job transfer shard mount proxy proxy/service proxy/upstream proxy/hf proxy/pypi_routes
     proxy/prewarm tracker tracker/sqlite tracker/postgres tracker/artifacts tracker/mlflow sysmetrics job/track
-    tracker/retention
+    tracker/retention tracker/client
     server storage http base)
 set(FERRY_LAYER_ALLOW_apps cli base)
 set(FERRY_LAYER_ALLOW_python backends shard storage base)

@@ -34,6 +34,7 @@ int RunFerry(int argc, char** argv) {
   AddAuthCommand(app, action);
   AddDoctorCommand(app, action);
   AddSysmetricsCommand(app, action);
+  AddTrackCommand(app, action);
   AddShardCommand(app, action);
   AddServeCommand(app, action);
   int run_exit_code = -1;

@@ -56,6 +56,7 @@ void AddMbCommand(CLI::App& app, Action& action);
 void AddAuthCommand(CLI::App& app, Action& action);
 void AddDoctorCommand(CLI::App& app, Action& action);
 void AddSysmetricsCommand(CLI::App& app, Action& action);
+void AddTrackCommand(CLI::App& app, Action& action);
 void AddShardCommand(CLI::App& app, Action& action);
 // `ferry serve`: the HTTP server (runs until SIGINT/SIGTERM).
 void AddServeCommand(CLI::App& app, Action& action);

@@ -138,3 +138,47 @@ def test_image_logged_while_the_server_is_down_waits_in_the_spool_until_sync(fer
         assert not (tmp_path / "spool").exists()
     finally:
         again.stop()
+
+
+def test_ferry_track_sync_uploads_an_offline_run_with_points_images_and_status(ferry_bin, tmp_path):
+    """The `ferry track sync` verb (C++, tracker/client/spool_sync.h) does what
+    `python3 -m ferry.track sync` does: an offline run with params, points (NaN included), an
+    image and exit code 2 becomes a FAILED run on the server, and the spool is removed."""
+    import math
+    import subprocess
+    spools = tmp_path / "spools"
+    run = track.init(project="offline-cli", name="off", config={"lr": 0.5, "opt": {"name": "sgd"}},
+                     offline=True, spool_dir=spools / "r1")
+    for step in range(1500):
+        run.log({"loss": 1.0 / (step + 1), "odd": math.nan if step == 7 else step})
+    image = np.full((3, 5, 3), 77, np.uint8)
+    name = run.log_image(image, key="samples", step=1499)
+    run.finish(exit_code=2)
+    data = tmp_path / "data"
+    data.mkdir()
+    s = ServeProcess(ferry_bin, data)
+    try:
+        bad = subprocess.run([ferry_bin, "track", "sync", str(tmp_path / "nothing")],
+                             capture_output=True, text=True, timeout=60,
+                             env={"PATH": "/usr/bin:/bin", "MLFLOW_TRACKING_URI": s.url})
+        assert bad.returncode != 0 and "holds no spooled run" in bad.stderr
+        assert len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+        p = subprocess.run([ferry_bin, "track", "sync", str(spools), "--url", s.url],
+                           capture_output=True, text=True, timeout=120, env={"PATH": "/usr/bin:/bin"})
+        assert p.returncode == 0, p.stderr
+        (run_id,) = p.stdout.split()
+        assert not (spools / "r1").exists()
+        body = json.load(urllib.request.urlopen(
+            f"{s.url}/api/2.0/mlflow/runs/get?run_id={run_id}", timeout=30))["run"]
+        assert body["info"]["status"] == "FAILED" and body["info"]["run_name"] == "off"
+        assert {x["key"]: x["value"] for x in body["data"]["params"]} == {"lr": "0.5", "opt.name": "sgd"}
+        tags = {t["key"]: t["value"] for t in body["data"]["tags"]}
+        assert tags["ferry.exit_code"] == "2" and tags["ferry.host"] and float(tags["summary.odd"]) == 1499
+        hist = json.load(urllib.request.urlopen(
+            f"{s.url}/api/2.0/mlflow/metrics/get-history?run_id={run_id}&metric_key=odd", timeout=30))
+        values = [m["value"] for m in hist["metrics"]]
+        assert len(values) == 1500 and values[7] == "NaN" or math.isnan(float(values[7]))
+        base = body["info"]["artifact_uri"].removeprefix("mlflow-artifacts:/")
+        assert (decode_png(fetch(s.url, f"{base}/{name}")) == image).all()
+    finally:
+        s.stop()

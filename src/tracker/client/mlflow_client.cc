@@ -2,6 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
+
 #include "base/hash.h"
 #include "base/strings.h"
 #include "http/http_client.h"
@@ -185,14 +188,33 @@ Status MlflowClient::LogMetrics(const std::string& run_id, const std::vector<Met
     json metrics = json::array();
     for (size_t i = done; i < done + n; ++i) {
       const MetricPoint& p = points[i];
+      // JSON has no NaN or infinities: MLflow takes them as strings.
+      json value = std::isnan(p.value)   ? json("NaN")
+                   : std::isinf(p.value) ? json(p.value > 0 ? "Infinity" : "-Infinity")
+                                         : json(p.value);
       metrics.push_back(
-          {{"key", p.key}, {"value", p.value}, {"timestamp", p.timestamp_ms}, {"step", p.step}});
+          {{"key", p.key}, {"value", value}, {"timestamp", p.timestamp_ms}, {"step", p.step}});
     }
     FERRY_RETURN_IF_ERROR(
         Call("POST", "runs/log-batch", json{{"run_id", run_id}, {"metrics", metrics}}.dump())
             .status());
     done += n;
     if (sent) *sent = done;
+  }
+  return Status();
+}
+
+Status MlflowClient::LogParams(const std::string& run_id,
+                               const std::vector<std::pair<std::string, std::string>>& params) {
+  constexpr size_t kMaxParamsPerBatch = 100;  // MLflow's limit per log-batch
+  for (size_t done = 0; done < params.size(); done += kMaxParamsPerBatch) {
+    json list = json::array();
+    for (size_t i = done; i < std::min(params.size(), done + kMaxParamsPerBatch); ++i) {
+      list.push_back({{"key", params[i].first}, {"value", params[i].second}});
+    }
+    FERRY_RETURN_IF_ERROR(
+        Call("POST", "runs/log-batch", json{{"run_id", run_id}, {"params", list}}.dump())
+            .status());
   }
   return Status();
 }

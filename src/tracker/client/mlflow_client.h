@@ -72,6 +72,10 @@ class MlflowClient final {
   // timestamp and step).
   Status LogMetrics(const std::string& run_id, const std::vector<MetricPoint>& points,
                     size_t* sent = nullptr);
+  // Logs params (name, value) in calls of at most 100; a param already logged with the same
+  // value is accepted by the server, another value is kInvalidArgument.
+  Status LogParams(const std::string& run_id,
+                   const std::vector<std::pair<std::string, std::string>>& params);
   // Uploads `data` as artifact `path` (relative, e.g. "ferry/output.log") of the run whose
   // artifact_uri is `artifact_uri` (mlflow-artifacts:/...), with x-ferry-sha256 so the server
   // verifies it. Errors: an artifact_uri not served by the tracking server.
