@@ -145,3 +145,11 @@ def test_pages_in_headless_chromium(seeded, tmp_path):
     for page in ("a11y_experiments", "a11y_runs", "a11y_compare", "a11y_run"):
         assert out[page]["unlabeled"] == [] and out[page]["low_contrast"] == [], (page, out[page])
     assert out["keyboard"]["first_tab"] == "Skip to content" and out["keyboard"]["main_focused"]
+
+
+def test_chart_data_functions_under_node():
+    """src/ui/web/series.js (pixel columns, spikes, smoothing, time-axis zoom) in node's test runner."""
+    p = subprocess.run([find_node(), "--test", str(ROOT / "tests/ui/series_test.mjs")],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "# fail 0" in p.stdout

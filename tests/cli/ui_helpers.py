@@ -8,6 +8,7 @@ import math
 import random
 import struct
 import threading
+import time
 import urllib.parse
 import zlib
 from concurrent.futures import ThreadPoolExecutor
@@ -72,8 +73,8 @@ def log_points(c, run_id, points, params=(), tags=()):
         c.api("runs/log-batch", {"run_id": run_id, "metrics": points[i:i + 1000]})
 
 
-def create_run(c, exp_id, name, start_ms, tags=()):
-    return c.api("runs/create", {"experiment_id": exp_id, "run_name": name,
+def create_run(c, exp_id, name, start_ms, tags=(), user="alice"):
+    return c.api("runs/create", {"experiment_id": exp_id, "run_name": name, "user_id": user,
                                  "start_time": start_ms, "tags": list(tags)})["run"]
 
 
@@ -84,7 +85,7 @@ def seed_demo(url, steps=2000, runs=5):
     c = Client(url)
     exp = c.api("experiments/create", {"name": "ui-demo"})["experiment_id"]
     rng = random.Random(15)
-    t0 = 1764547200000
+    t0 = (int(time.time()) // 60 - 60) * 60000  # an hour ago: the running run's duration is ~1 h
     out = []
     for r in range(runs):
         lr = [0.1, 0.03, 0.01, 0.003, 0.001][r % 5]
@@ -146,11 +147,12 @@ def seed_table(url, n, threads=4, name="table"):
     tag team. Returns the experiment id."""
     exp = Client(url).api("experiments/create", {"name": name})["experiment_id"]
     local = threading.local()
+    start = int(time.time() * 1000) - n * 1000
 
     def one(i):
         c = getattr(local, "c", None) or Client(url)
         local.c = c
-        run = create_run(c, exp, f"trial-{i:05d}", 1764547200000 + i * 1000)
+        run = create_run(c, exp, f"trial-{i:05d}", start + i * 1000, user=f"user{i % 7}")
         rid = run["info"]["run_id"]
         c.api("runs/log-batch", {"run_id": rid,
             "metrics": [{"key": "loss", "value": ((i * 7919) % 10007) / 10007, "timestamp": 1, "step": 1},

@@ -86,11 +86,15 @@ try {
   });
   out.spike_zoomed = await checkSpike(page, 'loss', cfg.demo.spike);
   await page.dblclick('#compare-charts figure[data-key="loss"] .u-over');
-  await page.waitForFunction(() => !window.__ferry.charts.find((x) => x.key === 'loss').range);
+  await page.waitForFunction(() => {
+    const c = window.__ferry.charts.find((x) => x.key === 'loss');
+    return !c.range && !c.lastRequest.range;
+  });
   await page.fill('#opt-smoothing', '0.9');
   await page.check('#opt-log');
   await page.selectOption('#opt-xmode', 'relative');
   await page.waitForTimeout(300);
+  await shot('ui-compare-log');
   out.options_redraw = await page.evaluate(() => window.__ferry.charts.map((c) => ({
     key: c.key, log: c.u?.scales.y.distr === 3, xmode: c.options.xmode})));
   out.spike_smoothed_log = await checkSpike(page, 'loss', cfg.demo.spike, 'relative');

@@ -58,17 +58,20 @@ export class MetricChart {
       chunks.push(ids.slice(i, i + RUNS_PER_REQUEST));
     }
     const t0 = performance.now();
-    this.status.textContent = 'Loading…';
+    const seq = (this.seq = (this.seq || 0) + 1);
+    if (!this.series.length) this.status.textContent = 'Loading…';
     let answers;
     try {
       answers = await Promise.all(chunks.map((c) => bulkInterval(
           c, this.key, maxResults, this.range?.[0], this.range?.[1])));
     } catch (e) {
+      if (seq !== this.seq) return;
       this.status.textContent = `Could not load ${this.key}: ${e.message}`;
       this.status.setAttribute('role', 'alert');
       this.loads++;
       return;
     }
+    if (seq !== this.seq) return;  // a newer load (zoom, refresh) was started meanwhile
     const byRun = new Map(ids.map((id) => [id, []]));
     for (const p of answers.flat()) byRun.get(p.run_id)?.push(p);
     this.series = this.runs.map((r) => ({id: r.id, points: byRun.get(r.id) || []}));

@@ -111,13 +111,14 @@ export async function runView(main, params, query, page) {
     for (const c of charts) if (c.series.length) c.draw();
   });
   const root = artifactRoot(run);
-  setChildren(main, head, overviewBox,
-              h('div', {class: 'columns2'},
+  setChildren(main, head,
+              h('div', {class: 'columns2'}, overviewBox,
                 kvTable('params', 'Parameters', paramRows),
-                kvTable('summary', 'Summary', summaryRows),
-                kvTable('latest', 'Latest metric values', latest)),
-              kvTable('tags', 'Tags', tagRows),
+                kvTable('summary', 'Summary', summaryRows)),
               h('h2', {}, 'Charts'), optionsBar, chartsBox,
+              h('div', {class: 'columns2'},
+                kvTable('latest', 'Latest metric values', latest),
+                kvTable('tags', 'Tags', tagRows)),
               h('div', {id: 'artifact-sections'}, root === null
                   ? message(`Artifacts are at ${info.artifact_uri}, not on this server.`)
                   : message('Loading artifacts…')));

@@ -1,0 +1,48 @@
+// The browser half of bench/ui_bench.py: loads the compare view and the runs table in headless
+// Chromium, each in a fresh context (cold cache), `repeats` times:
+//   node bench/ui_bench.mjs URL COMPARE_HASH TABLE_HASH REPEATS
+// Prints JSON: per load, the time from navigation start to the first drawn chart (or to the
+// interactive table), and the server's share from Resource Timing (request sent -> first byte).
+import {launch} from '../tests/ui/browser.mjs';
+
+const [url, compareHash, tableHash, repeats] = process.argv.slice(2);
+const browser = await launch();
+const out = {compare: [], table: []};
+
+function serverTimes(entries, pattern) {
+  return entries.filter((e) => e.name.includes(pattern))
+                .map((e) => ({ttfb: e.responseStart - e.requestStart,
+                              total: e.responseEnd - e.startTime, bytes: e.encodedBodySize}));
+}
+
+for (let i = 0; i < Number(repeats); i++) {
+  for (const [kind, hash] of [['compare', compareHash], ['table', tableHash]]) {
+    const context = await browser.newContext({viewport: {width: 1400, height: 900}});
+    const page = await context.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${url}/${hash}`);
+    if (kind === 'compare') {
+      await page.waitForFunction(() => window.__ferry?.draws?.length > 0, null, {timeout: 120000});
+    } else {
+      await page.waitForFunction(() => window.__ferry?.table, null, {timeout: 120000});
+    }
+    const r = await page.evaluate(([kind]) => {
+      const f = window.__ferry;
+      const entries = performance.getEntriesByType('resource').map((e) => e.toJSON());
+      if (kind === 'compare') {
+        const c = f.charts[0];
+        return {ms: f.draws[0].at, runs: c.runs.length, ...c.lastRequest, entries};
+      }
+      return {ms: f.table.readyAt, rows: f.table.rows, fetchMs: f.table.fetchMs, entries};
+    }, [kind]);
+    r.server = serverTimes(r.entries, kind === 'compare' ? 'get-history-bulk-interval'
+                                                         : 'runs/search');
+    delete r.entries;
+    r.errors = errors;
+    out[kind].push(r);
+    await context.close();
+  }
+}
+await browser.close();
+console.log(JSON.stringify(out));
