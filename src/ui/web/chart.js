@@ -20,8 +20,11 @@ const AXIS_PX = 64;  // the y axis' width, left of the plot area
 // options (shared by the charts of a page, read at each draw): {xmode: 'step'|'relative'|'wall',
 // smoothing: 0..0.99, log: bool, bands: bool}. runs: [{id, name, color, start}].
 export class MetricChart {
-  constructor(key, runs, options, {height = 240, title} = {}) {
+  // `ready`: a promise the first draw waits for (the runs' names and start times arriving while
+  // the points are fetched).
+  constructor(key, runs, options, {height = 240, title, ready} = {}) {
     this.key = key;
+    this.ready = ready || Promise.resolve();
     this.runs = runs;
     this.options = options;
     this.height = height;
@@ -62,8 +65,8 @@ export class MetricChart {
     if (!this.series.length) this.status.textContent = 'Loading…';
     let answers;
     try {
-      answers = await Promise.all(chunks.map((c) => bulkInterval(
-          c, this.key, maxResults, this.range?.[0], this.range?.[1])));
+      [answers] = await Promise.all([Promise.all(chunks.map((c) => bulkInterval(
+          c, this.key, maxResults, this.range?.[0], this.range?.[1]))), this.ready]);
     } catch (e) {
       if (seq !== this.seq) return;
       this.status.textContent = `Could not load ${this.key}: ${e.message}`;

@@ -20,12 +20,25 @@ export async function compareView(main, params, query, page) {
     return;
   }
   const exp = (query.get('exp') || '').split(',').filter(Boolean);
-  const list = await getRuns(ids, exp);
-  const runs = list.map((r, i) => ({id: r.info.run_id, name: r.info.run_name || r.info.run_id,
-                                    color: colorFor(i), start: r.info.start_time, run: r}));
-  const allKeys = [...new Set(list.flatMap((r) => (r.data.metrics || []).map((m) => m.key)))].sort();
-  let keys = (query.get('keys') || '').split(',').filter((k) => allKeys.includes(k));
-  if (!keys.length) keys = allKeys.filter((k) => !k.startsWith('system/')).slice(0, DEFAULT_KEYS);
+  // Charts named in the URL start fetching points at once, while the runs load.
+  const runs = ids.map((id, i) => ({id, name: id, color: colorFor(i), start: 0, run: null}));
+  const runsReady = getRuns(ids, exp).then((list) => {
+    const byId = new Map(list.map((r) => [r.info.run_id, r]));
+    for (const r of runs) {
+      const run = byId.get(r.id);
+      if (!run) continue;
+      Object.assign(r, {name: run.info.run_name || r.id, start: run.info.start_time, run});
+    }
+    return list;
+  });
+  let keys = (query.get('keys') || '').split(',').filter(Boolean);
+  let allKeys = keys;
+  const early = keys.length > 0;
+  const list = early ? [] : await runsReady;
+  if (!early) {
+    allKeys = [...new Set(list.flatMap((r) => (r.data.metrics || []).map((m) => m.key)))].sort();
+    keys = allKeys.filter((k) => !k.startsWith('system/')).slice(0, DEFAULT_KEYS);
+  }
   const options = defaultOptions();
   const charts = [];
   const grid = h('div', {class: 'chart-grid wide', id: 'compare-charts'});
@@ -39,7 +52,7 @@ export async function compareView(main, params, query, page) {
     charts.length = 0;
     grid.replaceChildren();
     for (const k of keys) {
-      const c = new MetricChart(k, runs, options, {height: 300});
+      const c = new MetricChart(k, runs, options, {height: 300, ready: runsReady});
       charts.push(c);
       grid.append(c.el);
     }
@@ -47,33 +60,47 @@ export async function compareView(main, params, query, page) {
     return Promise.all(charts.map((c) => c.load()));
   }
 
-  const keyBoxes = h('div', {class: 'columns-list'}, allKeys.map((k, i) => h('label', {class: 'check'},
-      h('input', {type: 'checkbox', id: `key-${i}`, value: k, checked: keys.includes(k),
-                  onchange: (ev) => {
-        keys = ev.target.checked ? [...keys, k] : keys.filter((x) => x !== k);
-        syncUrl();
-        build();
-      }}), k)));
-  const running = runs.some((r) => r.run.info.status === 'RUNNING');
-  const live = h('input', {type: 'checkbox', id: 'opt-live', checked: running});
-  const legend = h('ul', {class: 'legend', id: 'legend', 'aria-label': 'Runs'}, runs.map((r) =>
-      h('li', {}, h('span', {class: 'swatch', style: {background: r.color}, 'aria-hidden': 'true'}),
-        h('a', {href: `#/runs/${r.id}`}, r.name),
-        r.run.info.status === 'RUNNING' ? h('span', {class: 'status status-RUNNING'}, 'RUNNING') : '')));
+  const keyBox = h('div', {class: 'columns-list'});
+  const keySummary = h('summary', {});
+  function renderKeys() {
+    keySummary.textContent = `Metrics (${keys.length} of ${allKeys.length})`;
+    setChildren(keyBox, allKeys.map((k, i) => h('label', {class: 'check'},
+        h('input', {type: 'checkbox', id: `key-${i}`, value: k, checked: keys.includes(k),
+                    onchange: (ev) => {
+          keys = ev.target.checked ? [...keys, k] : keys.filter((x) => x !== k);
+          syncUrl();
+          renderKeys();
+          build();
+        }}), k)));
+  }
+  renderKeys();
+  const live = h('input', {type: 'checkbox', id: 'opt-live'});
+  const legend = h('ul', {class: 'legend', id: 'legend', 'aria-label': 'Runs'});
+  const notes = h('div', {});
   setChildren(main,
-    h('h1', {}, `Compare ${runs.length} runs`),
+    h('h1', {}, `Compare ${ids.length} runs`),
     chartOptionsBar(options, () => charts.forEach((c) => c.series.length && c.draw())),
     h('div', {class: 'toolbar'},
-      h('details', {class: 'columns'}, h('summary', {}, `Metrics (${keys.length} of ${allKeys.length})`),
-        keyBoxes),
+      h('details', {class: 'columns'}, keySummary, keyBox),
       h('label', {class: 'check'}, live, 'Live updates')),
-    grid, h('h2', {}, 'Runs'), legend);
-  if (runs.length < ids.length) {
-    main.insertBefore(message(`${ids.length - runs.length} of the selected runs were not found.`),
-                      grid);
-  }
+    notes, grid, h('h2', {}, 'Runs'), legend);
   syncUrl();
-  await build();
+  const loading = build();
+  const found = await runsReady;
+  if (early) {
+    allKeys = [...new Set([...keys, ...found.flatMap((r) => (r.data.metrics || []).map((m) => m.key))])].sort();
+    renderKeys();
+  }
+  const shown = runs.filter((r) => r.run);
+  setChildren(legend, shown.map((r) => h('li', {},
+      h('span', {class: 'swatch', style: {background: r.color}, 'aria-hidden': 'true'}),
+      h('a', {href: `#/runs/${r.id}`}, r.name),
+      r.run.info.status === 'RUNNING' ? h('span', {class: 'status status-RUNNING'}, 'RUNNING') : '')));
+  live.checked = shown.some((r) => r.run.info.status === 'RUNNING');
+  if (shown.length < ids.length) {
+    setChildren(notes, message(`${ids.length - shown.length} of the selected runs were not found.`));
+  }
+  await loading;
 
   const timer = setInterval(() => {
     if (live.checked) charts.forEach((c) => c.load());
