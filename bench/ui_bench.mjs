@@ -7,7 +7,8 @@ import {launch} from '../tests/ui/browser.mjs';
 
 const [url, compareHash, tableHash, repeats] = process.argv.slice(2);
 const browser = await launch();
-const out = {compare: [], table: []};
+const out = {compare: [], table: [], table_sorted: []};
+const sortedHash = `${tableHash}?order=${encodeURIComponent('metrics.loss ASC')}`;
 
 function serverTimes(entries, pattern) {
   return entries.filter((e) => e.name.includes(pattern))
@@ -16,7 +17,8 @@ function serverTimes(entries, pattern) {
 }
 
 for (let i = 0; i < Number(repeats); i++) {
-  for (const [kind, hash] of [['compare', compareHash], ['table', tableHash]]) {
+  for (const [kind, hash] of [['compare', compareHash], ['table', tableHash],
+                              ['table_sorted', sortedHash]]) {
     const context = await browser.newContext({viewport: {width: 1400, height: 900}});
     const page = await context.newPage();
     const errors = [];
@@ -36,6 +38,23 @@ for (let i = 0; i < Number(repeats); i++) {
       }
       return {ms: f.table.readyAt, rows: f.table.rows, fetchMs: f.table.fetchMs, entries};
     }, [kind]);
+    if (kind === 'compare') {
+      // Zoom: select steps [400000, 410000] and time the refetch until the finer data is drawn.
+      r.zoom = await page.evaluate(async () => {
+        const c = window.__ferry.charts[0];
+        const u = c.u;
+        const loads = c.loads;
+        const drawn = c.lastDrawAt;
+        const t0 = performance.now();
+        const left = u.valToPos(400000, 'x');
+        u.setSelect({left, top: 0, width: u.valToPos(410000, 'x') - left, height: u.bbox.height});
+        while (c.loads === loads || c.lastDrawAt === drawn) {
+          await new Promise((res) => setTimeout(res, 5));
+        }
+        return {ms: c.lastDrawAt - t0, polled: performance.now() - t0, range: c.lastRequest.range,
+                maxPointsPerRun: c.lastRequest.maxPointsPerRun};
+      });
+    }
     r.server = serverTimes(r.entries, kind === 'compare' ? 'get-history-bulk-interval'
                                                          : 'runs/search');
     delete r.entries;

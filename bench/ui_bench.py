@@ -72,6 +72,8 @@ def main():
         b = json.loads(p.stdout.strip().splitlines()[-1])
         cmp_ms = [r["ms"] for r in b["compare"]]
         tab_ms = [r["ms"] for r in b["table"]]
+        sorted_ms = [r["ms"] for r in b["table_sorted"]]
+        zoom_ms = [r["zoom"]["ms"] for r in b["compare"]]
         first = b["compare"][0]
         max_results = first["maxResults"]
         # The server alone: the UI's requests (4 x 25 runs in parallel), from Python.
@@ -109,8 +111,12 @@ def main():
               f"{', '.join(f'{x:.0f}' for x in ttfb)} |")
         print(f"| ... the same {len(chunks)} requests from Python (server alone) | {med(srv_bulk):.0f} ms | "
               f"{', '.join(f'{x:.0f}' for x in srv_bulk)} |")
+        print(f"| ... zoom to steps 400,000-410,000: refetched and redrawn | {med(zoom_ms):.0f} ms | "
+              f"{', '.join(f'{x:.0f}' for x in zoom_ms)} |")
         print(f"| runs table: first page of 100 interactive | {med(tab_ms):.0f} ms | "
               f"{', '.join(f'{x:.0f}' for x in tab_ms)} |")
+        print(f"| ... the same sorted by metrics.loss (server-side order_by) | {med(sorted_ms):.0f} ms | "
+              f"{', '.join(f'{x:.0f}' for x in sorted_ms)} |")
         print(f"| ... its runs/search, first byte in the browser | {med(tab_ttfb):.0f} ms | "
               f"{', '.join(f'{x:.0f}' for x in tab_ttfb)} |")
         print(f"| ... runs/search from Python (server alone) | {med(srv_search):.0f} ms | "

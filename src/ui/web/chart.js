@@ -203,6 +203,7 @@ export class MetricChart {
   }
 
   drawn() {
+    this.lastDrawAt = performance.now();
     if (this.firstDrawAt === null) {
       this.firstDrawAt = performance.now();
       registry.draws.push({key: this.key, at: this.firstDrawAt, runs: this.runs.length});
