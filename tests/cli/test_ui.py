@@ -117,6 +117,8 @@ def test_pages_in_headless_chromium(seeded, tmp_path):
     # Zoom fetched steps 1000..1500 again (finer: one bucket per step now).
     assert out["zoom"]["range"] == [1000, 1500] and out["zoom"]["x0"] >= 1000 and out["zoom"]["x1"] <= 1500
     assert out["spike_zoomed"]["line"] == ui_helpers.SPIKE_VALUE
+    lo, hi = out["zoom_keyboard"]  # the middle half of 1000..1500
+    assert 1100 <= lo <= 1150 and 1350 <= hi <= 1400, out["zoom_keyboard"]
     assert all(o["log"] and o["xmode"] == "relative" for o in out["options_redraw"])
 
     # Run page.

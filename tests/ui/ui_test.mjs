@@ -85,6 +85,15 @@ try {
             points: c.lastRequest.points};
   });
   out.spike_zoomed = await checkSpike(page, 'loss', cfg.demo.spike);
+  // The keyboard's zoom: "Zoom in" halves the range shown (and fetches it again).
+  await page.focus('#compare-charts figure[data-key="loss"] button[aria-label="Zoom in on loss"]');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => {
+    const r = window.__ferry.charts.find((x) => x.key === 'loss').lastRequest.range;
+    return r && r[0] > 1000;
+  });
+  out.zoom_keyboard = await page.evaluate(
+      () => window.__ferry.charts.find((x) => x.key === 'loss').lastRequest.range);
   await page.dblclick('#compare-charts figure[data-key="loss"] .u-over');
   await page.waitForFunction(() => {
     const c = window.__ferry.charts.find((x) => x.key === 'loss');

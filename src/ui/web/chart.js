@@ -35,12 +35,15 @@ export class MetricChart {
     this.loads = 0;  // finished loads (drawn, empty or failed)
     this.resetButton = h('button', {type: 'button', class: 'small', hidden: true,
                                     onclick: () => this.zoom(null)}, 'Reset zoom');
+    // The keyboard's way to zoom: the middle half of what is shown.
+    const zoomIn = h('button', {type: 'button', class: 'small', 'aria-label': `Zoom in on ${key}`,
+                                onclick: () => this.zoomIn()}, 'Zoom in');
     this.readout = h('div', {class: 'readout', 'aria-live': 'off'});
     this.plot = h('div', {class: 'plot', role: 'img', 'aria-label': `Chart of ${key}`});
     this.status = h('div', {class: 'chart-status', role: 'status'});
     this.el = h('figure', {class: 'chart', 'data-key': key},
                 h('figcaption', {}, h('span', {class: 'chart-title'}, title || key),
-                  this.resetButton),
+                  zoomIn, this.resetButton),
                 this.plot, this.readout, this.status);
     this.plot.addEventListener('dblclick', () => this.range && this.zoom(null));
     registry.charts.push(this);
@@ -215,9 +218,24 @@ export class MetricChart {
     const a = u.posToVal(u.select.left, 'x');
     const b = u.posToVal(u.select.left + u.select.width, 'x');
     u.setSelect({left: 0, top: 0, width: 0, height: 0}, false);
+    this.zoomToX(a, b);
+  }
+
+  zoomIn() {
+    if (!this.u) return;
+    const {min, max} = this.u.scales.x;
+    const q = (max - min) / 4;
+    this.zoomToX(min + q, max - q);
+  }
+
+  // Fetches the steps behind the x range [a, b] (steps, or times mapped back to steps).
+  zoomToX(a, b) {
     let steps = [a, b];
     if (this.options.xmode !== 'step') steps = stepRangeFor(this.series, a, b);
-    if (steps) this.zoom([Math.max(0, Math.floor(steps[0])), Math.ceil(steps[1])]);
+    if (!steps) return;
+    const lo = Math.max(0, Math.floor(steps[0]));
+    const hi = Math.max(lo, Math.ceil(steps[1]));
+    this.zoom([lo, hi]);
   }
 
   // Shows the x value and the values of the runs nearest the cursor.
