@@ -1,13 +1,13 @@
 // The browser half of bench/ui_bench.py: loads the compare view and the runs table in headless
 // Chromium, each in a fresh context (cold cache), `repeats` times:
-//   node bench/ui_bench.mjs URL COMPARE_HASH TABLE_HASH REPEATS
+//   node bench/ui_bench.mjs URL COMPARE_HASH TABLE_HASH REPEATS [GRID_HASH]
 // Prints JSON: per load, the time from navigation start to the first drawn chart (or to the
 // interactive table), and the server's share from Resource Timing (request sent -> first byte).
 import {launch} from '../tests/ui/browser.mjs';
 
-const [url, compareHash, tableHash, repeats] = process.argv.slice(2);
+const [url, compareHash, tableHash, repeats, gridHash] = process.argv.slice(2);
 const browser = await launch();
-const out = {compare: [], table: [], table_sorted: []};
+const out = {compare: [], table: [], table_sorted: [], grid: []};
 const sortedHash = `${tableHash}?order=${encodeURIComponent('metrics.loss ASC')}`;
 
 function serverTimes(entries, pattern) {
@@ -18,7 +18,8 @@ function serverTimes(entries, pattern) {
 
 for (let i = 0; i < Number(repeats); i++) {
   for (const [kind, hash] of [['compare', compareHash], ['table', tableHash],
-                              ['table_sorted', sortedHash]]) {
+                              ['table_sorted', sortedHash], ['grid', gridHash]]) {
+    if (!hash) continue;
     const context = await browser.newContext({viewport: {width: 1400, height: 900}});
     const page = await context.newPage();
     const errors = [];
@@ -26,12 +27,19 @@ for (let i = 0; i < Number(repeats); i++) {
     await page.goto(`${url}/${hash}`);
     if (kind === 'compare') {
       await page.waitForFunction(() => window.__ferry?.draws?.length > 0, null, {timeout: 120000});
+    } else if (kind === 'grid') {
+      await page.waitForFunction(() => window.__ferry?.charts?.length > 0 &&
+          window.__ferry.draws.length === window.__ferry.charts.length, null, {timeout: 120000});
     } else {
       await page.waitForFunction(() => window.__ferry?.table, null, {timeout: 120000});
     }
     const r = await page.evaluate(([kind]) => {
       const f = window.__ferry;
       const entries = performance.getEntriesByType('resource').map((e) => e.toJSON());
+      if (kind === 'grid') {
+        return {ms: Math.max(...f.draws.map((d) => d.at)), charts: f.charts.length,
+                runs: f.charts[0].runs.length, entries};
+      }
       if (kind === 'compare') {
         const c = f.charts[0];
         return {ms: f.draws[0].at, runs: c.runs.length, ...c.lastRequest, entries};
@@ -55,8 +63,8 @@ for (let i = 0; i < Number(repeats); i++) {
                 maxPointsPerRun: c.lastRequest.maxPointsPerRun};
       });
     }
-    r.server = serverTimes(r.entries, kind === 'compare' ? 'get-history-bulk-interval'
-                                                         : 'runs/search');
+    r.server = serverTimes(r.entries, kind === 'compare' || kind === 'grid'
+        ? 'get-history-bulk-interval' : 'runs/search');
     delete r.entries;
     r.errors = errors;
     out[kind].push(r);

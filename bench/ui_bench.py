@@ -38,6 +38,28 @@ def timed(fn, repeats):
     return out
 
 
+def grid_experiment(c):
+    """Experiment 'grid' (mlflow#9779's freezing compare view): 10 runs x 10 keys x 10,000 steps,
+    logged through the REST API on first use. Returns (id, run ids, keys)."""
+    keys = [f"metric_{k}" for k in range(10)]
+    try:
+        exp = c.request("GET", "/api/2.0/mlflow/experiments/get-by-name?experiment_name=grid")["experiment"]["experiment_id"]
+    except AssertionError:
+        exp = c.api("experiments/create", {"name": "grid"})["experiment_id"]
+        for r in range(10):
+            rid = c.api("runs/create", {"experiment_id": exp, "run_name": f"grid-{r}", "start_time": 1764547200000})["run"]["info"]["run_id"]
+            batch = []
+            for step in range(10_000):
+                for k, key in enumerate(keys):
+                    batch.append({"key": key, "value": (k + 1) / (step + 1) ** 0.5 + (r * 0.01),
+                                  "timestamp": 1764547200000 + step * 100, "step": step})
+                if len(batch) >= 1000:
+                    c.api("runs/log-batch", {"run_id": rid, "metrics": batch})
+                    batch = []
+    ids = [r["info"]["run_id"] for r in c.api("runs/search", {"experiment_ids": [exp], "max_results": 100})["runs"]]
+    return exp, ids, keys
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ferry", required=True)
@@ -64,8 +86,10 @@ def main():
         table = c.request("GET", "/api/2.0/mlflow/experiments/get-by-name?experiment_name=table")["experiment"]["experiment_id"]
         ids = [r["info"]["run_id"] for r in c.api("runs/search", {"experiment_ids": [curves], "max_results": 1000})["runs"]]
         compare = f"#/compare?exp={curves}&runs={','.join(ids)}&keys=loss"
+        grid_exp, grid_ids, grid_keys = grid_experiment(c)
+        grid = f"#/compare?exp={grid_exp}&runs={','.join(grid_ids)}&keys={','.join(grid_keys)}"
         p = subprocess.run(["node", str(ROOT / "bench/ui_bench.mjs"), server.url, compare,
-                            f"#/experiments/{table}", str(a.repeats)],
+                            f"#/experiments/{table}", str(a.repeats), grid],
                            capture_output=True, text=True, timeout=1800)
         if p.returncode != 0:
             sys.exit(p.stderr)
@@ -113,6 +137,9 @@ def main():
               f"{', '.join(f'{x:.0f}' for x in srv_bulk)} |")
         print(f"| ... zoom to steps 400,000-410,000: refetched and redrawn | {med(zoom_ms):.0f} ms | "
               f"{', '.join(f'{x:.0f}' for x in zoom_ms)} |")
+        grid_ms = [r["ms"] for r in b["grid"]]
+        print(f"| mlflow#9779's case: 10 charts x 10 runs x 10,000 steps, all drawn | {med(grid_ms):.0f} ms | "
+              f"{', '.join(f'{x:.0f}' for x in grid_ms)} |")
         print(f"| runs table: first page of 100 interactive | {med(tab_ms):.0f} ms | "
               f"{', '.join(f'{x:.0f}' for x in tab_ms)} |")
         print(f"| ... the same sorted by metrics.loss (server-side order_by) | {med(sorted_ms):.0f} ms | "
