@@ -120,6 +120,9 @@ def test_pages_in_headless_chromium(seeded, tmp_path):
     lo, hi = out["zoom_keyboard"]  # the middle half of 1000..1500
     assert 1100 <= lo <= 1150 and 1350 <= hi <= 1400, out["zoom_keyboard"]
     assert all(o["log"] and o["xmode"] == "relative" for o in out["options_redraw"])
+    # Resizing the window refetches for the new width, still at most a point per pixel.
+    for r in out["resized"]:
+        assert r["pixels"] > out["resized_from"] and r["maxPointsPerRun"] <= r["maxResults"] <= r["pixels"], r
 
     # Run page.
     ov = out["overview"]

@@ -110,6 +110,16 @@ try {
   await page.uncheck('#opt-log');
   await page.fill('#opt-smoothing', '0');
   await page.selectOption('#opt-xmode', 'step');
+  // A narrower window: one chart per row, wider charts, new requests sized to them.
+  const before = await page.evaluate(() => window.__ferry.charts[0].lastRequest.pixels);
+  await page.setViewportSize({width: 1000, height: 900});
+  await page.waitForFunction((b) => window.__ferry.charts.every(
+      (c) => c.lastRequest.pixels !== b && c.u.width <= document.body.clientWidth), before);
+  out.resized = await page.evaluate(() => window.__ferry.charts.map((c) => ({
+    pixels: c.lastRequest.pixels, maxResults: c.lastRequest.maxResults,
+    maxPointsPerRun: c.lastRequest.maxPointsPerRun})));
+  out.resized_from = before;
+  await page.setViewportSize({width: 1400, height: 900});
   out.a11y_compare = await a11yAudit(page);
 
   // Run page of the spiked run: overview, sections, image, log, checkpoints, download.

@@ -17,6 +17,12 @@ export const registry = (window.__ferry ??= {charts: [], draws: []});
 const RUNS_PER_REQUEST = 25;
 const AXIS_PX = 64;  // the y axis' width, left of the plot area
 
+let resizeTimer = null;
+window.addEventListener('resize', () => {
+  clearTimeout(resizeTimer);
+  resizeTimer = setTimeout(() => registry.charts.forEach((c) => c.resize()), 200);
+});
+
 // options (shared by the charts of a page, read at each draw): {xmode: 'step'|'relative'|'wall',
 // smoothing: 0..0.99, log: bool, bands: bool}. runs: [{id, name, color, start}].
 export class MetricChart {
@@ -138,7 +144,7 @@ export class MetricChart {
     };
     lines.forEach(take);
     if (this.options.bands) cols.runs.forEach((r) => { take(r.min); take(r.max); });
-    if (!(lo <= hi)) return [0, 1];
+    if (!(lo <= hi)) return this.options.log ? [0.1, 1] : [0, 1];
     return [lo, hi];
   }
 
@@ -254,6 +260,15 @@ export class MetricChart {
                                              : Number(x.toPrecision(7));
     this.readout.textContent = `${this.options.xmode === 'step' ? 'step' : 'x'} ${xs}: ` +
         vals.slice(0, 5).map((v) => `${v[1]} ${Number(v[2].toPrecision(5))}`).join(' · ');
+  }
+
+  // After the page's width changed: a new size, and data for the new number of pixels.
+  resize() {
+    if (!this.u || !this.lastRequest) return;
+    const px = this.pixels();
+    if (Math.abs(px - this.lastRequest.pixels) < 20) return;
+    this.u.setSize({width: px + AXIS_PX + 10, height: this.height});
+    this.load();
   }
 
   async zoom(range) {
