@@ -29,6 +29,7 @@ def seeded(ferry_bin, tmp_path_factory):
     server = ServeProcess(ferry_bin, d / "data")
     try:
         demo = ui_helpers.seed_demo(server.url)
+        demo["tracked"] = ui_helpers.seed_tracked(server.url, d / "spool")
         table = ui_helpers.seed_table(server.url, TABLE_RUNS)
         yield server, demo, table, d
     finally:
@@ -82,7 +83,7 @@ def test_pages_in_headless_chromium(seeded, tmp_path):
            "demo": {"experiment_id": demo["experiment_id"], "runs": run_ids,
                     "spike": {"run": run_ids[0], "step": ui_helpers.SPIKE_STEP,
                               "value": ui_helpers.SPIKE_VALUE},
-                    "running": run_ids[-1]},
+                    "running": run_ids[-1], "tracked": demo["tracked"]},
            "table": {"experiment_id": table}}
     (tmp_path / "cfg.json").write_text(json.dumps(cfg))
     p = subprocess.run([find_node(), str(ROOT / "tests/ui/ui_test.mjs"), str(tmp_path / "cfg.json")],
@@ -140,6 +141,10 @@ def test_pages_in_headless_chromium(seeded, tmp_path):
     assert out["download"] == {"name": "weights.bin", "size": len(demo["weights"]),
                                "sha256": hashlib.sha256(demo["weights"]).hexdigest()}
     assert out["live"] is True
+    # A run logged by ferry.track: its config as params, its log_image key with 3 steps.
+    assert out["tracked"]["params"] == ["lr", "optim.name"]
+    assert out["tracked"]["image"] == {"key": "samples/val", "w": 16, "steps": "3",
+                                       "alt": "samples/val at step 20"}
 
     # Table paging and sorting over many runs.
     assert out["table_first"]["rows"] == 100

@@ -162,3 +162,21 @@ def seed_table(url, n, threads=4, name="table"):
     with ThreadPoolExecutor(threads) as pool:
         list(pool.map(one, range(n)))
     return exp
+
+
+def seed_tracked(url, spool_dir):
+    """A run logged by ferry.track itself (python/ferry, stdlib only): config, metrics and
+    run.log_image at three steps under the key "samples/val", so the UI is tested on the
+    artifact layout the client really writes. Returns the run id."""
+    import pathlib
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "python"))
+    import ferry.track as track
+    run = track.init(project="ui-track", name="tracked", config={"lr": 0.1, "optim": {"name": "sgd"}},
+                     url=url, spool_dir=str(spool_dir), data_interval=0)
+    for step in range(30):
+        run.log({"loss": 1 / (step + 1)}, step=step)
+        if step % 10 == 0:
+            run.log_image(png(16, 16, lambda x, y, s=step: (s * 8, x * 16, y * 16)), key="samples/val", step=step)
+    run.finish()
+    return run.run_id

@@ -153,8 +153,23 @@ try {
                   sha256: crypto.createHash('sha256').update(bytes).digest('hex')};
   out.a11y_run = await a11yAudit(page);
 
+  // A run logged by ferry.track (config, log_image under a nested key).
+  await page.goto(`${cfg.url}/#/runs/${cfg.demo.tracked}`);
+  await page.waitForFunction((id) => document.querySelector('#overview dd[data-field="Run ID"]')
+      ?.textContent === id && document.querySelector('#images figure.image-key'), cfg.demo.tracked);
+  await page.waitForFunction(() => document.querySelector('.logged-image')?.complete);
+  out.tracked = {
+    params: await page.$$eval('#params tbody th', (ths) => ths.map((t) => t.textContent)),
+    image: await page.$eval('#images figure.image-key', (f) => ({
+      key: f.dataset.key, w: f.querySelector('img').naturalWidth,
+      steps: String(Number(f.querySelector('input[type=range]').max) + 1),
+      alt: f.querySelector('img').alt})),
+  };
+
   // Live updates: a point logged to the running run appears without a reload.
   await page.goto(`${cfg.url}/#/runs/${cfg.demo.running}`);
+  await page.waitForFunction((id) => document.querySelector('#overview dd[data-field="Run ID"]')
+      ?.textContent === id, cfg.demo.running);
   await chartsDrawn(page, 1);
   await page.evaluate(async (id) => {
     await fetch('/api/2.0/mlflow/runs/log-batch', {method: 'POST', body: JSON.stringify(
