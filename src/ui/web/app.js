@@ -39,6 +39,7 @@ async function route() {
       a.toggleAttribute('aria-current', a.getAttribute('href') === `#/${path.split('/')[1] || ''}`);
     }
     const params = m[1] ? {id: decodeURIComponent(m[1])} : {};
+    setChildren(main, message('Loading…'));  // never the previous page's content meanwhile
     try {
       await view(main, params, query, page);
     } catch (e) {
