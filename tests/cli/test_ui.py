@@ -109,6 +109,7 @@ def test_pages_in_headless_chromium(seeded, tmp_path):
     for c in charts.values():
         assert c["series"] == 5 and c["runs"] == 5
         assert c["maxResults"] <= c["pixels"] and c["maxPointsPerRun"] <= c["pixels"], c
+        assert c["pixels"] <= c["plotArea"], (c["pixels"], c["plotArea"])  # the plot area
     # 2000 steps on fewer pixels: downsampled, and the spike still reaches its full height.
     for name in ("spike", "spike_zoomed", "spike_smoothed_log"):
         s = out[name]

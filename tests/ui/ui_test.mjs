@@ -70,7 +70,8 @@ try {
   await page.waitForSelector('#compare-charts figure.chart');
   await chartsDrawn(page, 2);
   out.compare = await page.evaluate(() => window.__ferry.charts.map((c) => ({
-    key: c.key, series: c.u ? c.u.series.length - 1 : 0, ...c.lastRequest})));
+    key: c.key, series: c.u ? c.u.series.length - 1 : 0, ...c.lastRequest,
+    plotArea: c.u ? c.u.bbox.width / devicePixelRatio : 0})));
   out.spike = await checkSpike(page, 'loss', cfg.demo.spike);
   await shot('ui-compare');
   // Zoom: select steps ~[1000, 1500] of the loss chart; the chart fetches that range again.

@@ -55,9 +55,16 @@ export class MetricChart {
     registry.charts.push(this);
   }
 
-  // The plot area's width in CSS pixels: the number of pixel columns.
+  // The chart's width: its box's.
+  width() {
+    return Math.max(200, this.plot.clientWidth || 600);
+  }
+
+  // The plot area's width in CSS pixels (uPlot's, axes and padding excluded): the number of
+  // pixel columns, and of points asked per series.
   pixels() {
-    return Math.max(50, Math.round((this.plot.clientWidth || 600) - AXIS_PX - 10));
+    if (!this.u) this.ensurePlot([[], ...this.runs.map(() => [])]);  // laid out, empty
+    return Math.max(50, Math.floor(this.u.bbox.width / devicePixelRatio));
   }
 
   // Fetches the current range (all of it, or the zoomed steps) and draws.
@@ -113,23 +120,30 @@ export class MetricChart {
     }
     if (!(x0 <= x1)) {
       this.destroyPlot();
+      this.cols = null;
       this.status.textContent = `No points for ${this.key}.`;
       return;
     }
     const cols = toColumns(this.series, x0, x1, this.pixels(), o.log);
     this.cols = cols;
     const lines = cols.runs.map((r) => smooth(r.mean, o.smoothing));
-    const data = [cols.x, ...lines];
     this.yRange = this.extent(cols, lines);
     this.resetButton.hidden = !this.range;
+    this.ensurePlot([cols.x, ...lines]);
+  }
+
+  // Sets the data, creating the uPlot first (again when the scales' kind changed).
+  ensurePlot(data) {
+    const o = this.options;
     const shape = `${o.log}|${o.xmode}|${this.runs.length}`;
     if (this.u && this.shape === shape) {
       this.u.setData(data);
-    } else {
-      this.destroyPlot();
-      this.shape = shape;
-      this.u = new uPlot(this.config(), data, this.plot);
+      return;
     }
+    this.destroyPlot();
+    this.shape = shape;
+    this.yRange ??= [0, 1];
+    this.u = new uPlot(this.config(), data, this.plot);
   }
 
   extent(cols, lines) {
@@ -152,9 +166,12 @@ export class MetricChart {
     const o = this.options;
     const self = this;
     return {
-      width: this.pixels() + AXIS_PX + 10,
+      width: this.width(),
       height: this.height,
       legend: {show: false},
+      // Fixed padding (top, right, bottom, left): uPlot's automatic one follows the tick labels,
+      // and the plot area must keep the width the points were asked for.
+      padding: [10, 24, 0, 0],
       cursor: {drag: {x: true, y: false, setScale: false}, points: {show: false},
                bind: {dblclick: () => null}},
       scales: {
@@ -184,6 +201,7 @@ export class MetricChart {
 
   // Min/max band per run: a translucent polygon from the column maxima back along the minima.
   drawBands(u) {
+    if (!this.cols) return;
     const ctx = u.ctx;
     const {left, top, width, height} = u.bbox;
     ctx.save();
@@ -212,6 +230,7 @@ export class MetricChart {
   }
 
   drawn() {
+    if (!this.cols) return;  // the empty plot laid out before the first answer
     this.lastDrawAt = performance.now();
     if (this.firstDrawAt === null) {
       this.firstDrawAt = performance.now();
@@ -264,10 +283,8 @@ export class MetricChart {
 
   // After the page's width changed: a new size, and data for the new number of pixels.
   resize() {
-    if (!this.u || !this.lastRequest) return;
-    const px = this.pixels();
-    if (Math.abs(px - this.lastRequest.pixels) < 20) return;
-    this.u.setSize({width: px + AXIS_PX + 10, height: this.height});
+    if (!this.u || !this.lastRequest || Math.abs(this.width() - this.u.width) < 20) return;
+    this.u.setSize({width: this.width(), height: this.height});
     this.load();
   }
 
