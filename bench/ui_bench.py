@@ -39,25 +39,20 @@ def timed(fn, repeats):
 
 
 def grid_experiment(c):
-    """Experiment 'grid' (mlflow#9779's freezing compare view): 10 runs x 10 keys x 10,000 steps,
-    logged through the REST API on first use. Returns (id, run ids, keys)."""
-    keys = [f"metric_{k}" for k in range(10)]
-    try:
-        exp = c.request("GET", "/api/2.0/mlflow/experiments/get-by-name?experiment_name=grid")["experiment"]["experiment_id"]
-    except AssertionError:
-        exp = c.api("experiments/create", {"name": "grid"})["experiment_id"]
-        for r in range(10):
-            rid = c.api("runs/create", {"experiment_id": exp, "run_name": f"grid-{r}", "start_time": 1764547200000})["run"]["info"]["run_id"]
-            batch = []
-            for step in range(10_000):
-                for k, key in enumerate(keys):
-                    batch.append({"key": key, "value": (k + 1) / (step + 1) ** 0.5 + (r * 0.01),
-                                  "timestamp": 1764547200000 + step * 100, "step": step})
-                if len(batch) >= 1000:
-                    c.api("runs/log-batch", {"run_id": rid, "metrics": batch})
-                    batch = []
-    ids = [r["info"]["run_id"] for r in c.api("runs/search", {"experiment_ids": [exp], "max_results": 100})["runs"]]
-    return exp, ids, keys
+    """Experiment 'grid' of the fixture (mlflow#9779's freezing compare view): 10 runs x 10 keys x
+    10,000 steps. Returns (id, run ids, keys)."""
+    exp = experiment_id(c, "grid")
+    return exp, run_ids(c, exp), [f"metric_{k}" for k in range(10)]
+
+
+def experiment_id(c, name):
+    path = "/api/2.0/mlflow/experiments/get-by-name?experiment_name=" + name
+    return c.request("GET", path)["experiment"]["experiment_id"]
+
+
+def run_ids(c, exp):
+    runs = c.api("runs/search", {"experiment_ids": [exp], "max_results": 1000})["runs"]
+    return [r["info"]["run_id"] for r in runs]
 
 
 def main():
@@ -82,9 +77,8 @@ def main():
     server = ServeProcess(a.ferry, data / "data", "--tracker-db", db, "--threads", "2")
     try:
         c = Client(server.url)
-        curves = c.request("GET", "/api/2.0/mlflow/experiments/get-by-name?experiment_name=curves")["experiment"]["experiment_id"]
-        table = c.request("GET", "/api/2.0/mlflow/experiments/get-by-name?experiment_name=table")["experiment"]["experiment_id"]
-        ids = [r["info"]["run_id"] for r in c.api("runs/search", {"experiment_ids": [curves], "max_results": 1000})["runs"]]
+        curves, table = experiment_id(c, "curves"), experiment_id(c, "table")
+        ids = run_ids(c, curves)
         compare = f"#/compare?exp={curves}&runs={','.join(ids)}&keys=loss"
         grid_exp, grid_ids, grid_keys = grid_experiment(c)
         grid = f"#/compare?exp={grid_exp}&runs={','.join(grid_ids)}&keys={','.join(grid_keys)}"
@@ -108,7 +102,8 @@ def main():
         chunks = [ids[i:i + 25] for i in range(0, len(ids), 25)]
         with ThreadPoolExecutor(len(chunks)) as pool:
             srv_bulk = timed(lambda: list(pool.map(bulk, chunks)), a.repeats)
-        srv_search = timed(lambda: c.api("runs/search", {"experiment_ids": [table], "max_results": 100}), a.repeats)
+        srv_search = timed(lambda: c.api("runs/search", {"experiment_ids": [table], "max_results": 100}),
+                           a.repeats)
         # Peer: one run's whole history through get-history (25,000 points a page).
         t = time.perf_counter()
         token, n = None, 0
@@ -131,14 +126,16 @@ def main():
         print(f"| measure | median | all runs |\n|---|---|---|")
         print(f"| compare view: first chart drawn (navigation start -> drawn) | {med(cmp_ms):.0f} ms | "
               f"{', '.join(f'{x:.0f}' for x in cmp_ms)} |")
-        print(f"| ... its bulk requests, slowest first byte (server query + JSON), in the browser | {med(ttfb):.0f} ms | "
+        print("| ... its bulk requests, slowest first byte (server query + JSON), in the browser | "
+              f"{med(ttfb):.0f} ms | "
               f"{', '.join(f'{x:.0f}' for x in ttfb)} |")
         print(f"| ... the same {len(chunks)} requests from Python (server alone) | {med(srv_bulk):.0f} ms | "
               f"{', '.join(f'{x:.0f}' for x in srv_bulk)} |")
         print(f"| ... zoom to steps 400,000-410,000: refetched and redrawn | {med(zoom_ms):.0f} ms | "
               f"{', '.join(f'{x:.0f}' for x in zoom_ms)} |")
         grid_ms = [r["ms"] for r in b["grid"]]
-        print(f"| mlflow#9779's case: 10 charts x 10 runs x 10,000 steps, all drawn | {med(grid_ms):.0f} ms | "
+        print("| mlflow#9779's case: 10 charts x 10 runs x 10,000 steps, all drawn | "
+              f"{med(grid_ms):.0f} ms | "
               f"{', '.join(f'{x:.0f}' for x in grid_ms)} |")
         print(f"| runs table: first page of 100 interactive | {med(tab_ms):.0f} ms | "
               f"{', '.join(f'{x:.0f}' for x in tab_ms)} |")

@@ -3,7 +3,8 @@
 //   ui_fixture DB CURVE_RUNS POINTS TABLE_RUNS
 // experiment "curves": CURVE_RUNS runs with POINTS points of "loss" each (steps 0..POINTS-1,
 // a spike of +5 at every step divisible by 99991, and one of +50 at step POINTS/2 in run 0);
-// experiment "table": TABLE_RUNS runs with metrics loss/acc, params lr/layers and tag team.
+// experiment "table": TABLE_RUNS runs with metrics loss/acc, params lr/layers and tag team;
+// experiment "grid" (mlflow#9779's compare view): 10 runs x 10 keys x 10,000 steps.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -81,6 +82,30 @@ void Table(TrackerStore& store, int runs) {
   std::fprintf(stderr, "\n");
 }
 
+void Grid(TrackerStore& store) {
+  auto exp = store.CreateExperiment("grid", "mlflow-artifacts:/grid", {});
+  Check(exp.status(), "CreateExperiment");
+  std::vector<MetricPoint> batch;
+  for (int r = 0; r < 10; ++r) {
+    auto run = store.CreateRun({.experiment_id = *exp,
+                                .run_name = "grid-" + std::to_string(r),
+                                .start_time = kStart,
+                                .artifact_root = "mlflow-artifacts:/grid"});
+    Check(run.status(), "CreateRun");
+    for (int64_t from = 0; from < 10000; from += 1000) {
+      batch.clear();
+      for (int64_t step = from; step < from + 1000; ++step) {
+        for (int k = 0; k < 10; ++k) {
+          batch.push_back({"metric_" + std::to_string(k),
+                           (k + 1) / std::sqrt(static_cast<double>(step + 1)) + r * 0.01,
+                           kStart + step * 100, step});
+        }
+      }
+      Check(store.LogBatch(run->run_id, batch, {}, {}), "LogBatch");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ferry::tracker
 
@@ -94,6 +119,7 @@ int main(int argc, char** argv) {
   auto start = std::chrono::steady_clock::now();
   ferry::tracker::Curves(**store, std::atoi(argv[2]), std::atoll(argv[3]));
   ferry::tracker::Table(**store, std::atoi(argv[4]));
+  ferry::tracker::Grid(**store);
   std::fprintf(stderr, "fixture written in %.0f s\n",
                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   return 0;

@@ -121,18 +121,21 @@ def seed_demo(url, steps=2000, runs=5):
                    tags=[{"key": "summary.loss", "value": f"{last:.4f}"}])
         if r < runs - 1:
             c.api("runs/set-tag", {"run_id": rid, "key": "ferry.exit_code", "value": "0"})
-            c.api("runs/update", {"run_id": rid, "status": "FINISHED", "end_time": t0 + r * 60000 + steps * 250})
+            c.api("runs/update", {"run_id": rid, "status": "FINISHED",
+                                  "end_time": t0 + r * 60000 + steps * 250})
         out.append(c.request("GET", f"/api/2.0/mlflow/runs/get?run_id={rid}")["run"])
     run0 = out[0]
     for step in (0, 100, 200):
         c.put_artifact(run0, f"images/samples/step-{step:08d}.png",
                        png(32, 32, lambda x, y, s=step: (x * 8 % 256, y * 8 % 256, s % 256)))
     c.put_artifact(run0, "ferry/output.log",
-                   "".join(f"step {s} loss {2 / math.sqrt(s + 1):.4f}\n" for s in range(0, steps, 50)).encode()
+                   "".join(f"step {s} loss {2 / math.sqrt(s + 1):.4f}\n"
+                           for s in range(0, steps, 50)).encode()
                    + b"training done\n")
     c.put_artifact(run0, "ferry/checkpoints.json", json.dumps({
         "format": 1, "run_id": "job-demo", "attempt": "0", "rank": "0",
-        "outputs": [{"destination": "s3://ckpt/resnet/0/", "manifest": "s3://ckpt/resnet/0/_ferry/manifest.json",
+        "outputs": [{"destination": "s3://ckpt/resnet/0/",
+                     "manifest": "s3://ckpt/resnet/0/_ferry/manifest.json",
                      "synced_at": "2026-12-01T10:00:00Z", "attempt": "0", "state": "complete", "final": True,
                      "files": [{"path": "ckpt.pt", "url": "s3://ckpt/resnet/0/ckpt.pt", "size": 734003200,
                                 "crc32c": "0a1b2c3d", "status": "ok"}]}]}, indent=2).encode())
@@ -157,7 +160,8 @@ def seed_table(url, n, threads=4, name="table"):
         c.api("runs/log-batch", {"run_id": rid,
             "metrics": [{"key": "loss", "value": ((i * 7919) % 10007) / 10007, "timestamp": 1, "step": 1},
                         {"key": "acc", "value": (i % 1000) / 1000, "timestamp": 1, "step": 1}],
-            "params": [{"key": "lr", "value": str(10 ** -(1 + i % 4))}, {"key": "layers", "value": str(i % 50)}],
+            "params": [{"key": "lr", "value": str(10 ** -(1 + i % 4))},
+                       {"key": "layers", "value": str(i % 50)}],
             "tags": [{"key": "team", "value": "vision" if i % 3 else "nlp"}]})
     with ThreadPoolExecutor(threads) as pool:
         list(pool.map(one, range(n)))
@@ -177,6 +181,7 @@ def seed_tracked(url, spool_dir):
     for step in range(30):
         run.log({"loss": 1 / (step + 1)}, step=step)
         if step % 10 == 0:
-            run.log_image(png(16, 16, lambda x, y, s=step: (s * 8, x * 16, y * 16)), key="samples/val", step=step)
+            image = png(16, 16, lambda x, y, s=step: (s * 8, x * 16, y * 16))
+            run.log_image(image, key="samples/val", step=step)
     run.finish()
     return run.run_id

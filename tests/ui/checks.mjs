@@ -70,7 +70,10 @@ export function a11yAudit(page) {
       const ratio = (l1 + 0.05) / (l2 + 0.05);
       const size = parseFloat(st.fontSize);
       const large = size >= 24 || (size >= 18.66 && Number(st.fontWeight) >= 700);
-      if (ratio < (large ? 3 : 4.5)) low.push(`${el.tagName}.${el.className}: ${ratio.toFixed(2)} "${n.textContent.trim().slice(0, 30)}"`);
+      if (ratio < (large ? 3 : 4.5)) {
+        low.push(`${el.tagName}.${el.className}: ${ratio.toFixed(2)} ` +
+                 `"${n.textContent.trim().slice(0, 30)}"`);
+      }
     }
     return {unlabeled: unlabeled.slice(0, 10), low_contrast: low.slice(0, 10),
             controls: document.querySelectorAll('input, select, button').length};

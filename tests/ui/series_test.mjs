@@ -7,7 +7,8 @@ import {sectionOf, smooth, stepRangeFor, toColumns, xOf} from '../../src/ui/web/
 const pts = (pairs) => pairs.map(([step, value]) => ({step, value, timestamp: 1000 + step, x: step}));
 
 test('few points keep their exact x values', () => {
-  const c = toColumns([{id: 'a', points: pts([[0, 1], [5, 2]])}, {id: 'b', points: pts([[5, 3]])}], 0, 5, 100, false);
+  const series = [{id: 'a', points: pts([[0, 1], [5, 2]])}, {id: 'b', points: pts([[5, 3]])}];
+  const c = toColumns(series, 0, 5, 100, false);
   assert.deepEqual(c.x, [0, 5]);
   assert.deepEqual(c.runs[0].mean, [1, 2]);
   assert.deepEqual(c.runs[1].mean, [null, 3]);

@@ -66,7 +66,8 @@ export async function logSection(root, running) {
     const atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
     pre.textContent = r.text;
     note.textContent = (r.truncated ? `Last ${fmtBytes(LOG_TAIL_BYTES)} of ` : '') +
-                       `${fmtBytes(entry?.file_size)}` + (running ? ', refreshed while the run is running' : '');
+                       `${fmtBytes(entry?.file_size)}` +
+                       (running ? ', refreshed while the run is running' : '');
     if (atEnd || !pre.dataset.seen) pre.scrollTop = pre.scrollHeight;
     pre.dataset.seen = '1';
   }
@@ -94,7 +95,8 @@ export async function checkpointsSection(root) {
       for (const o of m.outputs) {
         parts.push(h('h3', {}, o.destination),
           h('p', {class: 'help'}, `attempt ${o.attempt ?? ''}, state ${o.state ?? ''}` +
-            (o.final ? ', final' : '') + (o.synced_at ? `, synced ${fmtTime(Date.parse(o.synced_at)) || o.synced_at}` : '')),
+            (o.final ? ', final' : '') +
+            (o.synced_at ? `, synced ${fmtTime(Date.parse(o.synced_at)) || o.synced_at}` : '')),
           h('table', {class: 'grid checkpoints'},
             h('thead', {}, h('tr', {}, ['File', 'Size', 'CRC32C', 'Status', 'URL'].map(
                 (t) => h('th', {scope: 'col'}, t)))),

@@ -88,7 +88,8 @@ export async function compareView(main, params, query, page) {
   const loading = build();
   const found = await runsReady;
   if (early) {
-    allKeys = [...new Set([...keys, ...found.flatMap((r) => (r.data.metrics || []).map((m) => m.key))])].sort();
+    const logged = found.flatMap((r) => (r.data.metrics || []).map((m) => m.key));
+    allKeys = [...new Set([...keys, ...logged])].sort();
     renderKeys();
   }
   const shown = runs.filter((r) => r.run);

@@ -30,5 +30,6 @@ export function chartOptionsBar(options, onChange) {
     h('label', {class: 'check'}, h('input', {type: 'checkbox', id: 'opt-bands',
         checked: options.bands,
         onchange: (ev) => { options.bands = ev.target.checked; save('bands'); }}), 'Min/max bands'),
-    h('span', {class: 'help'}, 'Drag across a chart to zoom (finer data is fetched); double-click to reset.'));
+    h('span', {class: 'help'},
+      'Drag across a chart to zoom (finer data is fetched); double-click to reset.'));
 }
