@@ -16,7 +16,7 @@ set(FERRY_LAYER_MODULES
     backends server transfer shard mount proxy job cli apps python
     proxy/pypi proxy/upstream proxy/service proxy/hf proxy/pypi_routes proxy/prewarm
     tracker tracker/memory tracker/sqlite tracker/postgres tracker/testing tracker/artifacts tracker/mlflow
-    sysmetrics tracker/client job/track tracker/retention)
+    sysmetrics tracker/client job/track tracker/retention ui)
 
 set(FERRY_LAYER_ALLOW_base "")
 set(FERRY_LAYER_ALLOW_http base)
@@ -73,11 +73,13 @@ set(FERRY_LAYER_ALLOW_proxy/hf proxy/service proxy/upstream proxy server storage
 set(FERRY_LAYER_ALLOW_proxy/prewarm proxy/pypi http base)
 set(FERRY_LAYER_ALLOW_proxy/pypi_routes
     proxy/service proxy/upstream proxy/pypi proxy server storage http base)
+# The web UI (issue 15): embedded files served as handlers on the server's router.
+set(FERRY_LAYER_ALLOW_ui server base)
 # Only the binaries' wiring links the composition root.
 set(FERRY_LAYER_ALLOW_cli
     backends job transfer shard mount proxy proxy/service proxy/upstream proxy/hf proxy/pypi_routes
     proxy/prewarm tracker tracker/sqlite tracker/postgres tracker/artifacts tracker/mlflow sysmetrics job/track
-    tracker/retention tracker/client
+    tracker/retention tracker/client ui
     server storage http base)
 set(FERRY_LAYER_ALLOW_apps cli base)
 set(FERRY_LAYER_ALLOW_python backends shard storage base)

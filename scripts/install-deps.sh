@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs every Debian package Ferry needs to build, test and benchmark.
 # Idempotent: when everything is present it only runs dpkg-query and exits.
-#   scripts/install-deps.sh --build  what building ferry needs
+#   scripts/install-deps.sh --build  what building ferry needs (with npm's uPlot for the web UI,
+#                                    src/ui/web/package.json)
 #   scripts/install-deps.sh          build + test dependencies (Ceph RGW, pytest, boto3, Slurm,
-#                                    the npm clients in tests/tools/npm)
+#                                    Chromium, the npm clients in tests/tools/npm)
 #   scripts/install-deps.sh --bench  also the benchmark peers (awscli, rclone)
 set -euo pipefail
 
@@ -19,11 +20,12 @@ clang_pkgs=(clang-19 libclang-rt-19-dev)
 # slurm-wlm and munge: tests/tools/slurm.sh runs a single-node Slurm for the sbatch example's test
 # (tests/cli/test_slurm.py); python3-yaml reads the Kubernetes example (tests/cli/test_examples.py);
 # nginx-light serves the PyPI stand-in (tests/tools/pypi_standin.py); postgresql is the tracker's
-# shared database in tests (tests/tools/postgres.sh).
+# shared database in tests (tests/tools/postgres.sh); chromium runs the web UI's tests (tests/ui,
+# driven by npm's playwright-core; no tool downloads a browser of its own).
 test_pkgs=(
   radosgw ceph-mon ceph-osd ceph-common uuid-runtime curl python3 python3-pytest python3-boto3
   fuse3 rclone python3-torch python3-numpy python3-pil python3-venv python3-yaml slurm-wlm munge
-  nginx-light postgresql
+  nginx-light postgresql chromium
 )
 bench_pkgs=(awscli time s3fs fio)
 
@@ -49,21 +51,26 @@ else
     { apt_get update && apt_get install -y --no-install-recommends "${missing[@]}"; }
 fi
 
-# npm clients the tests drive (tests/tools/npm/package.json, pinned by its package-lock.json):
-# installed again only when the lock file changed since the last install. Node and npm from
-# Debian unless some node with npm is there already (a NodeSource nodejs conflicts with
-# Debian's npm package).
+# npm packages, each directory pinned by its package-lock.json and installed again only when the
+# lock file changed since the last install: the web UI's build-time assets (src/ui/web: uPlot,
+# embedded into the binary, so also for --build) and the clients the tests drive
+# (tests/tools/npm). Node and npm from Debian unless some node with npm is there already (a
+# NodeSource nodejs conflicts with Debian's npm package).
+if ! command -v npm >/dev/null; then
+  apt-get -o DPkg::Lock::Timeout=600 install -y --no-install-recommends nodejs npm
+fi
+root="$(cd "$(dirname "$0")/.." && pwd)"
+npm_dirs=("$root/src/ui/web")
 if [[ "${1:-}" != "--build" ]]; then
-  if ! command -v npm >/dev/null; then
-    apt-get -o DPkg::Lock::Timeout=600 install -y --no-install-recommends nodejs npm
-  fi
-  npm_dir="$(cd "$(dirname "$0")/.." && pwd)/tests/tools/npm"
+  npm_dirs+=("$root/tests/tools/npm")
+fi
+for npm_dir in "${npm_dirs[@]}"; do
   stamp="$npm_dir/node_modules/.ferry-installed"
   if [[ ! -f "$stamp" || "$npm_dir/package-lock.json" -nt "$stamp" ]]; then
-    echo "install-deps: npm ci in tests/tools/npm"
+    echo "install-deps: npm ci in ${npm_dir#"$root"/}"
     npm ci --prefix "$npm_dir" --no-audit --no-fund --loglevel=error
     touch "$stamp"
   else
-    echo "install-deps: npm clients present"
+    echo "install-deps: npm packages present in ${npm_dir#"$root"/}"
   fi
-fi
+done

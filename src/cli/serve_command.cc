@@ -19,6 +19,7 @@
 #include "server/server.h"
 #include "storage/url.h"
 #include "tracker/artifacts/artifact_routes.h"
+#include "ui/ui_routes.h"
 
 namespace ferry::cli {
 
@@ -180,6 +181,7 @@ Status RunServe(Context& ctx, const ServeFlags& flags) {
       proxy::PypiRoutes(*px, flags.pypi_upstream, options.metrics.get()),
       std::move(tracker.routes),
       tracker::artifacts::ArtifactRoutes(data.store, ArtifactsRoot(data), tracker.uploads),
+      ui::UiRoutes(),
   };
   for (const auto& add : modules) {
     if (add) FERRY_RETURN_IF_ERROR(add(router));

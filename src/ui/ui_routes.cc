@@ -1,0 +1,45 @@
+#include "ui/ui_routes.h"
+
+#include <memory>
+#include <string>
+
+namespace ferry::ui {
+
+namespace {
+
+server::Response Serve(const server::Request& req, const Asset* asset) {
+  if (!asset) return server::ErrorResponse(404, "no such UI file: " + req.path);
+  server::Response r;
+  r.headers.Set("ETag", std::string(asset->etag));
+  r.headers.Set("Cache-Control", "no-cache");
+  r.headers.Set("X-Content-Type-Options", "nosniff");
+  auto inm = req.headers.Get("If-None-Match");
+  if (inm && (*inm == asset->etag || *inm == "*")) {
+    r.status = 304;
+    return r;
+  }
+  r.headers.Set("Content-Type", std::string(ContentTypeFor(asset->path)));
+  r.body.assign(asset->data);
+  return r;
+}
+
+}  // namespace
+
+server::Response HandleIndex(const server::Request& req, UiAssets& assets) {
+  return Serve(req, FindAsset(assets.files, "index.html"));
+}
+
+server::Response HandleAsset(const server::Request& req, UiAssets& assets) {
+  auto path = req.Param("path");
+  return Serve(req, path ? FindAsset(assets.files, *path) : nullptr);
+}
+
+server::RouteRegistrar UiRoutes() {
+  auto assets = std::make_shared<UiAssets>(UiAssets{EmbeddedAssets()});
+  return [assets](server::Router& router) -> Status {
+    FERRY_RETURN_IF_ERROR(router.Add("GET", "/", &HandleIndex, *assets));
+    return router.Add("GET", "/ui/{path...}", &HandleAsset, *assets);
+  };
+}
+
+}  // namespace ferry::ui

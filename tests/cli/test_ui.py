@@ -1,0 +1,166 @@
+"""The web UI of `ferry serve` (docs/semantics/ui.md): its embedded files over HTTP, and the
+pages in headless Chromium (Debian's chromium driven by npm's playwright-core, tests/ui/*.mjs)
+against a real server seeded through the REST API: no console errors or external requests,
+charts with the expected series, a planted spike visible after downsampling and zoom, sort,
+filter, columns, compare, an image, an artifact downloaded byte-exact, live updates, paging,
+and a basic accessibility audit. Screenshots go to FERRY_UI_SCREENSHOTS (default: the test's
+temporary directory) for review."""
+import hashlib
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import urllib.error
+import urllib.request
+
+import pytest
+
+import ui_helpers
+from serve_helpers import ServeProcess
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+TABLE_RUNS = 250  # 3 pages of 100; the 10,000-run table is bench/ui_bench.py's
+
+
+@pytest.fixture(scope="module")
+def seeded(ferry_bin, tmp_path_factory):
+    d = tmp_path_factory.mktemp("ui")
+    server = ServeProcess(ferry_bin, d / "data")
+    try:
+        demo = ui_helpers.seed_demo(server.url)
+        demo["tracked"] = ui_helpers.seed_tracked(server.url, d / "spool")
+        table = ui_helpers.seed_table(server.url, TABLE_RUNS)
+        yield server, demo, table, d
+    finally:
+        server.stop()
+
+
+def get(url, headers=None):
+    req = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, dict(r.headers), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()
+
+
+def test_index_and_assets_are_served_with_types_etags_and_304(seeded):
+    server = seeded[0]
+    status, headers, body = get(server.url + "/")
+    assert status == 200 and headers["Content-Type"] == "text/html; charset=utf-8"
+    assert b'src="/ui/uplot/uPlot.iife.min.js"' in body and b"/ui/app.js" in body
+    # Nothing from the internet: every src/href is local.
+    assert b"http://" not in body and b"https://" not in body
+    status, headers, body = get(server.url + "/ui/uplot/uPlot.iife.min.js")
+    assert status == 200 and headers["Content-Type"] == "text/javascript; charset=utf-8"
+    assert b"uPlot" in body and headers["Cache-Control"] == "no-cache"
+    etag = headers["ETag"]
+    status, headers, body = get(server.url + "/ui/uplot/uPlot.iife.min.js", {"If-None-Match": etag})
+    assert status == 304 and body == b"" and headers["ETag"] == etag
+    assert get(server.url + "/ui/app.css")[1]["Content-Type"] == "text/css; charset=utf-8"
+    assert get(server.url + "/ui/views/run.js")[0] == 200
+    assert get(server.url + "/ui/nope.js")[0] == 404
+    assert get(server.url + "/ui/package.json")[0] == 404
+    assert get(server.url + "/ui/%2e%2e/%2e%2e/etc/passwd")[0] == 400
+
+
+def find_node():
+    node = shutil.which("node")
+    if not node or not os.path.exists("/usr/bin/chromium") or not (
+            ROOT / "tests/tools/npm/node_modules/playwright-core").exists():
+        pytest.fail("node, Debian's chromium and npm's playwright-core are needed: "
+                    "run scripts/install-deps.sh")
+    return node
+
+
+def test_pages_in_headless_chromium(seeded, tmp_path):
+    server, demo, table, d = seeded
+    shots = pathlib.Path(os.environ.get("FERRY_UI_SCREENSHOTS") or d / "screenshots")
+    shots.mkdir(parents=True, exist_ok=True)
+    run_ids = [r["info"]["run_id"] for r in demo["runs"]]
+    cfg = {"url": server.url, "out": str(shots),
+           "demo": {"experiment_id": demo["experiment_id"], "runs": run_ids,
+                    "spike": {"run": run_ids[0], "step": ui_helpers.SPIKE_STEP,
+                              "value": ui_helpers.SPIKE_VALUE},
+                    "running": run_ids[-1], "tracked": demo["tracked"]},
+           "table": {"experiment_id": table}}
+    (tmp_path / "cfg.json").write_text(json.dumps(cfg))
+    p = subprocess.run([find_node(), str(ROOT / "tests/ui/ui_test.mjs"), str(tmp_path / "cfg.json")],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    print("screenshots:", shots)
+    assert "error" not in out, out.get("error")
+    # The one HTTP error is the deliberately malformed filter; no console error, no external request.
+    assert out["problems"] == [f"http 400: {server.url}/ajax-api/2.0/mlflow/runs/search"], out["problems"]
+
+    assert {"ui-demo", "table"} <= set(out["experiments"])
+    # Runs table: sort by a metric, filter with the API's syntax (errors shown), choose columns.
+    assert out["demo_rows"] == 5
+    assert out["sorted_losses"] == sorted(out["sorted_losses"]) and len(out["sorted_losses"]) == 5
+    assert out["filtered_rows"] == 3
+    assert "invalid filter" in out["bad_filter_message"]
+    assert out["host_column"] and out["arrow_focus"] == 2
+
+    # Compare: every chart overlays the 5 runs and asked for no more points than it has pixels.
+    charts = {c["key"]: c for c in out["compare"]}
+    assert {"loss", "acc"} <= set(charts)
+    for c in charts.values():
+        assert c["series"] == 5 and c["runs"] == 5
+        assert c["maxResults"] <= c["pixels"] and c["maxPointsPerRun"] <= c["pixels"], c
+        assert c["pixels"] <= c["plotArea"], (c["pixels"], c["plotArea"])  # the plot area
+    # 2000 steps on fewer pixels: downsampled, and the spike still reaches its full height.
+    for name in ("spike", "spike_zoomed", "spike_smoothed_log"):
+        s = out[name]
+        assert s["in_answer"] and s["column_max"] == ui_helpers.SPIKE_VALUE, (name, s)
+        assert s["y_max"] >= ui_helpers.SPIKE_VALUE and s["coloured_pixels"] > 0, (name, s)
+    assert charts["loss"]["maxPointsPerRun"] < 2000
+    # Zoom fetched steps 1000..1500 again (finer: one bucket per step now).
+    assert out["zoom"]["range"] == [1000, 1500] and out["zoom"]["x0"] >= 1000 and out["zoom"]["x1"] <= 1500
+    assert out["spike_zoomed"]["line"] == ui_helpers.SPIKE_VALUE
+    lo, hi = out["zoom_keyboard"]  # the middle half of 1000..1500
+    assert 1100 <= lo <= 1150 and 1350 <= hi <= 1400, out["zoom_keyboard"]
+    assert all(o["log"] and o["xmode"] == "relative" for o in out["options_redraw"])
+    # Resizing the window refetches for the new width, still at most a point per pixel.
+    for r in out["resized"]:
+        assert r["pixels"] > out["resized_from"] and r["maxPointsPerRun"] <= r["maxResults"] <= r["pixels"], r
+
+    # Run page.
+    ov = out["overview"]
+    assert ov["Git commit"].startswith("003f9a1c") and ov["Host"] == "gpu-node-0"
+    assert ov["Exit code"] == "0" and ov["Status"] == "FINISHED" and ov["Duration"] == "8m 20s"
+    assert out["sections"] == ["Metrics", "System", "GPU", "Data"]
+    assert out["run_charts"] == sorted(["acc", "loss", "system/cpu_utilization_percentage",
+                                        "system/system_memory_usage_megabytes",
+                                        "system/gpu_0_utilization_percentage", "data/train/wait_fraction"])
+    assert out["image"] == {"w": 32, "alt": "samples at step 200"}
+    assert out["image_step0"].endswith("/images/samples/step-00000000.png")
+    assert out["log_tail"].endswith("training done\n")
+    assert out["checkpoints"][:4] == ["ckpt.pt", "700.0 MiB", "0a1b2c3d", "ok"]
+    assert out["weights_size_text"] == "195.3 KiB"
+    assert out["download"] == {"name": "weights.bin", "size": len(demo["weights"]),
+                               "sha256": hashlib.sha256(demo["weights"]).hexdigest()}
+    assert out["live"] is True
+    # A run logged by ferry.track: its config as params, its log_image key with 3 steps.
+    assert out["tracked"]["params"] == ["lr", "optim.name"]
+    assert out["tracked"]["image"] == {"key": "samples/val", "w": 16, "steps": "3",
+                                       "alt": "samples/val at step 20"}
+
+    # Table paging and sorting over many runs.
+    assert out["table_first"]["rows"] == 100
+    assert out["table_page2"] == "Runs 101–200"
+    assert out["table_sorted_first"] == "trial-00000"
+
+    # Accessibility: every control labelled, text contrast >= 4.5:1, on every page checked.
+    for page in ("a11y_experiments", "a11y_runs", "a11y_compare", "a11y_run"):
+        assert out[page]["unlabeled"] == [] and out[page]["low_contrast"] == [], (page, out[page])
+    assert out["keyboard"]["first_tab"] == "Skip to content" and out["keyboard"]["main_focused"]
+
+
+def test_chart_data_functions_under_node():
+    """src/ui/web/series.js (pixel columns, spikes, smoothing, time-axis zoom) in node's test runner."""
+    p = subprocess.run([find_node(), "--test", str(ROOT / "tests/ui/series_test.mjs")],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "# fail 0" in p.stdout
