@@ -17,6 +17,8 @@
 // (ServerOptions::read_tokens) may call only kRead routes. By default GET, HEAD and OPTIONS
 // routes read and every other method writes; a POST that only reads (a search, a listing)
 // says so where it is registered: router.Add("POST", "/runs/search", Access::kRead, handler).
+// A route that serves nothing private (the web UI's embedded files) is Access::kPublic: it
+// answers without a token even on a server that requires one.
 
 #include <functional>
 #include <string>
@@ -31,7 +33,7 @@ namespace ferry::server {
 using Handler = std::function<Response(const Request&)>;
 
 // What a route does to the server's state, for read-only tokens.
-enum class Access { kRead, kWrite };
+enum class Access { kRead, kWrite, kPublic };
 // GET, HEAD and OPTIONS: kRead; any other method: kWrite.
 Access DefaultAccess(std::string_view method);
 

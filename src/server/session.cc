@@ -286,23 +286,10 @@ void Session::Handle() {
   req->peer = peer_;
   const ServerOptions& o = core_.options;
   if ((!o.tokens.empty() || !o.read_tokens.empty()) && req->path != "/healthz") {
-    AuthResult auth =
-        CheckBearer(req->headers.Get("Authorization").value_or(""), o.tokens, o.read_tokens);
-    if (auth == AuthResult::kMissing || auth == AuthResult::kInvalid) {
-      Response r = auth == AuthResult::kMissing
-                       ? ErrorResponse(401, "this server needs a bearer token (Authorization)",
-                                       "UNAUTHENTICATED")
-                       : ErrorResponse(401, "the bearer token is not valid", "UNAUTHENTICATED");
-      r.headers.Set("WWW-Authenticate", auth == AuthResult::kMissing
-                                            ? "Bearer realm=\"ferry\""
-                                            : "Bearer realm=\"ferry\", error=\"invalid_token\"");
-      return Respond(std::move(r));
-    }
-    if (auth == AuthResult::kReadOnly &&
-        core_.router.AccessFor(req->method, req->path) == Access::kWrite) {
-      return Respond(ErrorResponse(
-          403, "the bearer token is read-only: " + req->method + " " + req->path + " writes",
-          "PERMISSION_DENIED"));
+    const Access access = core_.router.AccessFor(req->method, req->path);
+    if (access != Access::kPublic) {
+      if (auto denied = CheckAccess(*req, access, o.tokens, o.read_tokens))
+        return Respond(std::move(*denied));
     }
   }
   core_.workers->Submit([self = shared_from_this(), req] {

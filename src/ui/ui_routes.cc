@@ -37,8 +37,10 @@ server::Response HandleAsset(const server::Request& req, UiAssets& assets) {
 server::RouteRegistrar UiRoutes() {
   auto assets = std::make_shared<UiAssets>(UiAssets{EmbeddedAssets()});
   return [assets](server::Router& router) -> Status {
-    FERRY_RETURN_IF_ERROR(router.Add("GET", "/", &HandleIndex, *assets));
-    return router.Add("GET", "/ui/{path...}", &HandleAsset, *assets);
+    // Public: the embedded files hold no data, and a browser loads them before it can sign in.
+    using server::Access;
+    FERRY_RETURN_IF_ERROR(router.Add("GET", "/", Access::kPublic, &HandleIndex, *assets));
+    return router.Add("GET", "/ui/{path...}", Access::kPublic, &HandleAsset, *assets);
   };
 }
 

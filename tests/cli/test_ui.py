@@ -164,3 +164,44 @@ def test_chart_data_functions_under_node():
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "# fail 0" in p.stdout
+
+
+def test_sign_in_with_a_read_token_in_chromium(ferry_bin, tmp_path):
+    """A server with tokens (--allow-remote needs them): the UI's files load without one, the
+    API does not; the page asks for a token, refuses a wrong one, shows the data with a read-only
+    token kept in a SameSite=Strict cookie (links and downloads carry it); the cookie never
+    writes, even holding the read-write token; Sign out forgets it."""
+    (tmp_path / "rw").write_text("write-token-0123456789\n")
+    (tmp_path / "ro").write_text("read+token/0123456789=\n")  # cookie-encoded characters
+    server = ServeProcess(ferry_bin, tmp_path / "data", "--token-file", tmp_path / "rw",
+                          "--read-token-file", tmp_path / "ro")
+    try:
+        assert get(server.url + "/")[0] == 200 and get(server.url + "/ui/app.js")[0] == 200
+        assert get(server.url + "/ajax-api/2.0/mlflow/experiments/search?max_results=10")[0] == 401
+        c = ui_helpers.Client(server.url, token="write-token-0123456789")
+        exp = c.api("experiments/create", {"name": "locked"})["experiment_id"]
+        run = c.api("runs/create", {"experiment_id": exp, "run_name": "r"})["run"]
+        blob = os.urandom(50_000)
+        c.put_artifact(run, "model.bin", blob)
+        cfg = {"url": server.url, "read_token": "read+token/0123456789=",
+               "write_token": "write-token-0123456789", "run_id": run["info"]["run_id"],
+               "artifact": "model.bin"}
+        (tmp_path / "cfg.json").write_text(json.dumps(cfg))
+        p = subprocess.run([find_node(), str(ROOT / "tests/ui/signin_test.mjs"), str(tmp_path / "cfg.json")],
+                           capture_output=True, text=True, timeout=180)
+        assert p.returncode == 0, p.stderr
+        out = json.loads(p.stdout.strip().splitlines()[-1])
+        assert "error" not in out, out["error"]
+        assert out["first_heading"] == "Sign in"
+        assert out["rejected"] == "The token was not accepted."
+        assert sorted(out["experiments"]) == ["Default", "locked"]
+        assert {"name": "ferry_token", "sameSite": "Strict"} in out["cookie"]
+        assert out["download"] == blob.hex()
+        assert out["cookie_write"]["status"] == 403
+        assert out["cookie_write"]["body"]["error_code"] == "PERMISSION_DENIED"
+        assert out["after_sign_out"] == 0
+        # The 401s before signing in and with the wrong token are the only HTTP errors.
+        assert all(x.startswith("http 401") or "experiments/create" in x for x in out["problems"]), out
+        assert "write-token" not in server.log() and "read+token" not in server.log()
+    finally:
+        server.stop()

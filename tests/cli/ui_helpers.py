@@ -20,10 +20,11 @@ SPIKE_VALUE = 50.0
 class Client:
     """A keep-alive HTTP client of one ferry serve (one per thread)."""
 
-    def __init__(self, url):
+    def __init__(self, url, token=None):
         u = urllib.parse.urlparse(url)
         self.host, self.port = u.hostname, u.port
         self.conn = None
+        self.auth = {"Authorization": f"Bearer {token}"} if token else {}
 
     def request(self, method, path, body=None, headers=None):
         data = json.dumps(body).encode() if isinstance(body, (dict, list)) else body
@@ -31,7 +32,7 @@ class Client:
             if self.conn is None:
                 self.conn = http.client.HTTPConnection(self.host, self.port, timeout=60)
             try:
-                self.conn.request(method, path, body=data, headers=headers or {})
+                self.conn.request(method, path, body=data, headers={**self.auth, **(headers or {})})
                 r = self.conn.getresponse()
                 payload = r.read()
                 break

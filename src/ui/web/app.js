@@ -8,6 +8,7 @@ import {compareView} from './views/compare.js';
 import {experimentsView} from './views/experiments.js';
 import {runView} from './views/run.js';
 import {runsView} from './views/runs.js';
+import {signedIn, signInView, signOut} from './views/signin.js';
 
 const ROUTES = [
   [/^\/?$/, experimentsView, 'Experiments'],
@@ -40,9 +41,16 @@ async function route() {
     }
     const params = m[1] ? {id: decodeURIComponent(m[1])} : {};
     setChildren(main, message('Loading…'));  // never the previous page's content meanwhile
+    renderAccount();
     try {
       await view(main, params, query, page);
     } catch (e) {
+      if (e.status === 401) {  // a server with tokens: sign in, then show the page
+        document.title = 'Sign in · Ferry';
+        signInView(main, signedIn(), route);
+        renderAccount();
+        return;
+      }
       console.warn(e);
       setChildren(main, h('h1', {}, title), message(`Could not load this page: ${e.message}`, 'error'));
     }
@@ -50,6 +58,15 @@ async function route() {
   }
   setChildren(main, h('h1', {}, 'Not found'), message(`No page at #${path}.`, 'error'),
               h('a', {href: '#/'}, 'Experiments'));
+}
+
+// "Sign out" in the header while a token cookie is stored.
+function renderAccount() {
+  const nav = document.querySelector('header.top nav');
+  nav.querySelector('.signout')?.remove();
+  if (!signedIn()) return;
+  nav.append(h('button', {type: 'button', class: 'signout linkish',
+                          onclick: () => { signOut(); renderAccount(); route(); }}, 'Sign out'));
 }
 
 window.addEventListener('hashchange', () => {

@@ -1,0 +1,48 @@
+// The UI on a server with tokens (tests/cli/test_ui.py::test_sign_in_with_a_read_token):
+// the page loads without a token and asks for one; a wrong token is refused; a read-only
+// token shows the experiments and a run's artifact downloads byte-exact; the cookie never
+// writes, even holding a read-write token; Sign out forgets it. Prints one JSON line.
+import fs from 'node:fs';
+import {launch, newPage} from './browser.mjs';
+
+const cfg = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
+const out = {problems: []};
+const browser = await launch();
+try {
+  const page = await newPage(browser, out.problems);
+  await page.goto(cfg.url + '/');
+  await page.waitForSelector('#signin-token');
+  out.first_heading = await page.textContent('h1');
+  await page.getByLabel('Access token').fill('not-a-token');
+  await page.getByRole('button', {name: 'Sign in'}).click();
+  await page.waitForSelector('[role=alert]');
+  out.rejected = await page.textContent('[role=alert]');
+  await page.getByLabel('Access token').fill(cfg.read_token);
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('#experiments');
+  out.experiments = await page.$$eval('#experiments tbody a', (as) => as.map((a) => a.textContent));
+  out.cookie = (await page.context().cookies()).map((c) => ({name: c.name, sameSite: c.sameSite}));
+  await page.goto(`${cfg.url}/#/runs/${cfg.run_id}`);
+  const link = page.locator(`a[data-path$="${cfg.artifact}"]`);
+  await link.waitFor({timeout: 30000});
+  const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
+  out.download = fs.readFileSync(await download.path()).toString('hex');
+  // A write through the cookie: refused even with the read-write token in it.
+  await page.context().addCookies([{name: 'ferry_token', value: encodeURIComponent(cfg.write_token),
+                                    url: cfg.url, sameSite: 'Strict'}]);
+  out.cookie_write = await page.evaluate(async () => {
+    const r = await fetch('/ajax-api/2.0/mlflow/experiments/create', {
+      method: 'POST', headers: {'Content-Type': 'application/json'},
+      body: JSON.stringify({name: 'from-the-cookie'})});
+    return {status: r.status, body: await r.json()};
+  });
+  await page.goto(cfg.url + '/#/');
+  await page.getByRole('button', {name: 'Sign out'}).click();
+  await page.waitForSelector('#signin-token');
+  out.after_sign_out = (await page.context().cookies()).filter((c) => c.name === 'ferry_token').length;
+} catch (e) {
+  out.error = String(e.stack || e);
+} finally {
+  await browser.close();
+}
+console.log(JSON.stringify(out));
