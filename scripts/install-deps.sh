@@ -3,6 +3,7 @@
 # Idempotent: when everything is present it only runs dpkg-query and exits.
 #   scripts/install-deps.sh --build  what building ferry needs (with npm's uPlot for the web UI,
 #                                    src/ui/web/package.json)
+#   scripts/install-deps.sh --demo   that + what scripts/demo.sh runs (torch, PIL, pip, nginx)
 #   scripts/install-deps.sh          build + test dependencies (Ceph RGW, pytest, boto3, Slurm,
 #                                    Chromium, the npm clients in tests/tools/npm)
 #   scripts/install-deps.sh --bench  also the benchmark peers (awscli, rclone)
@@ -28,12 +29,15 @@ test_pkgs=(
   nginx-light postgresql chromium
 )
 bench_pkgs=(awscli time s3fs fio)
+# scripts/demo.sh: the training (torch, PIL), pip through the cache, the PyPI stand-in (nginx).
+demo_pkgs=(python3-torch python3-numpy python3-pil python3-pip nginx-light)
 
 case "${1:-}" in
   --build) want=("${build_pkgs[@]}") ;;
+  --demo) want=("${build_pkgs[@]}" "${demo_pkgs[@]}") ;;
   --bench) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${bench_pkgs[@]}") ;;
   "") want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${clang_pkgs[@]}") ;;
-  *) echo "usage: install-deps.sh [--build|--bench]" >&2; exit 2 ;;
+  *) echo "usage: install-deps.sh [--build|--demo|--bench]" >&2; exit 2 ;;
 esac
 
 missing=()
@@ -61,7 +65,7 @@ if ! command -v npm >/dev/null; then
 fi
 root="$(cd "$(dirname "$0")/.." && pwd)"
 npm_dirs=("$root/src/ui/web")
-if [[ "${1:-}" != "--build" ]]; then
+if [[ "${1:-}" != "--build" && "${1:-}" != "--demo" ]]; then
   npm_dirs+=("$root/tests/tools/npm")
 fi
 for npm_dir in "${npm_dirs[@]}"; do
