@@ -19,7 +19,7 @@ import urllib.parse
 
 import pytest
 
-from conftest import ROOT, base_env, python_env
+from conftest import base_env, python_env
 from hf_helpers import NPM, Hub
 from multihost_helpers import Forwarder, Hosts
 from training import pack_dataset
