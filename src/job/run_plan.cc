@@ -28,10 +28,20 @@ std::string UtcNow(const char* format) {
 
 RunIdentity DetectIdentity(const Environment& env) {
   RunIdentity id;
-  for (const char* k : {"FERRY_RUN_ID", "SLURM_JOB_ID", "TORCHELASTIC_RUN_ID", "JOB_ID"}) {
-    if (auto v = env.Get(k)) {
-      id.job = *v;
-      break;
+  // A Slurm array task is "<array job>_<task>", as squeue and sacct name it (each task's own
+  // SLURM_JOB_ID is a number that says nothing about the array).
+  auto array = env.Get("SLURM_ARRAY_JOB_ID");
+  auto task = env.Get("SLURM_ARRAY_TASK_ID");
+  if (auto v = env.Get("FERRY_RUN_ID")) {
+    id.job = *v;
+  } else if (array && task && !array->empty() && !task->empty()) {
+    id.job = *array + "_" + *task;
+  } else {
+    for (const char* k : {"SLURM_JOB_ID", "TORCHELASTIC_RUN_ID", "JOB_ID"}) {
+      if (auto v = env.Get(k)) {
+        id.job = *v;
+        break;
+      }
     }
   }
   if (id.job.empty() && env.Get("KUBERNETES_SERVICE_HOST")) id.job = env.GetOr("HOSTNAME", "");

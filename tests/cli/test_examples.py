@@ -11,7 +11,9 @@ The first pod is stopped the way the kubelet stops one (SIGTERM to the container
 process, SIGKILL after terminationGracePeriodSeconds); the retried pod, on an empty scratch dir
 with nothing but the same env, must resume it and finish with an uninterrupted run's result.
 """
+import json
 import re
+import shutil
 import signal
 import subprocess
 
@@ -155,3 +157,27 @@ def run_and_retry(ferry, rgw, cluster, termination_grace, command):
 
 def job_name(cluster):
     return cluster.job["metadata"]["name"]
+
+
+def validate_kubernetes(docs):
+    """[{kind, name, ok, error}] from tests/tools/npm/k8s_validate.mjs: the objects checked against
+    the Kubernetes OpenAPI schema (npm kubernetes-models). Kubernetes cannot run here."""
+    node = shutil.which("node")
+    if not node or not (ROOT / "tests/tools/npm/node_modules/kubernetes-models").exists():
+        pytest.fail("node and npm kubernetes-models are needed: run scripts/install-deps.sh")
+    p = subprocess.run([node, str(ROOT / "tests/tools/npm/k8s_validate.mjs")], input=json.dumps(docs),
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def test_kubernetes_manifests_are_valid_against_the_kubernetes_schema():
+    docs = [d for d in yaml.safe_load_all(KUBERNETES_JOB.read_text()) if d]
+    results = validate_kubernetes(docs)
+    assert results and all(r["ok"] for r in results), results
+    # The validator does catch a broken manifest (a typo'd restartPolicy, a wrong type).
+    broken = json.loads(json.dumps(docs[0]))
+    broken["spec"]["template"]["spec"]["restartPolicy"] = "Sometimes"
+    broken["spec"]["backoffLimit"] = "three"
+    [bad] = validate_kubernetes([broken])
+    assert not bad["ok"] and "restartPolicy" in bad["error"] and "backoffLimit" in bad["error"], bad

@@ -22,6 +22,7 @@ from training import (SCRIPT, env_without, log_tail, node_bin, pack_dataset, rea
                       reference, wait_for_checkpoint)
 
 SBATCH = ROOT / "docs/examples/slurm.sbatch"
+SBATCH_ARRAY = ROOT / "docs/examples/slurm-array.sbatch"
 SLURM_SH = ROOT / "tests/tools/slurm.sh"
 SLURM_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
 MISSING = [b for b in ("sbatch", "scontrol", "slurmctld", "slurmd", "munged")
@@ -55,11 +56,12 @@ class Job:
     AWS_PROFILE's default `training` (never argv), `ferry` and a PyTorch python3 in PATH, node-local
     scratch under TMPDIR. Command-line options override the #SBATCH lines: this node has no GPU."""
 
-    def __init__(self, ferry, rgw, slurm, prefix, tmp_path, train_args, *sbatch_options):
+    def __init__(self, ferry, rgw, slurm, prefix, tmp_path, train_args, *sbatch_options,
+                 script=SBATCH, runs="runs/resnet", log="slurm.out"):
         self.ferry, self.slurm, self.tmp_path = ferry, slurm, tmp_path
         self.data = prefix + "datasets/imagenet-shards/train"
         pack_dataset(ferry, tmp_path / "samples", self.data)
-        self.runs = prefix + "runs/resnet"
+        self.runs = prefix + runs
         credentials = tmp_path / "aws-credentials"
         credentials.write_text(f"[training]\naws_access_key_id = {rgw['FERRY_TEST_S3_ACCESS_KEY']}\n"
                                f"aws_secret_access_key = {rgw['FERRY_TEST_S3_SECRET_KEY']}\n")
@@ -70,9 +72,9 @@ class Job:
         self.env["PATH"] = os.pathsep.join([str(node_bin(tmp_path / "bin", ferry.binary)),
                                             SLURM_PATH])
         (tmp_path / "node").mkdir()
-        self.log = tmp_path / "slurm.out"
+        self.log = tmp_path / log
         p = subprocess.run(["sbatch", "--parsable", "--export=ALL", "--gres=none", *sbatch_options,
-                            f"--output={self.log}", f"--chdir={tmp_path}", SBATCH], env=self.env,
+                            f"--output={self.log}", f"--chdir={tmp_path}", script], env=self.env,
                            capture_output=True, text=True, timeout=60)
         assert p.returncode == 0, p.stderr
         self.id = p.stdout.strip().split(";")[0]
@@ -180,5 +182,40 @@ def test_early_signal_reaches_ferry_before_the_time_limit(ferry, rgw, slurm, pre
         m0 = read_json(ferry, job.url(0, "_ferry/manifest.json"))
         assert m0["final"] and m0["state"] == "interrupted" and m0["exit_code"] == 143, m0
         assert {f["path"] for f in m0["files"]} == {"ckpt.pt"}
+    finally:
+        ferry.run("rm", "-r", prefix)
+
+
+def test_array_tasks_write_to_their_own_paths(ferry, rgw, slurm, prefix, tmp_path):
+    """docs/examples/slurm-array.sbatch as written, submitted with --array=0-2: each task runs
+    `ferry run` with {job} = <array job>_<task> (as squeue names it) and its own seed; every task's
+    outputs, manifest and latest pointer land under its own path, none under another's."""
+    try:
+        job = Job(ferry, rgw, slurm, prefix, tmp_path, TRAIN_ARGS, "--array=0-2",
+                  script=SBATCH_ARRAY, runs="runs/sweep", log="sweep-%A_%a.out")
+        tasks = [f"{job.id}_{t}" for t in range(3)]
+        deadline = time.time() + 240
+        while time.time() < deadline:
+            p = subprocess.run(["squeue", "-h", "-j", job.id], env=job.env, capture_output=True,
+                               text=True, timeout=30)
+            if p.returncode == 0 and not p.stdout.strip():
+                break
+            time.sleep(0.5)
+        else:
+            job.cancel()
+            raise AssertionError(f"array {job.id} still queued or running: {p.stdout}")
+        logs = {t: log_tail(tmp_path / f"sweep-{t}.out", 100000) for t in tasks}
+        results = set()
+        for t in tasks:
+            manifest = read_json(ferry, f"{job.runs}/{t}/0/_ferry/manifest.json")
+            assert manifest["run_id"] == t and manifest["state"] == "succeeded", (manifest, logs[t])
+            assert {f["path"] for f in manifest["files"]} == {"ckpt.pt", "result.txt"}
+            latest = read_json(ferry, f"{job.runs}/{t}/_ferry/latest.json")
+            assert latest["run_id"] == t and latest["url"].endswith(f"/{t}/0/"), latest
+            results.add(read(ferry, f"{job.runs}/{t}/0/result.txt"))
+        assert len(results) == 3  # three seeds, three different orders and weights
+        listed = ferry.run("ls", job.runs + "/", check=True).stdout.decode()
+        assert sorted(line.rstrip("/").rsplit("/", 1)[-1] for line in listed.split()
+                      if line.endswith("/")) == tasks, listed
     finally:
         ferry.run("rm", "-r", prefix)
