@@ -50,13 +50,17 @@ Result<std::string> PathParam(const Request& req) {
   return CleanArtifactPath(req.Param("path").value_or(""));
 }
 
-// Where a client sends part `n`: this server, as the client reached it.
+// Where a client sends part `n`: this server, as the client reached it; https when a TLS
+// reverse proxy says so (X-Forwarded-Proto, docs/guides/deploy-on-a-nas.md). The header only
+// changes the URL handed back to the same client, so a client that forges it fools itself.
 std::string PartUrl(const Request& req, const std::string& upload_id, int n) {
   std::string path =
       std::string(kArtifactsPrefix) + "/mpu/part/" + upload_id + "/" + std::to_string(n);
   auto host = req.headers.Get("Host");
   if (!host || host->empty()) return path;
-  return "http://" + std::string(*host) + path;
+  auto proto = req.headers.Get("X-Forwarded-Proto");
+  const char* scheme = proto && EqualsIgnoreCase(Trim(*proto), "https") ? "https://" : "http://";
+  return scheme + std::string(*host) + path;
 }
 
 nlohmann::json PartsJson(const std::vector<PartInfo>& parts) {

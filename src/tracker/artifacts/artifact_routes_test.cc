@@ -135,6 +135,12 @@ TEST_F(ArtifactRoutesTest, MultipartThroughTheRoutes) {
   EXPECT_EQ(c["credentials"][1]["part_number"], 2);
   std::string url = c["credentials"][1]["url"];
   EXPECT_EQ(url, "http://127.0.0.1:9" + kApi + "/mpu/part/" + id + "/2");
+  // Behind a TLS reverse proxy the part URLs keep the client's scheme.
+  Response tls = Call("POST", kApi + "/mpu/create/big/tls.pt", R"({"num_parts":1})",
+                      {{"X-Forwarded-Proto", "https"}});
+  ASSERT_EQ(tls.status, 200) << tls.body;
+  EXPECT_EQ(JsonOf(tls)["credentials"][0]["url"].get<std::string>().rfind("https://127.0.0.1:9", 0),
+            0u);
   Response p2 = Call("PUT", kApi + "/mpu/part/" + id + "/2", "world");
   ASSERT_EQ(p2.status, 200) << p2.body;
   EXPECT_EQ(*p2.headers.Get("ETag"), "\"" + Crc32cHex(Crc32cOf("world")) + "\"");
