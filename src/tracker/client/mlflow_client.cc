@@ -213,7 +213,8 @@ Status MlflowClient::LogParams(const std::string& run_id,
       list.push_back({{"key", params[i].first}, {"value", params[i].second}});
     }
     FERRY_RETURN_IF_ERROR(
-        Call("POST", "runs/log-batch", json{{"run_id", run_id}, {"params", list}}.dump()).status());
+        Call("POST", "runs/log-batch", json{{"run_id", run_id}, {"params", list}}.dump())
+            .status());
   }
   return Status();
 }

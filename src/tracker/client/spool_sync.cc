@@ -59,8 +59,8 @@ Result<double> ValueOf(const json& v, const fs::path& where) {
     if (s == "Infinity") return std::numeric_limits<double>::infinity();
     if (s == "-Infinity") return -std::numeric_limits<double>::infinity();
   }
-  return InvalidArgument("'" + where.string() +
-                         "' holds a value that is not a number: " + v.dump().substr(0, 80));
+  return InvalidArgument("'" + where.string() + "' holds a value that is not a number: " +
+                         v.dump().substr(0, 80));
 }
 
 Result<std::vector<MetricPoint>> ReadBatch(const fs::path& path) {
@@ -77,8 +77,8 @@ Result<std::vector<MetricPoint>> ReadBatch(const fs::path& path) {
       return InvalidArgument("'" + path.string() + "' has a line that is not a point {k, v, t, s}");
     }
     FERRY_ASSIGN_OR_RETURN(double value, ValueOf(p["v"], path));
-    points.push_back(
-        {p["k"].get<std::string>(), value, p["t"].get<int64_t>(), p["s"].get<int64_t>()});
+    points.push_back({p["k"].get<std::string>(), value, p["t"].get<int64_t>(),
+                      p["s"].get<int64_t>()});
   }
   return points;
 }
@@ -164,8 +164,8 @@ Result<std::string> SyncSpool(MlflowClient& client, const fs::path& run_dir,
   FERRY_ASSIGN_OR_RETURN(std::string meta_text, ReadAll(meta_path));
   FERRY_ASSIGN_OR_RETURN(json meta, ParseJson(meta_text, meta_path));
   if (!meta.is_object()) return InvalidArgument("'" + meta_path.string() + "' is not an object");
-  std::string run_id =
-      meta.value("run_id", json()).is_string() ? meta["run_id"].get<std::string>() : "";
+  std::string run_id = meta.value("run_id", json()).is_string() ? meta["run_id"].get<std::string>()
+                                                                 : "";
   if (run_id.empty()) {
     if (!meta.contains("project") || !meta["project"].is_string()) {
       return InvalidArgument("'" + meta_path.string() + "' names no project");
@@ -176,8 +176,8 @@ Result<std::string> SyncSpool(MlflowClient& client, const fs::path& run_dir,
                              client.GetOrCreateExperiment(meta["project"].get<std::string>()));
       return Status();
     }));
-    const std::string name =
-        meta.value("name", json()).is_string() ? meta["name"].get<std::string>() : "";
+    const std::string name = meta.value("name", json()).is_string() ? meta["name"].get<std::string>()
+                                                                     : "";
     const int64_t start = meta.value("start_time", json(0)).is_number_integer()
                               ? meta["start_time"].get<int64_t>()
                               : 0;
@@ -241,11 +241,12 @@ Result<std::string> SyncSpool(MlflowClient& client, const fs::path& run_dir,
           Retry(options, "set tag " + k, [&] { return client.SetTag(run_id, k, v); }));
     }
     if (!attached) {
-      const int64_t end =
-          meta.value("end_time", json(0)).is_number_integer() ? meta["end_time"].get<int64_t>() : 0;
+      const int64_t end = meta.value("end_time", json(0)).is_number_integer()
+                              ? meta["end_time"].get<int64_t>()
+                              : 0;
       const std::string status = meta["status"].get<std::string>();
-      FERRY_RETURN_IF_ERROR(
-          Retry(options, "finish the run", [&] { return client.UpdateRun(run_id, status, end); }));
+      FERRY_RETURN_IF_ERROR(Retry(options, "finish the run",
+                                  [&] { return client.UpdateRun(run_id, status, end); }));
     }
     bool left = !Pending(run_dir).empty();
     for (const auto& e : fs::directory_iterator(run_dir)) {
