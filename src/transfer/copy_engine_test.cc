@@ -216,6 +216,26 @@ TEST_F(CopyEngineTest, ResumedOneReadUploadChecksItsStoredPartsAgainstTheFile) {
   EXPECT_EQ(dst->Stat("big.bin")->metadata[kCrcMetadataKey], Crc32cHex(Crc32cOf(data)));
 }
 
+// Files copied to a local disk have their directories fsynced once per copy, in batches of 256
+// directories while the copy runs and the rest at the end: every file arrives, in every directory.
+TEST_F(CopyEngineTest, ManyLocalDirectoriesAreSyncedInBatchesAndEveryFileArrives) {
+  auto src = storage::MakeMemoryStore("src");
+  for (int i = 0; i < 300; ++i) {
+    ASSERT_TRUE(src->WriteAll("t/d" + std::to_string(i) + "/f.txt", std::to_string(i)).ok());
+  }
+  std::string root = state_ + "/local";
+  std::filesystem::create_directories(root);
+  options_.recursive = true;
+  auto r = Copy(At(src, "t/"), At(storage::MakeLocalStore(root), "out/"));
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(r.report.files_copied, 300u);
+  for (int i = 0; i < 300; i += 37) {
+    std::ifstream f(root + "/out/d" + std::to_string(i) + "/f.txt");
+    std::string got((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(got, std::to_string(i));
+  }
+}
+
 TEST_F(CopyEngineTest, CorruptedDataFailsLoudlyAndLeavesNothing) {
   auto mem = storage::MakeMemoryStore("src");
   auto faulty = std::make_shared<storage::testing::FaultInjectingStore>(mem);
