@@ -63,7 +63,8 @@ class Rgw:
 
 
 def timed(cmd, env, before=None):
-    """Runs cmd once; returns (seconds, peak RSS in MiB). Raises on failure."""
+    """Runs cmd once; returns (seconds, peak RSS in MiB, user+system CPU seconds of the process
+    and its waited-for children). Raises on failure."""
     if before:
         before()
     start = time.perf_counter()
@@ -74,26 +75,49 @@ def timed(cmd, env, before=None):
     proc.stderr.close()
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed: {err[-2000:]}")
-    return secs, usage.ru_maxrss / 1024.0
+    return secs, usage.ru_maxrss / 1024.0, usage.ru_utime + usage.ru_stime
 
 
 def measure(name, cmd, env, repeats, before=None):
     runs = [timed(cmd, env, before) for _ in range(repeats)]
     secs = statistics.median(r[0] for r in runs)
     rss = max(r[1] for r in runs)
-    return {"tool": name, "seconds": secs, "all": [round(r[0], 2) for r in runs], "rss_mib": rss}
+    cpu = statistics.median(r[2] for r in runs)
+    return {"tool": name, "seconds": secs, "all": [round(r[0], 2) for r in runs], "rss_mib": rss,
+            "cpu": cpu}
 
 
-def print_table(title, amount, results, unit=1 << 20, rate_name="MiB/s"):
+def measure_alternating(cmds, env, repeats, before=None):
+    """Like measure() for several tools ({name: cmd}), taking turns (ferry, peer, ..., ferry,
+    peer, ...) so that load from other work on the machine falls on every tool alike."""
+    runs = {name: [] for name in cmds}
+    for _ in range(repeats):
+        for name, cmd in cmds.items():
+            runs[name].append(timed(cmd, env, before))
+    return [{"tool": name, "seconds": statistics.median(r[0] for r in rs),
+             "all": [round(r[0], 2) for r in rs], "rss_mib": max(r[1] for r in rs),
+             "cpu": statistics.median(r[2] for r in rs)} for name, rs in runs.items()]
+
+
+def print_table(title, amount, results, unit=1 << 20, rate_name="MiB/s", cpu_per=None):
     """Prints the rate (amount / unit per second: MiB/s by default, or e.g. files/s with
-    unit=1), peak RSS and each tool's speed relative to Ferry (peer time / ferry time)."""
+    unit=1), peak RSS, each tool's speed relative to Ferry (peer time / ferry time) and, when the
+    results have it, client CPU (user+system seconds) per cpu_per = (divisor, label), by default
+    per GiB of `amount`, with Ferry's CPU relative to the most frugal peer's."""
     ferry = next(r for r in results if r["tool"] == "ferry")
+    with_cpu = all("cpu" in r for r in results)
+    per, per_label = cpu_per or (amount / (1 << 30), "CPU s/GiB")
     print(f"\n### {title}")
-    print(f"| tool | median s | runs | {rate_name} | peak RSS MiB | ferry speed-up |")
-    print("|---|---:|---|---:|---:|---:|")
+    cpu_head = f" CPU s | {per_label} |" if with_cpu else ""
+    print(f"| tool | median s | runs | {rate_name} | peak RSS MiB | ferry speed-up |{cpu_head}")
+    print("|---|---:|---|---:|---:|---:|" + ("---:|---:|" if with_cpu else ""))
     for r in results:
         rate = amount / unit / r["seconds"]
         ratio = r["seconds"] / ferry["seconds"]
+        cpu = f" {r['cpu']:.2f} | {r['cpu'] / per:.3f} |" if with_cpu else ""
         print(f"| {r['tool']} | {r['seconds']:.2f} | {r['all']} | {rate:,.0f} | {r['rss_mib']:.0f} | "
-              f"{'—' if r is ferry else f'{ratio:.2f}x'} |")
+              f"{'—' if r is ferry else f'{ratio:.2f}x'} |{cpu}")
+    if with_cpu and len(results) > 1:
+        best = min((r for r in results if r is not ferry), key=lambda r: r["cpu"])
+        print(f"\nferry CPU / least peer CPU ({best['tool']}): {ferry['cpu'] / best['cpu']:.2f}x")
     sys.stdout.flush()

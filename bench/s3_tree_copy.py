@@ -4,7 +4,10 @@ on the same RGW and the same data, with peak RSS.
 
   /usr/bin/python3 bench/s3_tree_copy.py [--cases small,medium,large] [--repeats 1]
 
-Cases: small = 10,000 files of 64 KiB; medium = 200 files of 16 MiB; large = one 4 GiB file.
+Cases: small = 10,000 files of 64 KiB; small2k = 2,000 files of 64 KiB; medium = 200 files of
+16 MiB; gib = one 1 GiB file; large = one 4 GiB file. Each table also gives every client's CPU
+(user+system seconds of the process and its children, from wait4) per GiB, or per 1,000 objects
+for the small cases, and Ferry's CPU relative to the most frugal peer's.
 RGW uses bluestore in .bench/rgw-tree (sized for the data). Each tool uploads to its own prefix,
 then downloads it into an empty directory; prefixes are removed between cases to bound disk use.
 """
@@ -13,11 +16,13 @@ import os
 import shutil
 import subprocess
 
-from benchlib import ROOT, Rgw, ferry_binary, measure, print_table
+from benchlib import ROOT, Rgw, ferry_binary, measure_alternating, print_table
 
 CASES = {
     "small": (10000, 64 << 10),
+    "small2k": (2000, 64 << 10),
     "medium": (200, 16 << 20),
+    "gib": (1, 1 << 30),
     "large": (1, 4 << 30),
 }
 
@@ -49,10 +54,13 @@ def main():
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--rclone-transfers", default="16,64")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--rgw-dir", help="RGW directory (tests/tools/rgw.sh; default .bench/rgw-tree)")
+    ap.add_argument("--ferry-flags", default="", help="extra flags for ferry cp, e.g. '--transfers 32'")
+    ap.add_argument("--tools", default="", help="only these tools (comma-separated names as printed)")
     a = ap.parse_args()
     work = ROOT / ".bench"
     work.mkdir(exist_ok=True)
-    rgw = Rgw(work / "rgw-tree", bluestore_gib=48)
+    rgw = Rgw(a.rgw_dir or work / "rgw-tree", bluestore_gib=48)
     env = rgw.client_env()
     ferry = ferry_binary()
     b = rgw.bucket
@@ -68,8 +76,9 @@ def main():
             shutil.rmtree(out, ignore_errors=True)
 
         # --no-skip: repeats re-copy, like the peers' --ignore-times (Ferry would skip unchanged).
-        tools = {"ferry": ([ferry, "cp", "-r", "--no-progress", "--no-skip", str(src), f"s3://{b}/{case}/ferry/"],
-                           [ferry, "cp", "-r", "--no-progress", "--no-skip", f"s3://{b}/{case}/ferry/", str(out)]),
+        ff = a.ferry_flags.split()
+        tools = {"ferry": ([ferry, "cp", "-r", "--no-progress", "--no-skip", *ff, str(src), f"s3://{b}/{case}/ferry/"],
+                           [ferry, "cp", "-r", "--no-progress", "--no-skip", *ff, f"s3://{b}/{case}/ferry/", str(out)]),
                  "aws-cli": (["aws", "s3", "cp", "--recursive", "--only-show-errors", str(src),
                               f"s3://{b}/{case}/aws/"],
                              ["aws", "s3", "cp", "--recursive", "--only-show-errors",
@@ -79,11 +88,16 @@ def main():
             tools[f"rclone --transfers {t}"] = (
                 ["rclone", "copy", *flags, str(src), f"rgw:{b}/{case}/rclone{t}/"],
                 ["rclone", "copy", *flags, f"rgw:{b}/{case}/rclone{t}/", str(out)])
+        if a.tools:
+            tools = {k: v for k, v in tools.items() if k == "ferry" or k in a.tools.split(",")}
+        # Small objects: CPU per 1,000 objects; large ones: per GiB.
+        cpu_per = (count / 1000, "CPU s/1k obj") if count >= 1000 else None
         # Upload every tool first, then download, so each download reads its own tool's objects.
-        up = [measure(name, cmds[0], env, a.repeats) for name, cmds in tools.items()]
-        print_table(f"{case}: upload {count} x {size >> 10} KiB (local -> RGW)", total, up)
-        down = [measure(name, cmds[1], env, a.repeats, before=clean_out) for name, cmds in tools.items()]
-        print_table(f"{case}: download {count} x {size >> 10} KiB (RGW -> local)", total, down)
+        up = measure_alternating({n: c[0] for n, c in tools.items()}, env, a.repeats)
+        print_table(f"{case}: upload {count} x {size >> 10} KiB (local -> RGW)", total, up, cpu_per=cpu_per)
+        down = measure_alternating({n: c[1] for n, c in tools.items()}, env, a.repeats, before=clean_out)
+        print_table(f"{case}: download {count} x {size >> 10} KiB (RGW -> local)", total, down,
+                    cpu_per=cpu_per)
         clean_out()
         subprocess.run([ferry, "rm", "-r", "-q", f"s3://{b}/{case}/"], env=env, check=False)
     if not a.keep:

@@ -79,6 +79,10 @@ bool SkipIsWarning(SkipKind kind) {
   return kind != SkipKind::kLinkToDirectory && kind != SkipKind::kNotRegularFile;
 }
 
+Result<ObjectInfo> PartWriter::CommitWithMetadata(const std::map<std::string, std::string>&) {
+  return Unimplemented("this store cannot add metadata when a part write is committed");
+}
+
 Result<uint32_t> PartWriter::StoredCrc32c(uint64_t, uint64_t) {
   return Unimplemented("this store cannot read back unfinished parts");
 }

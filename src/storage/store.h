@@ -60,6 +60,11 @@ struct WriteOptions {
   bool if_none_match = false;  // create only: kAlreadyExists (or kFailedPrecondition) if present
   std::map<std::string, std::string> metadata;  // lower-case names, ASCII values
   std::string content_type;
+  // Local files: fsync the directory after the rename, so the name is durable when the write
+  // returns. False: the caller makes it durable later (the copy engine syncs each directory once
+  // before it reports success); the data is fsynced before the
+  // rename either way, so a name that survives a crash always has all of its bytes.
+  bool sync_directory = true;
 };
 
 // Streams one object into a store. Append() any number of times, then Commit() or Abort().
@@ -86,6 +91,11 @@ class PartWriter {
   // ListParts); empty otherwise.
   virtual Result<std::map<int, std::string>> StoredParts() = 0;
   virtual Result<ObjectInfo> Commit() = 0;
+  // Commit() adding `metadata` to what the write started with, for values known only once every
+  // part is written (the copy engine's CRC32C of data read once). For objects up to
+  // Capabilities::commit_metadata_limit bytes. S3 records it with a CopyObject of the completed
+  // object onto itself, so the object is briefly visible without it. Default: kUnimplemented.
+  virtual Result<ObjectInfo> CommitWithMetadata(const std::map<std::string, std::string>& metadata);
   virtual void Abort() = 0;
   // Names this unfinished write for a later NewPartWriter (S3 upload id, local temp file).
   virtual std::string resume_token() const = 0;
@@ -169,6 +179,8 @@ struct Capabilities {
   bool arbitrary_keys = true;  // keys with "//", "." segments, trailing '/' are objects
   bool user_metadata = true;   // WriteOptions::metadata is kept and returned by Stat()
   bool part_writes = false;    // NewPartWriter() is implemented
+  // Largest object whose part write can add metadata at commit (CommitWithMetadata); 0: none.
+  uint64_t commit_metadata_limit = 0;
   // Objects are files of a filesystem mounted on this machine (local disk, NFS): each key has a
   // path (LocalPathFor), directories exist in their own right (IsDirectory), and there is no
   // request round trip per operation.

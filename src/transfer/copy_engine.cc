@@ -269,6 +269,10 @@ CopyResult RunCopy(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
     file_pool.WaitIdle();
   }
   part_pool.WaitIdle();
+  // Names of files copied into local directories become durable before success is reported.
+  if (Status synced = internal::SyncDirectories(ctx); !synced.ok() && first_error.ok()) {
+    first_error = synced;
+  }
   CopyReport rep;
   {
     MutexLock lock(ctx.mu);  // every worker is done; the lock states it

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "base/mutex.h"
@@ -33,6 +34,9 @@ struct RunContext {
   Mutex mu;
   CopyReport report GUARDED_BY(mu);  // counts only; bytes are atomics in counters
   std::atomic<uint64_t> bytes_resumed{0}, verified{0}, unverified{0}, server_side{0};
+  // Local destination directories holding files renamed into place whose directory has not been
+  // fsynced yet (one fsync per directory instead of one per file; SyncDirectories).
+  std::set<std::string> unsynced_dirs GUARDED_BY(mu);
 
   bool cancelled() const { return options.cancel && options.cancel->load(); }
 };
@@ -48,5 +52,9 @@ struct Outcome {
 
 // Copies one object (skip check, server-side copy, whole or in parts, verification).
 Result<Outcome> CopyItem(RunContext& ctx, const Item& item);
+
+// fsyncs the directories in ctx.unsynced_dirs (all of them, or only once there are `at_least`),
+// making the names of the files copied into them durable.
+Status SyncDirectories(RunContext& ctx, size_t at_least = 0);
 
 }  // namespace ferry::transfer::internal

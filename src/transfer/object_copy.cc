@@ -7,7 +7,8 @@
 //  3. Objects up to 2 part sizes (or when the destination cannot write parts) are read whole
 //     into memory, checksummed, and written with one atomic write carrying the checksum.
 //  4. Larger objects go as parallel parts through a PartWriter, resuming from a journal; the
-//     part CRCs combine into the full-object CRC, which must equal the source's.
+//     part CRCs combine into the full-object CRC, which must equal the source's. A local
+//     source is read once: its combined CRC is recorded when the destination commits.
 // A checksum mismatch is retried once, then fails with DATA_LOSS naming the object.
 //
 // Local sources can change under the reader (a job still writing its outputs). Every read opens
@@ -17,9 +18,14 @@
 // CopyOptions::leave_out_unstable_sources a failure whose source changed, vanished or cannot be
 // read is recorded in CopyReport::unstable instead (see UnstableSource).
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <vector>
 
 #include "base/crc32c.h"
+#include "base/errno_status.h"
 #include "base/hash.h"
 #include "base/log.h"
 #include "base/mutex.h"
@@ -222,9 +228,21 @@ Result<Outcome> CopyWhole(RunContext& ctx, const Item& item) {
   }
   if (ctx.cancelled()) return unread(Status(StatusCode::kCancelled, "copy interrupted"));
   storage::WriteOptions wo{.metadata = {{kCrcMetadataKey, Crc32cHex(crc)}}};
+  // A local file's data is fsynced before its rename; its directory is fsynced once for all the
+  // files copied into it (SyncDirectories), before the copy reports success.
+  std::optional<std::string> path;
+  if (ctx.dst_caps.local_files) path = ctx.dst_store->LocalPathFor(item.dst_key);
+  if (path) wo.sync_directory = false;
   auto written = ctx.dst_store->WriteAll(item.dst_key, data, wo);
   lease.Release();
   if (!written.ok()) return unread(written.status());
+  if (path) {
+    {
+      MutexLock lock(ctx.mu);
+      ctx.unsynced_dirs.insert(path->substr(0, std::max<size_t>(path->rfind('/'), 1)));
+    }
+    FERRY_RETURN_IF_ERROR(SyncDirectories(ctx, /*at_least=*/256));
+  }
   if (ReadsChecksums(ctx.src_caps) || src_crc)
     ++ctx.verified;
   else
@@ -262,11 +280,16 @@ Result<Outcome> CopyInParts(RunContext& ctx, const Item& item) {
   std::string src_url = ctx.src_store->UrlFor(item.src_key);
   std::string dst_url = ctx.dst_store->UrlFor(item.dst_key);
 
-  // The full-object checksum is stored when the write starts (S3 metadata is fixed at
-  // CreateMultipartUpload): read it from the source's metadata, or compute it from local data.
+  // The full-object checksum: from the source's metadata, or computed from the data of a source
+  // that must be read for it (a local file). The destination records it when the write starts
+  // (S3 metadata is fixed at CreateMultipartUpload) or, where it can, when it commits: then the
+  // parts' CRCs, combined, give it and the source is read once.
   std::optional<uint32_t> expected;
   const bool read_src = ReadsChecksums(ctx.src_caps);
-  if (read_src) {
+  const bool crc_at_commit = read_src && size <= ctx.dst_caps.commit_metadata_limit;
+  if (crc_at_commit) {
+    // Computed from the parts below.
+  } else if (read_src) {
     uint32_t c = 0;
     FERRY_RETURN_IF_ERROR(Digest(ctx, *ctx.src_store, item.src_key, &c, nullptr));
     expected = c;
@@ -284,9 +307,9 @@ Result<Outcome> CopyInParts(RunContext& ctx, const Item& item) {
                   .header = {.src_url = src_url,
                              .dst_url = dst_url,
                              .size = size,
-                             // A checksum computed from the source now checks every resumed
+                             // A checksum computed from the source first checks every resumed
                              // part (the combined CRC must equal it): no version tag needed.
-                             .src_etag = read_src ? "" : item.src.etag,
+                             .src_etag = read_src && !crc_at_commit ? "" : item.src.etag,
                              .part_size = part_size},
                   .journal_path = Journal::PathFor(ctx.state_dir, src_url, dst_url),
                   .write = pwo}));
@@ -302,10 +325,15 @@ Result<Outcome> CopyInParts(RunContext& ctx, const Item& item) {
 
   std::vector<uint32_t> crcs(static_cast<size_t>(count));
   for (const auto& [n, crc] : done) crcs[static_cast<size_t>(n - 1)] = crc;
-  Latch latch(count - static_cast<int>(done.size()));
+  // Parts of a one-read upload that an earlier run stored are read again and their CRCs compared
+  // with the journal's (the local file may have been rewritten in place since): the full CRC32C
+  // is then computed from this run's bytes only. A part that differs is uploaded again.
+  const bool recheck = crc_at_commit && !done.empty();
+  Latch latch(recheck ? count : count - static_cast<int>(done.size()));
   for (int n = 1; n <= count; ++n) {
-    if (done.contains(n)) continue;
-    ctx.part_pool.Submit([&, n] {
+    const bool resumed = done.contains(n);
+    if (resumed && !recheck) continue;
+    ctx.part_pool.Submit([&, n, resumed] {
       if (ctx.cancelled()) return latch.Done(Status(StatusCode::kCancelled, "copy interrupted"));
       uint64_t offset = part_size * static_cast<uint64_t>(n - 1);
       uint64_t len = std::min(part_size, size - offset);
@@ -315,13 +343,25 @@ Result<Outcome> CopyInParts(RunContext& ctx, const Item& item) {
         // Reused per thread: a fresh 8 MiB buffer per part costs thousands of page faults.
         thread_local std::string buf;
         s = ReadRange(ctx, item, offset, len, buf, nullptr);
+        if (s.ok() && resumed) ctx.counters.bytes_done -= len;  // counted as resumed
+        bool upload = s.ok();
         if (s.ok()) {
-          crcs[static_cast<size_t>(n - 1)] = Crc32cOf(buf);
+          uint32_t crc = Crc32cOf(buf);
+          crcs[static_cast<size_t>(n - 1)] = crc;
+          if (resumed && crc == done.at(n)) {
+            upload = false;
+          } else if (resumed) {
+            Log(LogLevel::kWarn,
+                "part {} of '{}' changed since the interrupted copy; sending it again", n, src_url);
+            ctx.bytes_resumed -= len;
+          }
+        }
+        if (upload) {
           s = writer->WritePart(n, buf);
           if (!s.ok()) ctx.counters.bytes_done -= len;
-        }
-        if (s.ok() && journal) {
-          journal->PartDone(n, crcs[static_cast<size_t>(n - 1)]).IgnoreError();
+          if (s.ok() && journal) {
+            journal->PartDone(n, crcs[static_cast<size_t>(n - 1)]).IgnoreError();
+          }
         }
         if (buf.capacity() > 2 * part_size) std::string().swap(buf);  // keep at most ~2 parts
       }
@@ -352,13 +392,14 @@ Result<Outcome> CopyInParts(RunContext& ctx, const Item& item) {
   }
   if (Status still = SourceStillAsListed(ctx, item); !still.ok()) return unread(still);
   if (expected && *expected != full) return unread(Mismatch(ctx, item, *expected, full));
-  auto committed = writer->Commit();
+  auto committed = crc_at_commit ? writer->CommitWithMetadata({{kCrcMetadataKey, Crc32cHex(full)}})
+                                 : writer->Commit();
   if (!committed.ok()) {
     if (!IsRetryable(committed.status())) abandon();
     return committed.status();
   }
   if (journal) journal->Remove();
-  if (expected)
+  if (expected || crc_at_commit)
     ++ctx.verified;
   else
     ++ctx.unverified;
@@ -427,6 +468,27 @@ Result<Outcome> CopyOrSkip(RunContext& ctx, const Item& item) {
 }
 
 }  // namespace
+
+Status SyncDirectories(RunContext& ctx, size_t at_least) {
+  std::set<std::string> dirs;
+  {
+    MutexLock lock(ctx.mu);
+    if (ctx.unsynced_dirs.empty() || ctx.unsynced_dirs.size() < at_least) return Status();
+    dirs.swap(ctx.unsynced_dirs);
+  }
+  Status first;
+  for (const std::string& dir : dirs) {
+    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int rc = fd < 0 ? -1 : ::fsync(fd);
+    int err = errno;
+    if (fd >= 0) ::close(fd);
+    // Some filesystems (and NFS clients) refuse fsync on directories: the renames are done.
+    if (rc != 0 && err != EINVAL && err != EBADF && first.ok()) {
+      first = ErrnoToStatus(err, "fsync directory '" + dir + "'");
+    }
+  }
+  return first;
+}
 
 Result<Outcome> CopyItem(RunContext& ctx, const Item& item) {
   Result<Outcome> r = CopyOrSkip(ctx, item);

@@ -7,7 +7,6 @@ import signal
 import subprocess
 import time
 
-import pytest
 
 from conftest import base_env, one_line_error
 
@@ -157,3 +156,51 @@ def test_one_gib_copy_through_fault_proxy_is_exact(ferry, fault_proxy, prefix, t
     os.remove(src)
     assert hashlib.sha256((tmp_path / "back.bin").read_bytes()).hexdigest() == digest
     assert os.path.getsize(tmp_path / "back.bin") == size
+
+
+def test_large_upload_records_its_crc32c_after_completion(ferry, prefix, tmp_path, s3, bucket):
+    # A multipart upload of a local file reads it once: the CRC32C combined from the parts is
+    # recorded after CompleteMultipartUpload (CopyObject onto itself), in the same metadata a
+    # single PUT carries.
+    data = os.urandom(40 * 1024 * 1024 + 5)
+    (tmp_path / "model.pt").write_bytes(data)
+    keyp = prefix.split("/", 3)[3]
+    parts = summary(ferry.run("cp", "--json", state_dir(tmp_path), tmp_path / "model.pt", prefix + "parts.pt"))
+    assert parts["copied"] == 1 and parts["verified"] == 1
+    whole = summary(ferry.run("cp", "--json", "--part-size", "64M", state_dir(tmp_path), tmp_path / "model.pt",
+                              prefix + "whole.pt"))
+    assert whole["copied"] == 1
+    h_parts = s3.head_object(Bucket=bucket, Key=keyp + "parts.pt")
+    h_whole = s3.head_object(Bucket=bucket, Key=keyp + "whole.pt")
+    assert h_parts["ETag"].strip('"').endswith("-6")  # multipart: 5 parts of 8 MiB and a tail
+    assert "-" not in h_whole["ETag"]
+    assert h_parts["Metadata"]["ferry-crc32c"] == h_whole["Metadata"]["ferry-crc32c"]
+    assert h_parts["ContentType"] == h_whole["ContentType"]
+    # Downloads verify it; a rerun finds it unchanged.
+    down = summary(ferry.run("cp", "--json", state_dir(tmp_path), prefix + "parts.pt", tmp_path / "back.pt"))
+    assert down["verified"] == 1 and (tmp_path / "back.pt").read_bytes() == data
+    again = summary(ferry.run("cp", "--json", state_dir(tmp_path), tmp_path / "model.pt", prefix + "parts.pt"))
+    assert again["skipped"] == 1
+
+
+def test_download_verifies_multipart_objects_with_the_checksum_set_at_creation(
+        ferry, prefix, tmp_path, s3, bucket):
+    # Ferry before one-read uploads put the CRC32C in CreateMultipartUpload's metadata: such
+    # objects (here made with boto3) download verified, and a wrong checksum is caught.
+    from boto3.s3.transfer import TransferConfig
+    data = os.urandom(36 * 1024 * 1024)
+    (tmp_path / "o.bin").write_bytes(data)
+    keyp = prefix.split("/", 3)[3]
+    summary(ferry.run("cp", "--json", state_dir(tmp_path), tmp_path / "o.bin", prefix + "ref.bin"))
+    crc = s3.head_object(Bucket=bucket, Key=keyp + "ref.bin")["Metadata"]["ferry-crc32c"]
+    cfg = TransferConfig(multipart_threshold=8 * 1024 * 1024, multipart_chunksize=8 * 1024 * 1024)
+    bad = f"{int(crc, 16) ^ 1:08x}"
+    for name, value in (("old.bin", crc), ("bad.bin", bad)):
+        s3.upload_file(str(tmp_path / "o.bin"), bucket, keyp + name, Config=cfg,
+                       ExtraArgs={"Metadata": {"ferry-crc32c": value}})
+        assert s3.head_object(Bucket=bucket, Key=keyp + name)["ETag"].strip('"').endswith("-5")
+    down = summary(ferry.run("cp", "--json", state_dir(tmp_path), prefix + "old.bin", tmp_path / "old.bin"))
+    assert down["verified"] == 1 and (tmp_path / "old.bin").read_bytes() == data
+    r = ferry.run("cp", state_dir(tmp_path), prefix + "bad.bin", tmp_path / "bad.bin")
+    assert r.returncode == 1 and b"checksum mismatch" in r.stderr, r.stderr.decode()
+    assert not (tmp_path / "bad.bin").exists()

@@ -80,6 +80,12 @@ class LocalPartWriter final : public PartWriter {
     return PublishTempFile(fd, tmp_, path_, dir_, key_, options_.write);
   }
 
+  Result<ObjectInfo> CommitWithMetadata(
+      const std::map<std::string, std::string>& metadata) override {
+    for (const auto& [k, v] : metadata) options_.write.metadata[k] = v;
+    return Commit();
+  }
+
   void Abort() override {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;

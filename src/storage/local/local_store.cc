@@ -86,6 +86,7 @@ class LocalStore final : public Store {
             .arbitrary_keys = false,
             .user_metadata = false,
             .part_writes = true,
+            .commit_metadata_limit = UINT64_MAX,
             .local_files = true,
             .checksums = ChecksumSource::kReadData,
             .in_place_updates = true};

@@ -100,6 +100,7 @@ Result<ObjectInfo> PublishTempFile(int fd, const std::string& tmp, const std::st
     ::fsetxattr(fd, attr.c_str(), value.data(), value.size(), 0);
   }
   if (::fsync(fd) != 0) return fail(ErrnoToStatus(errno, "Write '" + path + "' (fsync)"));
+  auto sync_dir = [&]() { return options.sync_directory ? FsyncDir(dir) : Status(); };
   struct stat st;
   ::fstat(fd, &st);
   if (tmp.empty()) {
@@ -113,7 +114,7 @@ Result<ObjectInfo> PublishTempFile(int fd, const std::string& tmp, const std::st
     if (err != 0) return fail(ErrnoToStatus(err, "Write '" + path + "' (link)"));
     if (options.if_none_match) {
       ::close(fd);
-      FERRY_RETURN_IF_ERROR(FsyncDir(dir));
+      FERRY_RETURN_IF_ERROR(sync_dir());
       ObjectInfo info = InfoFromStat(key, st);
       info.metadata = options.metadata;
       return info;
@@ -135,7 +136,7 @@ Result<ObjectInfo> PublishTempFile(int fd, const std::string& tmp, const std::st
   } else if (::rename(named.c_str(), path.c_str()) != 0) {
     return fail(ErrnoToStatus(errno, "Write '" + path + "' (rename)"));
   }
-  FERRY_RETURN_IF_ERROR(FsyncDir(dir));
+  FERRY_RETURN_IF_ERROR(sync_dir());
   ObjectInfo info = InfoFromStat(key, st);
   info.metadata = options.metadata;
   return info;

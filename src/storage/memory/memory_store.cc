@@ -29,6 +29,7 @@ class MemoryStore final : public Store, public std::enable_shared_from_this<Memo
             .conditional_write = true,
             .batch_delete = false,
             .part_writes = true,
+            .commit_metadata_limit = UINT64_MAX,
             .checksums = ChecksumSource::kStoredMetadata};
   }
 
@@ -168,6 +169,11 @@ class MemoryPartWriter final : public PartWriter {
     }
     store_->DropPending(token_);
     return store_->Put(key_, std::move(data), options_.write);
+  }
+  Result<ObjectInfo> CommitWithMetadata(
+      const std::map<std::string, std::string>& metadata) override {
+    for (const auto& [k, v] : metadata) options_.write.metadata[k] = v;
+    return Commit();
   }
   void Abort() override { store_->DropPending(token_); }
   std::string resume_token() const override { return token_; }

@@ -1,6 +1,7 @@
 #include "storage/s3/s3_multipart.h"
 
 #include "base/hash.h"
+#include "base/strings.h"
 #include "storage/s3/s3_internal.h"
 
 namespace ferry::storage::s3 {
@@ -60,6 +61,25 @@ Result<std::string> CompleteMultipartUpload(S3Client& client, const std::string&
     etag = InfoFromHeaders(key, head).etag;
   }
   return etag;
+}
+
+Result<std::string> ReplaceMetadata(S3Client& client, const std::string& key,
+                                    const std::string& etag,
+                                    const std::map<std::string, std::string>& metadata,
+                                    const std::string& content_type) {
+  S3Call call{.op = "CopyObject", .method = "PUT", .key = key};
+  call.headers.push_back(
+      {"x-amz-copy-source", "/" + client.options().bucket + "/" + PercentEncode(key, true)});
+  call.headers.push_back({"x-amz-copy-source-if-match", "\"" + etag + "\""});
+  call.headers.push_back({"x-amz-metadata-directive", "REPLACE"});
+  for (const auto& [k, v] : metadata) call.headers.push_back({"x-amz-meta-" + k, v});
+  if (!content_type.empty()) call.headers.push_back({"Content-Type", content_type});
+  call.send_body = true;  // empty PUT body
+  FERRY_ASSIGN_OR_RETURN(auto resp, client.Call(call));
+  auto new_etag = aws::ParseCopyObjectResult(resp.body);
+  if (!new_etag.ok())
+    return new_etag.status().WithContext("CopyObject '" + client.UrlFor(key) + "'");
+  return new_etag;
 }
 
 Status AbortMultipartUpload(S3Client& client, const std::string& key,

@@ -22,6 +22,14 @@ Result<std::string> UploadPart(S3Client& client, const std::string& key,
 Result<std::string> CompleteMultipartUpload(S3Client& client, const std::string& key,
                                             const std::string& upload_id,
                                             const std::vector<aws::CompletedPart>& parts);
+// Replaces the user metadata of `key` (CopyObject onto itself, x-amz-metadata-directive
+// REPLACE), pinned with x-amz-copy-source-if-match to `etag`; returns the object's new ETag.
+// Servers copy no data for it when source and destination are one object (RGW); up to
+// S3StoreOptions::max_single_copy bytes.
+Result<std::string> ReplaceMetadata(S3Client& client, const std::string& key,
+                                    const std::string& etag,
+                                    const std::map<std::string, std::string>& metadata,
+                                    const std::string& content_type);
 Status AbortMultipartUpload(S3Client& client, const std::string& key, const std::string& upload_id);
 Result<std::vector<aws::CompletedPart>> ListParts(S3Client& client, const std::string& key,
                                                   const std::string& upload_id);

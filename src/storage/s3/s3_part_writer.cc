@@ -60,6 +60,26 @@ class S3PartWriter final : public PartWriter {
         .key = key_, .size = options_.size, .etag = etag, .metadata = options_.write.metadata};
   }
 
+  // The upload completes first, so the object exists without `metadata` until the copy onto
+  // itself that records it succeeded; a failure then names both.
+  Result<ObjectInfo> CommitWithMetadata(
+      const std::map<std::string, std::string>& metadata) override {
+    if (options_.size > client_->options().max_single_copy) {
+      return Unimplemented("'" + client_->UrlFor(key_) +
+                           "' is too large for its metadata to be set after upload");
+    }
+    FERRY_ASSIGN_OR_RETURN(ObjectInfo info, Commit());
+    for (const auto& [k, v] : metadata) info.metadata[k] = v;
+    auto etag =
+        ReplaceMetadata(*client_, key_, info.etag, info.metadata, options_.write.content_type);
+    if (!etag.ok()) {
+      return etag.status().WithContext("'" + client_->UrlFor(key_) +
+                                       "' was uploaded, but its checksum could not be recorded");
+    }
+    if (!etag->empty()) info.etag = *etag;
+    return info;
+  }
+
   void Abort() override {
     if (done_) return;
     done_ = true;

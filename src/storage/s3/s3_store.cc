@@ -43,6 +43,7 @@ class S3Store final : public Store {
             .conditional_write = false,
             .batch_delete = true,
             .part_writes = true,
+            .commit_metadata_limit = client_->options().max_single_copy,
             .checksums = ChecksumSource::kStoredMetadata};
   }
 
