@@ -3,7 +3,7 @@
 # upload (PARTS parallel curl PUTs of one part each, direct into the store's part writer) vs
 # `ferry cp` of the same file into the same kind of store; plus one streamed PUT of the whole
 # file. Prints wall times, multipart's speed as a fraction of cp's, ferry serve's peak RSS
-# (VmHWM) and the load average.
+# (VmHWM), the CPU seconds (user + system) each side spent, and the load average.
 # Fair to both: the same bytes (src.bin, and its parts split beforehand), read from a warm page
 # cache (read once before every repetition), into the same filesystem, `sync` before the clock
 # starts and inside the timed span of each. Only the client's requests are timed: the upload id
@@ -28,6 +28,8 @@ SUM=$(sha256sum "$DIR/src.bin" | cut -c1-64)
 sync
 
 now() { date +%s.%N; }
+cpu_of() { awk '{s += $1 + $2} END {printf "%.2f", s}' "$@"; }  # /usr/bin/time -f "%U %S" files
+srv_cpu() { awk '{printf "%.2f", ($14 + $15) / 100}' "/proc/$SERVE_PID/stat"; }
 serve_start() {
   rm -rf "$DIR/data"
   "$FERRY" serve --data "$DIR/data" --listen 127.0.0.1:0 2> "$DIR/serve.log" &
@@ -51,16 +53,18 @@ for rep in $(seq "$REPS"); do
   rm -rf "$DIR/cpdst"
   sync
   t0=$(now)
-  "$FERRY" cp "$DIR/src.bin" "$DIR/cpdst/ckpt.bin" > /dev/null
+  /usr/bin/time -f "%U %S" -o "$DIR/cp.time" "$FERRY" cp "$DIR/src.bin" "$DIR/cpdst/ckpt.bin" > /dev/null
   sync
   t1=$(now)
   [[ $(sha256sum "$DIR/cpdst/ckpt.bin" | cut -c1-64) == "$SUM" ]]
   T_CP=$(echo "$t1 - $t0" | bc)
-  echo "rep $rep ferry cp: $T_CP s"
+  echo "rep $rep ferry cp: $T_CP s, CPU $(cpu_of "$DIR/cp.time") s"
 
   # 2. Multipart upload through ferry serve: create, PARTS parallel PUTs, complete.
   serve_start
   sync
+  rm -f "$DIR"/curl.*.time
+  C0=$(srv_cpu)
   t0=$(now)
   CREATED=$(curl -sS --fail -X POST \
     --data "{\"num_parts\":$PARTS,\"size\":$SIZE,\"part_size\":$PART}" \
@@ -69,7 +73,8 @@ for rep in $(seq "$REPS"); do
   n=1
   pids=()
   for f in "$DIR"/parts/p*; do
-    curl -sS --fail -o /dev/null -T "$f" "$URL$API/mpu/part/$ID/$n" &
+    /usr/bin/time -f "%U %S" -o "$DIR/curl.$n.time" \
+      curl -sS --fail -o /dev/null -T "$f" "$URL$API/mpu/part/$ID/$n" &
     pids+=($!)
     n=$((n + 1))
   done
@@ -78,12 +83,14 @@ for rep in $(seq "$REPS"); do
     "$URL$API/mpu/complete/1/run/artifacts/ckpt.bin"
   sync
   t1=$(now)
+  C1=$(srv_cpu)
   grep -q '"direct": *true' <<< "$CREATED"
   [[ $(sha256sum "$DIR/data/tracker/artifacts/1/run/artifacts/ckpt.bin" | cut -c1-64) == "$SUM" ]]
   serve_stop
   T_MP=$(echo "$t1 - $t0" | bc)
   echo "rep $rep ferry serve multipart ($PARTS x $PART_MIB MiB): $T_MP s," \
-    "$(echo "scale=2; $T_CP / $T_MP" | bc)x of ferry cp's speed, VmHWM $HWM"
+    "$(echo "scale=2; $T_CP / $T_MP" | bc)x of ferry cp's speed, VmHWM $HWM," \
+    "CPU server $(echo "$C1 - $C0" | bc) s + curl $(cpu_of "$DIR"/curl.*.time) s"
 
   # 3. One streamed PUT of the whole file.
   serve_start
