@@ -6,7 +6,9 @@
 # (VmHWM), the CPU seconds (user + system) each side spent, and the load average.
 # Fair to both: the same bytes (src.bin, and its parts split beforehand), read from a warm page
 # cache (read once before every repetition), into the same filesystem, `sync` before the clock
-# starts and inside the timed span of each. Only the client's requests are timed: the upload id
+# starts, and the destination file's fsync (`sync FILE`) inside the timed span of each (both
+# writers fsync before they publish already; a global `sync` there would also wait for other
+# processes' writeback on a shared machine). Only the client's requests are timed: the upload id
 # is cut out of create's answer with the shell, not a Python start-up.
 #   bench/mlflow_artifacts.sh FERRY_BIN [SIZE_MIB=4096] [PARTS=8] [DIR=/tmp/ferry-bench-art] [REPS=3]
 set -euo pipefail
@@ -54,7 +56,7 @@ for rep in $(seq "$REPS"); do
   sync
   t0=$(now)
   /usr/bin/time -f "%U %S" -o "$DIR/cp.time" "$FERRY" cp "$DIR/src.bin" "$DIR/cpdst/ckpt.bin" > /dev/null
-  sync
+  sync "$DIR/cpdst/ckpt.bin"
   t1=$(now)
   [[ $(sha256sum "$DIR/cpdst/ckpt.bin" | cut -c1-64) == "$SUM" ]]
   T_CP=$(echo "$t1 - $t0" | bc)
@@ -81,7 +83,7 @@ for rep in $(seq "$REPS"); do
   for p in "${pids[@]}"; do wait "$p"; done  # not `wait`: ferry serve is a job too
   curl -sS --fail -o /dev/null -X POST --data "{\"upload_id\":\"$ID\"}" \
     "$URL$API/mpu/complete/1/run/artifacts/ckpt.bin"
-  sync
+  sync "$DIR/data/tracker/artifacts/1/run/artifacts/ckpt.bin"
   t1=$(now)
   C1=$(srv_cpu)
   grep -q '"direct": *true' <<< "$CREATED"
@@ -97,7 +99,7 @@ for rep in $(seq "$REPS"); do
   sync
   t0=$(now)
   curl -sS --fail -o /dev/null -T "$DIR/src.bin" "$URL$API/artifacts/1/run/artifacts/ckpt.bin"
-  sync
+  sync "$DIR/data/tracker/artifacts/1/run/artifacts/ckpt.bin"
   t1=$(now)
   [[ $(sha256sum "$DIR/data/tracker/artifacts/1/run/artifacts/ckpt.bin" | cut -c1-64) == "$SUM" ]]
   serve_stop
