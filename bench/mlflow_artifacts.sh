@@ -2,13 +2,21 @@
 # A multi-GiB checkpoint into a local-directory store (issue 14): `ferry serve`'s MLflow multipart
 # upload (PARTS parallel curl PUTs of one part each, direct into the store's part writer) vs
 # `ferry cp` of the same file into the same kind of store; plus one streamed PUT of the whole
-# file. Prints wall times and ferry serve's peak RSS (VmHWM).
-#   bench/mlflow_artifacts.sh FERRY_BIN [SIZE_MIB=4096] [PARTS=8] [DIR=/tmp/ferry-bench-art]
+# file. Prints wall times, multipart's speed as a fraction of cp's, ferry serve's peak RSS
+# (VmHWM), the CPU seconds (user + system) each side spent, and the load average.
+# Fair to both: the same bytes (src.bin, and its parts split beforehand), read from a warm page
+# cache (read once before every repetition), into the same filesystem, `sync` before the clock
+# starts, and the destination file's fsync (`sync FILE`) inside the timed span of each (both
+# writers fsync before they publish already; a global `sync` there would also wait for other
+# processes' writeback on a shared machine). Only the client's requests are timed: the upload id
+# is cut out of create's answer with the shell, not a Python start-up.
+#   bench/mlflow_artifacts.sh FERRY_BIN [SIZE_MIB=4096] [PARTS=8] [DIR=/tmp/ferry-bench-art] [REPS=3]
 set -euo pipefail
-FERRY=${1:?usage: $0 FERRY_BIN [SIZE_MIB] [PARTS] [DIR]}
+FERRY=${1:?usage: $0 FERRY_BIN [SIZE_MIB] [PARTS] [DIR] [REPS]}
 SIZE_MIB=${2:-4096}
 PARTS=${3:-8}
 DIR=${4:-/tmp/ferry-bench-art}
+REPS=${5:-3}
 PART_MIB=$((SIZE_MIB / PARTS))
 SIZE=$((SIZE_MIB << 20))
 PART=$((PART_MIB << 20))
@@ -22,6 +30,8 @@ SUM=$(sha256sum "$DIR/src.bin" | cut -c1-64)
 sync
 
 now() { date +%s.%N; }
+cpu_of() { awk '{s += $1 + $2} END {printf "%.2f", s}' "$@"; }  # /usr/bin/time -f "%U %S" files
+srv_cpu() { awk '{printf "%.2f", ($14 + $15) / 100}' "/proc/$SERVE_PID/stat"; }
 serve_start() {
   rm -rf "$DIR/data"
   "$FERRY" serve --data "$DIR/data" --listen 127.0.0.1:0 2> "$DIR/serve.log" &
@@ -38,45 +48,58 @@ serve_stop() {
   wait "$SERVE_PID" || true
 }
 
-for rep in 1 2; do
+for rep in $(seq "$REPS"); do
+  echo "rep $rep load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+  cat "$DIR/src.bin" "$DIR"/parts/p* > /dev/null  # page cache warm for both
   # 1. ferry cp of the file into a local directory.
   rm -rf "$DIR/cpdst"
   sync
   t0=$(now)
-  "$FERRY" cp "$DIR/src.bin" "$DIR/cpdst/ckpt.bin" > /dev/null
-  sync
+  /usr/bin/time -f "%U %S" -o "$DIR/cp.time" "$FERRY" cp "$DIR/src.bin" "$DIR/cpdst/ckpt.bin" > /dev/null
+  sync "$DIR/cpdst/ckpt.bin"
   t1=$(now)
   [[ $(sha256sum "$DIR/cpdst/ckpt.bin" | cut -c1-64) == "$SUM" ]]
-  echo "rep $rep ferry cp: $(echo "$t1 - $t0" | bc) s"
+  T_CP=$(echo "$t1 - $t0" | bc)
+  echo "rep $rep ferry cp: $T_CP s, CPU $(cpu_of "$DIR/cp.time") s"
 
   # 2. Multipart upload through ferry serve: create, PARTS parallel PUTs, complete.
   serve_start
+  sync
+  rm -f "$DIR"/curl.*.time
+  C0=$(srv_cpu)
   t0=$(now)
-  ID=$(curl -sS --fail -X POST \
+  CREATED=$(curl -sS --fail -X POST \
     --data "{\"num_parts\":$PARTS,\"size\":$SIZE,\"part_size\":$PART}" \
-    "$URL$API/mpu/create/1/run/artifacts/ckpt.bin" |
-    /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["direct"]; print(d["upload_id"])')
+    "$URL$API/mpu/create/1/run/artifacts/ckpt.bin")
+  ID=$(grep -o '"upload_id": *"[0-9a-f]*"' <<< "$CREATED" | grep -o '[0-9a-f]\{32\}')
   n=1
   pids=()
   for f in "$DIR"/parts/p*; do
-    curl -sS --fail -o /dev/null -T "$f" "$URL$API/mpu/part/$ID/$n" &
+    /usr/bin/time -f "%U %S" -o "$DIR/curl.$n.time" \
+      curl -sS --fail -o /dev/null -T "$f" "$URL$API/mpu/part/$ID/$n" &
     pids+=($!)
     n=$((n + 1))
   done
   for p in "${pids[@]}"; do wait "$p"; done  # not `wait`: ferry serve is a job too
   curl -sS --fail -o /dev/null -X POST --data "{\"upload_id\":\"$ID\"}" \
     "$URL$API/mpu/complete/1/run/artifacts/ckpt.bin"
-  sync
+  sync "$DIR/data/tracker/artifacts/1/run/artifacts/ckpt.bin"
   t1=$(now)
+  C1=$(srv_cpu)
+  grep -q '"direct": *true' <<< "$CREATED"
   [[ $(sha256sum "$DIR/data/tracker/artifacts/1/run/artifacts/ckpt.bin" | cut -c1-64) == "$SUM" ]]
   serve_stop
-  echo "rep $rep ferry serve multipart ($PARTS x $PART_MIB MiB): $(echo "$t1 - $t0" | bc) s, VmHWM $HWM"
+  T_MP=$(echo "$t1 - $t0" | bc)
+  echo "rep $rep ferry serve multipart ($PARTS x $PART_MIB MiB): $T_MP s," \
+    "$(echo "scale=2; $T_CP / $T_MP" | bc)x of ferry cp's speed, VmHWM $HWM," \
+    "CPU server $(echo "$C1 - $C0" | bc) s + curl $(cpu_of "$DIR"/curl.*.time) s"
 
   # 3. One streamed PUT of the whole file.
   serve_start
+  sync
   t0=$(now)
   curl -sS --fail -o /dev/null -T "$DIR/src.bin" "$URL$API/artifacts/1/run/artifacts/ckpt.bin"
-  sync
+  sync "$DIR/data/tracker/artifacts/1/run/artifacts/ckpt.bin"
   t1=$(now)
   [[ $(sha256sum "$DIR/data/tracker/artifacts/1/run/artifacts/ckpt.bin" | cut -c1-64) == "$SUM" ]]
   serve_stop

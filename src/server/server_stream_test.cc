@@ -128,6 +128,21 @@ TEST_F(StreamingBodyTest, HandlerPullsABodyFarAboveTheLimitThenTheConnectionIsRe
   close(fd);
 }
 
+TEST_F(StreamingBodyTest, BodyEndsAtContentLengthWhenTheNextRequestCameInTheSameSegment) {
+  // The body (read from the socket, not by the parser) must stop exactly at Content-Length:
+  // the pipelined request behind it, partly already buffered with the header, is read next.
+  int fd = Connect(port_);
+  SendAll(fd, "PUT /sink HTTP/1.1\r\nHost: t\r\nContent-Length: 3000\r\n\r\n" + Pattern(0, 3000) +
+                  "PUT /small HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhello" +
+                  "PUT /sink HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n");
+  std::string r = ReadUntil(fd, "\r\n\r\n0:ok");  // the last answer ("3000:ok" is not it)
+  for (std::string_view want : {"3000:ok", "hello"}) {
+    EXPECT_NE(r.find(want), std::string::npos) << r;
+  }
+  EXPECT_NE(r.rfind("\r\n\r\n0:ok"), std::string::npos) << r;
+  close(fd);
+}
+
 TEST_F(StreamingBodyTest, ChunkedBodyArrivesDecoded) {
   int fd = Connect(port_);
   std::string body = Pattern(0, 3000);
@@ -148,7 +163,9 @@ TEST_F(StreamingBodyTest, ClientGoneMidBodyIsAnErrorForTheHandler) {
   close(fd);
   Status s = WaitResult();
   EXPECT_FALSE(s.ok());
-  EXPECT_NE(s.message(), "no result");
+  EXPECT_NE(s.message().find("closed the connection 995000 bytes before its end"),
+            std::string::npos)
+      << s.message();
 }
 
 TEST_F(StreamingBodyTest, ExpectContinueIsAnsweredWhenTheHandlerReads) {

@@ -4,6 +4,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
+#include <algorithm>
+#include <cstring>
 #include <exception>
 #include <limits>
 
@@ -156,12 +158,14 @@ void Session::OnHeader(beast::error_code ec) {
     body_length_ = length ? std::optional<uint64_t>(*length) : std::nullopt;
     auto expect = h[http::field::expect];
     expect_continue_ = beast::iequals(expect, "100-continue");
+    raw_body_ = body_length_.has_value() && !header_parser_->chunked();
+    body_left_ = raw_body_ ? *body_length_ : 0;
     stream_parser_.emplace(std::move(*header_parser_));
     header_parser_.reset();
     stream_parser_->body_limit(std::numeric_limits<uint64_t>::max());
-    // Socket reads go through buffer_ and Beast sizes them by its free capacity (512 bytes
-    // after a small header): make room for 64 KiB reads.
-    buffer_.reserve(kBodyReadBuffer);
+    // A chunked body's socket reads go through buffer_ and Beast sizes them by its free
+    // capacity (512 bytes after a small header): make room for 64 KiB reads.
+    if (!raw_body_) buffer_.reserve(kBodyReadBuffer);
     return Handle();
   }
   auto length = header_parser_->content_length();
@@ -217,7 +221,7 @@ void Session::StartBodyRead(char* buf, size_t n, size_t filled, std::shared_ptr<
   if (closed_ || !stream_parser_) {
     return pull->Finish(Status(StatusCode::kCancelled, "the connection was closed"), 0);
   }
-  if (stream_parser_->is_done() || filled == n) return pull->Finish(Status(), filled);
+  if (BodyDone() || filled == n) return pull->Finish(Status(), filled);
   if (expect_continue_) {
     expect_continue_ = false;
     static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -232,6 +236,7 @@ void Session::StartBodyRead(char* buf, size_t n, size_t filled, std::shared_ptr<
           self->StartBodyRead(buf, n, 0, pull);
         });
   }
+  if (raw_body_) return ReadRawBody(buf, n, filled, pull);
   stream_parser_->get().body().data = buf + filled;
   stream_parser_->get().body().size = n - filled;
   stream_.expires_after(core_.options.read_timeout);
@@ -245,6 +250,36 @@ void Session::StartBodyRead(char* buf, size_t n, size_t filled, std::shared_ptr<
                           size_t now = n - self->stream_parser_->get().body().size;
                           self->StartBodyRead(buf, n, now, pull);
                         });
+}
+
+bool Session::BodyDone() const { return raw_body_ ? body_left_ == 0 : stream_parser_->is_done(); }
+
+// A body of known length: first the bytes that came with the header (in buffer_), then socket
+// reads into buf itself, each as large as what is left of buf and of the body.
+void Session::ReadRawBody(char* buf, size_t n, size_t filled, std::shared_ptr<BodyPull> pull) {
+  if (buffer_.size() > 0) {
+    size_t k = static_cast<size_t>(
+        std::min<uint64_t>({buffer_.size(), static_cast<uint64_t>(n - filled), body_left_}));
+    std::memcpy(buf + filled, buffer_.data().data(), k);
+    buffer_.consume(k);
+    body_left_ -= k;
+    return StartBodyRead(buf, n, filled + k, std::move(pull));
+  }
+  size_t want = static_cast<size_t>(std::min<uint64_t>(n - filled, body_left_));
+  stream_.expires_after(core_.options.read_timeout);
+  stream_.async_read_some(
+      asio::buffer(buf + filled, want),
+      [self = shared_from_this(), buf, n, filled, pull](beast::error_code ec, size_t k) {
+        if (ec) {
+          std::string why = ec == asio::error::eof
+                                ? "the client closed the connection " +
+                                      std::to_string(self->body_left_) + " bytes before its end"
+                                : ec.message();
+          return pull->Finish(Unavailable("reading the request body failed: " + why), 0);
+        }
+        self->body_left_ -= k;
+        self->StartBodyRead(buf, n, filled + k, pull);
+      });
 }
 
 void Session::Handle() {
@@ -313,8 +348,10 @@ void Session::Respond(Response r) {
   core_.RequestsWithStatus(status_).Add(1);
   sent_ = 0;
   // A streaming body the handler did not read to its end cannot be skipped reliably.
-  const bool unread_body = stream_parser_ && !stream_parser_->is_done();
+  const bool unread_body = stream_parser_ && !BodyDone();
   stream_parser_.reset();
+  raw_body_ = false;
+  body_left_ = 0;
   if (core_.stopping || r.close || unread_body || status_ == 400 || status_ == 413 ||
       status_ == 431) {
     keep_alive_ = false;  // after a bad request the rest of the stream cannot be trusted

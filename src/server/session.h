@@ -12,8 +12,11 @@
 //
 // Request bodies: the header is read first; a route added with Router::AddStreaming then gets
 // the body through a BodyReader (the handler's worker posts each read to the strand and waits
-// for it: async_read_some into the handler's own buffer, read_timeout per read), every other
-// route the whole body as a string, within body_limit.
+// for it, read_timeout per socket read), every other route the whole body as a string, within
+// body_limit. A streamed body with a Content-Length is read from the socket straight into the
+// handler's buffer (after the bytes that arrived with the header), as large as that buffer and
+// never past the body's end; a chunked one goes through Beast's parser (64 KiB per read, one
+// more copy).
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
@@ -100,6 +103,8 @@ class Session final : public std::enable_shared_from_this<Session> {
   bool RespondToReadError(boost::beast::error_code ec);
   void OnRead(boost::beast::error_code ec);
   void StartBodyRead(char* buf, size_t n, size_t filled, std::shared_ptr<BodyPull> pull);
+  void ReadRawBody(char* buf, size_t n, size_t filled, std::shared_ptr<BodyPull> pull);
+  bool BodyDone() const;
   void Handle();
   void Respond(Response r);
   void OnHeaderWritten(boost::beast::error_code ec);
@@ -120,6 +125,8 @@ class Session final : public std::enable_shared_from_this<Session> {
   std::optional<Parser> parser_;
   std::optional<StreamParser> stream_parser_;  // a streaming route's request
   std::optional<uint64_t> body_length_;        // its Content-Length
+  bool raw_body_ = false;                      // read from the socket, not through the parser
+  uint64_t body_left_ = 0;                     // raw_body_: bytes not read yet
   bool expect_continue_ = false;               // its client waits for "100 Continue"
   bool reading_ = false;                       // waiting for or reading a request
   bool closed_ = false;

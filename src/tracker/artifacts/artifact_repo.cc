@@ -54,50 +54,70 @@ Result<UploadChecks> ChecksFromHeaders(const server::Request& request) {
   return c;
 }
 
+struct BodyVerifier::Hashes {
+  std::optional<HashStream> sha;
+  std::optional<Md5Stream> md5;
+  std::optional<Crc32c> crc;
+};
+
+BodyVerifier::BodyVerifier(const UploadChecks& checks, bool want_crc32c)
+    : checks_(checks), h_(std::make_unique<Hashes>()) {
+  if (!checks.sha256_hex.empty() || !checks.sha256_base64.empty()) {
+    h_->sha.emplace(HashStream::Kind::kSha256);
+  }
+  if (!checks.md5_base64.empty()) h_->md5.emplace();
+  if (want_crc32c) h_->crc.emplace();
+}
+
+BodyVerifier::~BodyVerifier() = default;
+
+void BodyVerifier::Update(std::string_view chunk) {
+  if (h_->sha) h_->sha->Update(chunk);
+  if (h_->md5) h_->md5->Update(chunk);
+  if (h_->crc) h_->crc->Update(chunk);
+  bytes_ += chunk.size();
+}
+
+Status BodyVerifier::Finish(std::string* crc32c_hex) {
+  if (checks_.length && bytes_ != *checks_.length) {
+    return InvalidArgument("the body has " + std::to_string(bytes_) +
+                           " bytes, Content-Length said " + std::to_string(*checks_.length));
+  }
+  if (h_->md5) {
+    Md5Digest d = h_->md5->Final();
+    if (Base64Encode(d) != checks_.md5_base64) {
+      return InvalidArgument("Content-MD5 does not match the body (got " + Base64Encode(d) + ")");
+    }
+  }
+  if (crc32c_hex != nullptr && h_->crc) *crc32c_hex = Crc32cHex(h_->crc->value());
+  if (h_->sha) {
+    std::string hex = h_->sha->FinalHex();
+    if (!checks_.sha256_hex.empty() && hex != checks_.sha256_hex) {
+      return InvalidArgument("the body's sha256 is " + hex + ", x-ferry-sha256 said " +
+                             checks_.sha256_hex);
+    }
+    if (!checks_.sha256_base64.empty() && Base64OfHex(hex) != checks_.sha256_base64) {
+      return InvalidArgument("the body's sha-256 does not match the Digest header");
+    }
+  }
+  return Status();
+}
+
 Status CopyVerified(server::BodyReader& body, const UploadChecks& checks,
                     const std::function<Status(std::string_view)>& append, uint64_t* bytes,
                     std::string* crc32c_hex) {
-  std::optional<HashStream> sha;
-  if (!checks.sha256_hex.empty() || !checks.sha256_base64.empty()) {
-    sha.emplace(HashStream::Kind::kSha256);
-  }
-  std::optional<Md5Stream> md5;
-  if (!checks.md5_base64.empty()) md5.emplace();
-  Crc32c crc;
+  BodyVerifier verify(checks, crc32c_hex != nullptr);
   std::vector<char> buf(kCopyBuffer);
   *bytes = 0;
   while (true) {
     FERRY_ASSIGN_OR_RETURN(size_t n, body.Read(buf.data(), buf.size()));
     if (n == 0) break;
     std::string_view chunk(buf.data(), n);
-    if (sha) sha->Update(chunk);
-    if (md5) md5->Update(chunk);
-    if (crc32c_hex != nullptr) crc.Update(chunk);
+    verify.Update(chunk);
     FERRY_RETURN_IF_ERROR(append(chunk));
     *bytes += n;
   }
-  if (checks.length && *bytes != *checks.length) {
-    return InvalidArgument("the body has " + std::to_string(*bytes) +
-                           " bytes, Content-Length said " + std::to_string(*checks.length));
-  }
-  if (md5) {
-    Md5Digest d = md5->Final();
-    if (!checks.md5_base64.empty() && Base64Encode(d) != checks.md5_base64) {
-      return InvalidArgument("Content-MD5 does not match the body (got " + Base64Encode(d) + ")");
-    }
-  }
-  if (crc32c_hex != nullptr) *crc32c_hex = Crc32cHex(crc.value());
-  if (sha) {
-    std::string hex = sha->FinalHex();
-    if (!checks.sha256_hex.empty() && hex != checks.sha256_hex) {
-      return InvalidArgument("the body's sha256 is " + hex + ", x-ferry-sha256 said " +
-                             checks.sha256_hex);
-    }
-    if (!checks.sha256_base64.empty() && Base64OfHex(hex) != checks.sha256_base64) {
-      return InvalidArgument("the body's sha-256 does not match the Digest header");
-    }
-  }
-  return Status();
+  return verify.Finish(crc32c_hex);
 }
 
 void PruneEmptyDirectories(storage::Store& store, std::string_view dir_key,

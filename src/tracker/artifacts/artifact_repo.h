@@ -40,6 +40,24 @@ struct ArtifactEntry {
   uint64_t file_size = 0;
 };
 
+// The checks of one body applied to its bytes as they go by: Update() each chunk in order,
+// then Finish() verifies length and checksums (InvalidArgument on a mismatch) and gives the
+// body's CRC32C as hex (a multipart part's ETag) when asked for at construction.
+class BodyVerifier {
+ public:
+  BodyVerifier(const UploadChecks& checks, bool want_crc32c);
+  ~BodyVerifier();
+  void Update(std::string_view chunk);
+  uint64_t bytes() const { return bytes_; }
+  Status Finish(std::string* crc32c_hex);
+
+ private:
+  struct Hashes;
+  const UploadChecks& checks_;
+  std::unique_ptr<Hashes> h_;
+  uint64_t bytes_ = 0;
+};
+
 // Copies `body` into `writer` through a bounded buffer, computing what `checks` asks for, then
 // verifies length and checksums. Does not commit. DataLoss/InvalidArgument on a mismatch,
 // the body's error when it fails. `bytes` receives the count read; `crc32c_hex`, when given,

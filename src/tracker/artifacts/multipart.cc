@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <memory>
 #include <random>
 
 #include "base/strings.h"
@@ -166,34 +168,34 @@ Result<PartInfo> MultipartUploads::WritePart(std::string_view upload_id, int num
                              std::to_string(expected) + " bytes, Content-Length is " +
                              std::to_string(*checks.length));
     }
-    const int first_sub = static_cast<int>((number - 1) * (u->part_size / kSubPartSize)) + 1;
-    int sub = first_sub;
-    uint64_t total = 0;
-    std::string buf;
-    buf.reserve(kSubPartSize);
-    auto append = [&](std::string_view chunk) -> Status {
-      total += chunk.size();
-      if (total > expected) {
+    // The body is read straight into the sub-part buffer (the server fills a read up to the
+    // buffer's size) and each full buffer goes to the PartWriter: one copy from the socket,
+    // one into the store.
+    int sub = static_cast<int>((number - 1) * (u->part_size / kSubPartSize)) + 1;
+    const size_t cap = static_cast<size_t>(std::min<uint64_t>(kSubPartSize, expected + 1));
+    std::unique_ptr<char[]> buf(new char[cap]);
+    BodyVerifier verify(checks, /*want_crc32c=*/true);
+    size_t fill = 0;
+    while (true) {
+      FERRY_ASSIGN_OR_RETURN(size_t n, body.Read(buf.get() + fill, cap - fill));
+      verify.Update(std::string_view(buf.get() + fill, n));
+      fill += n;
+      if (verify.bytes() > expected) {
         return InvalidArgument("part " + std::to_string(number) + " is longer than " +
                                std::to_string(expected) + " bytes");
       }
-      while (!chunk.empty()) {
-        size_t k = std::min(chunk.size(), static_cast<size_t>(kSubPartSize) - buf.size());
-        buf.append(chunk.substr(0, k));
-        chunk.remove_prefix(k);
-        if (buf.size() == kSubPartSize) {
-          FERRY_RETURN_IF_ERROR(writer->WritePart(sub++, buf));
-          buf.clear();
-        }
+      if (fill == kSubPartSize || (n == 0 && fill > 0)) {
+        FERRY_RETURN_IF_ERROR(writer->WritePart(sub++, std::string_view(buf.get(), fill)));
+        fill = 0;
       }
-      return Status();
-    };
-    FERRY_RETURN_IF_ERROR(CopyVerified(body, checks, append, &bytes, &etag));
+      if (n == 0) break;
+    }
+    FERRY_RETURN_IF_ERROR(verify.Finish(&etag));
+    bytes = verify.bytes();
     if (bytes != expected) {
       return InvalidArgument("part " + std::to_string(number) + " has " + std::to_string(bytes) +
                              " bytes, expected " + std::to_string(expected));
     }
-    if (!buf.empty()) FERRY_RETURN_IF_ERROR(writer->WritePart(sub, buf));
   } else {
     FERRY_ASSIGN_OR_RETURN(auto w, store_->NewWriter(part_key, {}));
     Status s = CopyVerified(
