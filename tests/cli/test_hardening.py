@@ -205,7 +205,10 @@ def test_presigned_and_token_urls_never_show_their_query(ferry, web, tmp_path):
 
 def test_userinfo_is_refused_and_never_printed(ferry, bucket, rgw):
     endpoint = rgw["FERRY_TEST_S3_ENDPOINT"].replace("http://", f"http://user:{SIG}@")
-    p = ferry.run("--trace-http", "ls", f"s3://{bucket}/?endpoint={endpoint}")
+    p = ferry.run("--trace-http", "--endpoint-url", endpoint, "ls", f"s3://{bucket}/")
+    assert p.returncode == 2
+    assert "user:password@" in no_query_secrets(p)
+    p = ferry.run("--trace-http", "ls", f"s3://user:{SIG}@{bucket}/")
     assert p.returncode == 2
     assert "user:password@" in no_query_secrets(p)
     p = ferry.run("--trace-http", "ls", f"s3://{bucket}/", env={"AWS_ENDPOINT_URL": endpoint})
