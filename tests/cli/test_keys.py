@@ -83,7 +83,7 @@ def test_old_parameter_form_is_a_key_with_a_warning(ferry, prefix, tmp_path):
     assert ferry.run("ls", prefix, check=True).stdout.decode() == "k?region=us-east-1\n"
 
 
-def test_python_shard_dataset_at_an_odd_prefix(ferry, python, prefix, tmp_path):
+def test_python_shard_dataset_at_an_odd_prefix(ferry, python, prefix, tmp_path, rgw):
     src = tmp_path / "src"
     for i in range(6):
         (src / f"s{i}.txt").parent.mkdir(parents=True, exist_ok=True)
@@ -95,6 +95,12 @@ def test_python_shard_dataset_at_an_odd_prefix(ferry, python, prefix, tmp_path):
 from ferry.data import ShardDataset
 print(sorted(s["__key__"] for s in ShardDataset({ds!r}, shuffle=False)))
 """)
+    assert p.stdout.strip() == str([f"s{i}" for i in range(6)])
+    # The same through a profile prefix, with nothing usable in the environment.
+    p = python(f"""
+from ferry.data import ShardDataset
+print(sorted(s["__key__"] for s in ShardDataset({"src:" + ds!r}, shuffle=False)))
+""", **write_profiles(tmp_path, rgw))
     assert p.stdout.strip() == str([f"s{i}" for i in range(6)])
 
 
