@@ -20,6 +20,16 @@ std::string_view SchemeName(Scheme scheme) {
 
 std::string LegacyParameterHint(const ParsedUrl& url) {
   if (url.scheme != Scheme::kS3) return "";
+  for (const char* name : {"access_key", "secret_key", "session_token"}) {
+    for (char sep : {'?', '&'}) {
+      std::string param = sep + std::string(name) + "=";
+      if (url.key.find(param) == std::string::npos) continue;
+      // The key is not repeated: what follows '=' may be a secret.
+      return "an S3 key holds '" + param +
+             "', which is part of the key: credentials are never taken from URLs or "
+             "arguments; set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or use a profile";
+    }
+  }
   for (const char* name : {"endpoint", "region", "addressing", "profile", "anonymous"}) {
     for (char sep : {'?', '&'}) {
       std::string param = sep + std::string(name) + "=";

@@ -30,6 +30,9 @@ TEST(RegistryTest, OldParameterFormsAreKeysWithAHint) {
   EXPECT_NE(hint.find("'?endpoint='"), std::string::npos) << hint;
   EXPECT_NE(hint.find("--endpoint-url"), std::string::npos) << hint;
   EXPECT_EQ(LegacyParameterHint(*ParseUrl("s3://b/what?is=this")), "");
+  auto secret = LegacyParameterHint(*ParseUrl("s3://b/k?secret_key=S3cretValue"));
+  EXPECT_NE(secret.find("never taken from URLs"), std::string::npos) << secret;
+  EXPECT_EQ(secret.find("S3cretValue"), std::string::npos) << secret;
   EXPECT_EQ(LegacyParameterHint(*ParseUrl("https://h/f?region=x")), "");
 }
 
