@@ -58,19 +58,24 @@ class RefreshingProvider final : public CredentialsProvider {
 // Picks the first configured source. Returns the fetch function for it.
 Result<FetchFn> SelectSource(std::shared_ptr<ChainOptions> opts) {
   const Environment& env = *opts->env;
-  if (env.Get("AWS_ACCESS_KEY_ID") || env.Get("AWS_SECRET_ACCESS_KEY")) {
+  SharedConfig cfg = LoadSharedConfig(env, opts->profile);
+  const bool own = opts->profile_first && cfg.profile_found &&
+                   (cfg.Get("aws_access_key_id") || cfg.Get("aws_secret_access_key") ||
+                    cfg.Get("web_identity_token_file"));
+  if (!own && (env.Get("AWS_ACCESS_KEY_ID") || env.Get("AWS_SECRET_ACCESS_KEY"))) {
     auto env_ptr = opts->env;
     return FetchFn([env_ptr] { return FetchEnvironmentCredentials(*env_ptr); });
   }
-  SharedConfig cfg = LoadSharedConfig(env, opts->profile);
-  if (cfg.profile_explicit && !cfg.profile_found) {
-    return NoCredentials("AWS profile '" + cfg.profile_name +
-                         "' not found in the shared config or credentials file");
-  }
+  if (Status found = cfg.CheckFound(); !found.ok()) return NoCredentials(found.message());
   std::string token_file = env.Get("AWS_WEB_IDENTITY_TOKEN_FILE")
                                .value_or(cfg.Get("web_identity_token_file").value_or(""));
   std::string role_arn = env.Get("AWS_ROLE_ARN").value_or(cfg.Get("role_arn").value_or(""));
-  if (!token_file.empty() && !role_arn.empty()) {
+  if (own && cfg.Get("web_identity_token_file")) {
+    token_file = *cfg.Get("web_identity_token_file");
+    role_arn = cfg.Get("role_arn").value_or("");
+  }
+  const bool own_keys = own && !cfg.Get("web_identity_token_file");
+  if (!own_keys && !token_file.empty() && !role_arn.empty()) {
     std::string session = env.Get("AWS_ROLE_SESSION_NAME")
                               .value_or(cfg.Get("role_session_name").value_or("ferry-session"));
     return FetchFn([opts, token_file, role_arn, session] {
@@ -120,8 +125,8 @@ Result<FetchFn> SelectSource(std::shared_ptr<ChainOptions> opts) {
       "no AWS credentials found (looked at AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, web identity, "
       "profile '" +
       cfg.profile_name +
-      "', container and instance metadata); set them, or add "
-      "?anonymous=true to the URL for public buckets");
+      "', container and instance metadata); set them, or pass "
+      "--no-sign-request for public buckets");
 }
 
 // Resolves the chain on first use, then delegates to a refreshing provider.

@@ -7,8 +7,10 @@
 //   4. container: AWS_CONTAINER_CREDENTIALS_RELATIVE_URI or _FULL_URI, with
 //      AWS_CONTAINER_AUTHORIZATION_TOKEN(_FILE)
 //   5. EC2 instance metadata (IMDSv2), unless AWS_EC2_METADATA_DISABLED=true
-// The first configured source is used. The chain is resolved lazily, on the first request that
-// needs a signature, and temporary credentials are refreshed 5 minutes before they expire.
+// The first configured source is used. With `profile_first` (a "PROFILE:s3://" URL), a profile
+// that holds keys or a web identity is used before the environment (steps 3 and 2 move first). The
+// chain is resolved lazily, on the first request that needs a signature, and temporary credentials
+// are refreshed 5 minutes before they expire.
 
 #include <chrono>
 #include <memory>
@@ -24,10 +26,11 @@ class Client;
 namespace ferry::aws {
 
 struct ChainOptions {
-  std::shared_ptr<const Environment> env;            // required
-  std::string profile;                               // overrides AWS_PROFILE
-  bool anonymous = false;                            // sign nothing
-  std::shared_ptr<http::Client> http;                // for STS/container/IMDS; made when null
+  std::shared_ptr<const Environment> env;  // required
+  std::string profile;                     // overrides AWS_PROFILE
+  bool profile_first = false;          // the profile's keys/web identity before the environment's
+  bool anonymous = false;              // sign nothing
+  std::shared_ptr<http::Client> http;  // for STS/container/IMDS; made when null
   std::chrono::milliseconds metadata_timeout{1000};  // IMDS and container endpoints
   std::chrono::seconds refresh_margin{300};
 };

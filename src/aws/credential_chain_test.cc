@@ -82,6 +82,20 @@ TEST_F(CredentialChainTest, MissingNamedProfileIsAnError) {
   EXPECT_NE(c.status().message().find("'nope' not found"), std::string::npos);
 }
 
+TEST_F(CredentialChainTest, AProfileNamedByTheUrlComesBeforeTheEnvironment) {
+  env_->Set("AWS_ACCESS_KEY_ID", "AKIDENV");
+  env_->Set("AWS_SECRET_ACCESS_KEY", "envsecret123");
+  Write(".aws/credentials",
+        "[nas]\naws_access_key_id=AKIDNAS\naws_secret_access_key=nassecret\n[bare]\nregion=x\n");
+  auto resolve = [&](std::string profile, bool first) {
+    return MakeDefaultCredentialsChain({.env = env_, .profile = profile, .profile_first = first})
+        ->GetCredentials();
+  };
+  EXPECT_EQ(resolve("nas", false)->access_key_id, "AKIDENV");  // --profile nas: AWS CLI order
+  EXPECT_EQ(resolve("nas", true)->access_key_id, "AKIDNAS");   // nas:s3://...
+  EXPECT_EQ(resolve("bare", true)->access_key_id, "AKIDENV");  // no keys in it: environment
+}
+
 TEST_F(CredentialChainTest, WebIdentityExchangesTokenWithSts) {
   LocalHttpServer sts([](const ServerRequest& r) {
     if (r.body.find("Action=AssumeRoleWithWebIdentity") == std::string::npos ||

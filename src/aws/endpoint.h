@@ -1,15 +1,18 @@
 #pragma once
 // Where S3 requests go: endpoint, region and addressing style.
 //
-// Endpoint: URL parameter `endpoint` > AWS_ENDPOINT_URL_S3 > AWS_ENDPOINT_URL > the profile's
+// Endpoint: `endpoint` (--endpoint-url) > AWS_ENDPOINT_URL_S3 > AWS_ENDPOINT_URL > the profile's
 // `s3.endpoint_url` / `endpoint_url` > https://s3.REGION.amazonaws.com. Setting
 // AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true skips the environment and profile endpoints.
-// Region: URL parameter `region` > AWS_REGION > AWS_DEFAULT_REGION > profile `region` >
-// us-east-1. Addressing: URL parameter `addressing` (path|virtual) > profile
-// `s3.addressing_style` > virtual-hosted for AWS with DNS-compatible bucket names, path-style for
-// custom endpoints (what S3-compatible servers expect).
+// Region: `region` (--region) > AWS_REGION > AWS_DEFAULT_REGION > profile `region` > us-east-1.
+// Addressing: `addressing` (path|virtual) > profile `s3.addressing_style` > virtual-hosted for
+// AWS with DNS-compatible bucket names, path-style for custom endpoints (what S3-compatible
+// servers expect). This is the AWS CLI's order. With `profile_first` (a "PROFILE:s3://" URL) the
+// profile's endpoint and region come before the environment's.
+// A profile that was named (`profile` or AWS_PROFILE) and is in neither file is an error.
 
 #include <string>
+#include <utility>
 
 #include "base/environment.h"
 #include "base/status.h"
@@ -22,6 +25,7 @@ struct S3EndpointInput {
   std::string region;      // "" = not given
   std::string addressing;  // "", "path", "virtual"
   std::string profile;     // "" = AWS_PROFILE or default
+  bool profile_first = false;
 };
 
 struct S3Endpoint {
@@ -38,6 +42,10 @@ struct S3Endpoint {
 };
 
 Result<S3Endpoint> ResolveS3Endpoint(const Environment& env, const S3EndpointInput& input);
+
+// An endpoint URL ("http://nas:7480", "https://s3.example.com/") as (scheme, host[:port]): http or
+// https, no user:password@, no path. Errors never echo a user:password@.
+Result<std::pair<std::string, std::string>> ParseEndpointUrl(std::string_view endpoint);
 
 // Bucket names: 3-63 characters of letters, digits, '.', '-' and '_', starting and ending with a
 // letter or digit (AWS's rule, relaxed for the uppercase and '_' that older S3-compatible

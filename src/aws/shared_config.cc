@@ -41,6 +41,13 @@ std::optional<std::string> SharedConfig::Get(const std::string& key) const {
   return it->second;
 }
 
+Status SharedConfig::CheckFound() const {
+  if (!profile_explicit || profile_found) return Status();
+  return NotFound("AWS profile '" + profile_name + "' not found in " + config_path + " or " +
+                  credentials_path + " (check the name; AWS_CONFIG_FILE and " +
+                  "AWS_SHARED_CREDENTIALS_FILE choose the files)");
+}
+
 namespace {
 std::optional<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path);
@@ -65,6 +72,8 @@ SharedConfig LoadSharedConfig(const Environment& env, std::string_view profile) 
   std::string home = env.GetOr("HOME", "/root");
   std::string config_path = env.GetOr("AWS_CONFIG_FILE", home + "/.aws/config");
   std::string creds_path = env.GetOr("AWS_SHARED_CREDENTIALS_FILE", home + "/.aws/credentials");
+  cfg.config_path = config_path;
+  cfg.credentials_path = creds_path;
 
   if (auto text = ReadFile(config_path)) {
     auto ini = ParseIni(*text);

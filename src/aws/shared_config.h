@@ -25,9 +25,12 @@ struct SharedConfig {
   std::string profile_name;
   bool profile_explicit = false;  // named by the caller or AWS_PROFILE
   bool profile_found = false;
-  Profile values;  // merged config + credentials values for the profile
+  Profile values;                             // merged config + credentials values for the profile
+  std::string config_path, credentials_path;  // the files looked at
 
   std::optional<std::string> Get(const std::string& key) const;
+  // kNotFound naming the profile and both files when it was named but is in neither file.
+  Status CheckFound() const;
 };
 
 // Loads the profile's values from both files. Missing files are not an error; a named profile

@@ -2,6 +2,7 @@
 
 #include "aws/credential_chain.h"
 #include "aws/endpoint.h"
+#include "aws/shared_config.h"
 #include "base/strings.h"
 #include "http/http_client.h"
 #include "storage/local/local_store.h"
@@ -48,33 +49,33 @@ Status ReadSeconds(const Environment& env, const char* name, uint64_t min, uint6
   return Status();
 }
 
-// The S3 settings an s3:// URL resolves to: endpoint, region and addressing (URL parameters,
-// environment, profile) and the credential chain. `http` may be null (a client is made). The
-// FERRY_* overrides of the environment apply.
+// The S3 settings an s3:// URL resolves to: endpoint, region and addressing (the URL's profile
+// prefix, else the global flags; environment; profile) and the credential chain. `http` may be null
+// (a client is made). The FERRY_* overrides of the environment apply.
 Result<storage::S3StoreOptions> ResolveS3Options(const ParsedUrl& url, const BackendOptions& given,
                                                  std::shared_ptr<http::Client> http = nullptr) {
   BackendOptions options = given;
   FERRY_RETURN_IF_ERROR(ApplyEnvironmentOverrides(options));
-  auto get = [&](const char* name) {
-    auto it = url.params.find(name);
-    return it == url.params.end() ? std::string() : it->second;
-  };
+  const bool prefixed = !url.profile.empty();
   aws::S3EndpointInput in{.bucket = url.bucket,
-                          .endpoint = get("endpoint"),
-                          .region = get("region"),
-                          .addressing = get("addressing"),
-                          .profile = get("profile")};
+                          .endpoint = prefixed ? "" : options.s3.endpoint_url,
+                          .region = prefixed ? "" : options.s3.region,
+                          .profile = prefixed ? url.profile : options.s3.profile,
+                          .profile_first = prefixed};
   FERRY_ASSIGN_OR_RETURN(aws::S3Endpoint ep, aws::ResolveS3Endpoint(*options.env, in));
   if (!http) http = std::make_shared<http::Client>(S3HttpOptions(options));
-  return storage::S3StoreOptions{
-      .bucket = url.bucket,
-      .endpoint = std::move(ep),
-      .credentials = aws::MakeDefaultCredentialsChain(
-          {.env = options.env, .profile = in.profile, .anonymous = get("anonymous") == "true"}),
-      .http = std::move(http),
-      .retry = options.retry,
-      .part_size = options.part_size,
-      .upload_concurrency = options.upload_concurrency};
+  return storage::S3StoreOptions{.bucket = url.bucket,
+                                 .url_profile = url.profile,
+                                 .endpoint = std::move(ep),
+                                 .credentials = aws::MakeDefaultCredentialsChain(
+                                     {.env = options.env,
+                                      .profile = in.profile,
+                                      .profile_first = prefixed,
+                                      .anonymous = !prefixed && options.s3.no_sign_request}),
+                                 .http = std::move(http),
+                                 .retry = options.retry,
+                                 .part_size = options.part_size,
+                                 .upload_concurrency = options.upload_concurrency};
 }
 
 }  // namespace
@@ -92,6 +93,19 @@ Status ApplyEnvironmentOverrides(BackendOptions& options) {
   FERRY_RETURN_IF_ERROR(ReadSeconds(env, "FERRY_LOW_SPEED_TIME", 1, 3600, options.low_speed_time));
   FERRY_RETURN_IF_ERROR(
       ReadSeconds(env, "FERRY_THROTTLE_BUDGET", 0, 86400, options.retry.throttle_budget));
+  return Status();
+}
+
+Status CheckS3Flags(const BackendOptions& options) {
+  if (!options.s3.endpoint_url.empty()) {
+    FERRY_RETURN_IF_ERROR(
+        aws::ParseEndpointUrl(options.s3.endpoint_url).status().WithContext("--endpoint-url"));
+  }
+  if (!options.s3.profile.empty()) {
+    FERRY_RETURN_IF_ERROR(aws::LoadSharedConfig(*options.env, options.s3.profile)
+                              .CheckFound()
+                              .WithContext("--profile"));
+  }
   return Status();
 }
 

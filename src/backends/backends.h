@@ -30,11 +30,26 @@ struct BackendOptions {
   std::chrono::seconds low_speed_time{30};
   uint64_t part_size = 8ull << 20;
   int upload_concurrency = 4;
+  // The global flags --profile, --endpoint-url, --region and --no-sign-request: the S3 settings
+  // of s3:// URLs written without a "PROFILE:" prefix ("" = not given; then AWS_PROFILE,
+  // AWS_ENDPOINT_URL(_S3), AWS_REGION and the profile decide, as in the AWS CLI). A
+  // "PROFILE:s3://..." URL ignores them: its settings come from that profile
+  // (docs/configuration.md).
+  struct S3Flags {
+    std::string profile;
+    std::string endpoint_url;
+    std::string region;
+    bool no_sign_request = false;
+  } s3;
 };
 
 // Applies the FERRY_* transfer settings of `options.env` (above) to `options`. A malformed value
 // is an error naming the variable (kInvalidArgument).
 Status ApplyEnvironmentOverrides(BackendOptions& options);
+
+// Checks the global S3 flags (options.s3) before any work: --endpoint-url is http(s)://host[:port]
+// and a --profile exists in the shared config or credentials file. The error names the flag.
+Status CheckS3Flags(const BackendOptions& options);
 
 // Registers the backends. If ApplyEnvironmentOverrides fails, opening an s3/http(s) URL fails
 // with its error (local paths still work).

@@ -23,6 +23,15 @@ int RunFerry(int argc, char** argv) {
   app.add_flag("-v,--verbose", verbosity, "More log output (-v info, -vv debug, -vvv trace)");
   app.add_flag("--trace-http", trace_http,
                "Log HTTP request and response headers, secrets redacted (implies -vvv)");
+  // S3 settings for s3:// URLs written without a PROFILE: prefix (docs/configuration.md).
+  backends::BackendOptions::S3Flags s3;
+  app.add_option("--profile", s3.profile, "AWS profile for s3:// URLs (default: AWS_PROFILE)");
+  app.add_option("--endpoint-url", s3.endpoint_url,
+                 "S3 endpoint for s3:// URLs, e.g. http://nas:7480 (default: AWS_ENDPOINT_URL)");
+  app.add_option("--region", s3.region, "S3 region for s3:// URLs (default: AWS_REGION)");
+  app.add_flag("--no-sign-request", s3.no_sign_request,
+               "Send s3:// requests unsigned (public buckets)");
+  app.fallthrough();  // global flags may also follow the command: ferry ls --profile nas URL
 
   Action action;
   AddLsCommand(app, action);
@@ -73,6 +82,11 @@ int RunFerry(int argc, char** argv) {
   auto env = std::make_shared<ProcessEnvironment>();
   storage::StoreRegistry registry;
   backends::BackendOptions backend_options{.env = env, .trace_http = trace_http};
+  backend_options.s3 = s3;
+  if (Status flags = backends::CheckS3Flags(backend_options); !flags.ok()) {
+    std::fprintf(stderr, "ferry: error: %s\n", Redact(flags.message()).c_str());
+    return kExitUsage;
+  }
   backend_options.retry.cancel = &InterruptFlag();
   backends::RegisterDefaultBackends(registry, backend_options);
   Context ctx{.env = env,

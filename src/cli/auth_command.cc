@@ -41,7 +41,7 @@ Status RunAuth(Context& ctx, const AuthOptions& o) {
 void AddAuthCommand(CLI::App& app, Action& action) {
   auto o = std::make_shared<AuthOptions>();
   auto* cmd = app.add_subcommand("auth", "Show which credentials and endpoint an s3:// URL uses");
-  cmd->add_option("url", o->url, "s3://bucket[/prefix][?params]")->required();
+  cmd->add_option("url", o->url, "[PROFILE:]s3://bucket[/prefix]")->required();
   cmd->add_flag("--no-check", o->no_check, "Do not make a test request");
   cmd->callback([o, &action] { action = [o](Context& ctx) { return RunAuth(ctx, *o); }; });
 }

@@ -32,7 +32,7 @@ std::optional<Pair> SplitAt(const std::string& text, bool last) {
 }
 
 // --out LOCAL_DIR=DST splits at the first '=', so a swapped `URL=/dir` whose URL holds '='
-// (s3://b/x?region=y) arrives cut in the URL: the swapped reading splits at the last one.
+// (s3://b/x/date=2024) arrives cut in the URL: the swapped reading splits at the last one.
 Status CheckOutput(const std::string& dir, const std::string& dst) {
   if (!IsLocalSide(dir)) {
     auto swapped = SplitAt(dir + "=" + dst, /*last=*/true);

@@ -39,10 +39,10 @@ TEST(CheckRunSides, SwappedOutputShowsTheRightOrder) {
             "--out 's3://b/x/=/scratch/out': the sides look swapped (the part before '=' must be "
             "a local directory); write --out /scratch/out=s3://b/x/ (LOCAL_DIR=DST_URL)");
   // A URL with '=' in it was cut at its first '=': the right order is still shown whole.
-  EXPECT_EQ(SidesError({}, {{"s3://b/x?region", "us-east-1=/scratch/out"}}),
-            "--out 's3://b/x?region=us-east-1=/scratch/out': the sides look swapped (the part "
+  EXPECT_EQ(SidesError({}, {{"s3://b/x/date", "2024-01-01=/scratch/out"}}),
+            "--out 's3://b/x/date=2024-01-01=/scratch/out': the sides look swapped (the part "
             "before '=' must be a local directory); write --out "
-            "/scratch/out=s3://b/x?region=us-east-1 (LOCAL_DIR=DST_URL)");
+            "/scratch/out=s3://b/x/date=2024-01-01 (LOCAL_DIR=DST_URL)");
   // Not swapped, just not local.
   EXPECT_EQ(SidesError({}, {{"s3://b/x/", "s3://b/y/"}}),
             "--out 's3://b/x/=s3://b/y/': the part before '=' must be a local directory "
@@ -54,9 +54,9 @@ TEST(CheckRunSides, SwappedInputShowsTheRightOrder) {
   EXPECT_EQ(SidesError({{"/data", "s3://b/ds"}}, {}),
             "--in '/data=s3://b/ds': the sides look swapped (the part after '=' must be a local "
             "directory); write --in s3://b/ds=/data (SRC_URL=LOCAL_DIR)");
-  EXPECT_EQ(SidesError({{"/data=s3://b/ds?region", "us-east-1"}}, {}),
-            "--in '/data=s3://b/ds?region=us-east-1': the sides look swapped (the part after '=' "
-            "must be a local directory); write --in s3://b/ds?region=us-east-1=/data "
+  EXPECT_EQ(SidesError({{"/data=s3://b/ds/date", "2024-01-01"}}, {}),
+            "--in '/data=s3://b/ds/date=2024-01-01': the sides look swapped (the part after '=' "
+            "must be a local directory); write --in s3://b/ds/date=2024-01-01=/data "
             "(SRC_URL=LOCAL_DIR)");
   EXPECT_EQ(SidesError({{"s3://b/ds", "s3://b/other"}}, {}),
             "--in 's3://b/ds=s3://b/other': the part after '=' must be a local directory "
@@ -64,10 +64,10 @@ TEST(CheckRunSides, SwappedInputShowsTheRightOrder) {
 }
 
 TEST(CheckRunSides, UrlsAreCheckedStrictlyAndRightSidesPass) {
-  EXPECT_EQ(SidesError({{"s3://b/ds?endpoint=http://h:1", "/scratch/data"},
-                        {"/nfs/data", "/scratch/local"}},
-                       {{"/scratch/out", "s3://b/runs/{job}/"}, {"/scratch/o2", "/nfs/results"}}),
-            "ok");
+  EXPECT_EQ(
+      SidesError({{"s3://b/ds/date=2024-01-01", "/scratch/data"}, {"/nfs/data", "/scratch/local"}},
+                 {{"/scratch/out", "s3://b/runs/{job}/"}, {"/scratch/o2", "/nfs/results"}}),
+      "ok");
   EXPECT_EQ(SidesError({}, {{"/scratch/out", "s3:/b/typo/"}}),
             "--out: malformed URL 's3:/b/typo/': write s3://BUCKET/KEY (for a local path that "
             "starts with 's3:', write ./s3:/b/typo/)");

@@ -10,7 +10,7 @@ TEST(JobSpec, ReadsEverySetting) {
 command: [python3, train.py, --epochs, "10"]
 inputs:
   - {src: "s3://b/data/", dir: /scratch/data}
-  - "s3://b/x?endpoint=http://h:1=/scratch/x"
+  - "s3://b/x/date=2024-01-01=/scratch/x"
 outputs:
   - dir: /scratch/out
     dst: "s3://b/runs/{job}/{attempt}/"
@@ -29,7 +29,7 @@ signal_group: true
   ASSERT_EQ(o->inputs.size(), 2u);
   EXPECT_EQ(o->inputs[0], (std::pair<std::string, std::string>{"s3://b/data/", "/scratch/data"}));
   // A string entry splits SRC=DIR at the last '=', like --in.
-  EXPECT_EQ(o->inputs[1].first, "s3://b/x?endpoint=http://h:1");
+  EXPECT_EQ(o->inputs[1].first, "s3://b/x/date=2024-01-01");
   EXPECT_EQ(o->outputs[0].second, "s3://b/runs/{job}/{attempt}/");
   EXPECT_EQ(o->interval.count(), 60);
   EXPECT_EQ(o->grace.count(), 5);

@@ -2,8 +2,6 @@
 
 #include <unistd.h>
 
-#include <set>
-
 #include "base/strings.h"
 
 namespace ferry::storage {
@@ -50,32 +48,24 @@ Result<ParsedUrl> ParseLocal(std::string_view path, std::string_view cwd, std::s
   return out;
 }
 
-Result<ParsedUrl> ParseS3(std::string_view rest, std::string_view url) {
-  static const std::set<std::string, std::less<>> kParams = {"endpoint", "region", "addressing",
-                                                             "profile", "anonymous"};
+Result<ParsedUrl> ParseS3(std::string_view rest, std::string_view url, std::string_view profile) {
+  // Keys are literal (aws-cli, s5cmd, rclone): everything after "bucket/" is the key, '%', '?',
+  // '#' and spaces included, so whatever `ferry ls` prints pastes back.
   ParsedUrl out;
   out.scheme = Scheme::kS3;
-  std::string_view query;
-  if (size_t q = rest.find('?'); q != std::string_view::npos) {
-    query = rest.substr(q + 1);
-    rest = rest.substr(0, q);
-  }
-  if (rest.find('#') != std::string_view::npos) {
-    return InvalidArgument("malformed URL '" + RedactUrl(url) +
-                           "': '#' in a key must be written %23");
-  }
+  out.profile = std::string(profile);
   size_t slash = rest.find('/');
   out.bucket = std::string(rest.substr(0, slash));
   if (out.bucket.empty()) {
     return InvalidArgument("malformed URL '" + RedactUrl(url) + "': no bucket name");
   }
-  std::string_view raw_key = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
-  auto key = PercentDecode(raw_key);
-  if (!key) {
-    return InvalidArgument("malformed URL '" + RedactUrl(url) +
-                           "': invalid percent-escape in key (write a literal '%' as %25)");
+  if (out.bucket.find('@') != std::string::npos) {
+    return InvalidArgument("URL '" + RedactUrl(url) +
+                           "': user:password@ is not accepted in URLs (process lists and logs "
+                           "would show it); set credentials with AWS_ACCESS_KEY_ID/"
+                           "AWS_SECRET_ACCESS_KEY or a profile");
   }
-  out.key = std::move(*key);
+  if (slash != std::string_view::npos) out.key = std::string(rest.substr(slash + 1));
   if (out.key.find('\0') != std::string::npos) {
     return InvalidArgument("malformed URL '" + RedactUrl(url) +
                            "': S3 keys cannot hold a NUL byte");
@@ -86,44 +76,6 @@ Result<ParsedUrl> ParseS3(std::string_view rest, std::string_view url) {
                            std::to_string(out.key.size()));
   }
   out.trailing_slash = !out.key.empty() && out.key.back() == '/';
-  if (!query.empty()) {
-    for (auto pair : Split(query, '&')) {
-      size_t eq = pair.find('=');
-      std::string name(pair.substr(0, eq));
-      if (!kParams.contains(name)) {
-        if (name == "access_key" || name == "secret_key" || name == "session_token") {
-          return InvalidArgument(
-              "credentials are never taken from URLs or arguments; set "
-              "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or use a profile");
-        }
-        return InvalidArgument("unknown parameter '" + name + "' in URL '" +
-                               RedactUrl(url.substr(0, url.find('?'))) +
-                               "' (known: endpoint, region, addressing, profile, anonymous; a "
-                               "'?' in a key must be written %3F)");
-      }
-      if (eq == std::string_view::npos) {
-        return InvalidArgument("parameter '" + name + "' needs a value (" + name + "=...)");
-      }
-      auto value = PercentDecode(pair.substr(eq + 1));
-      if (!value) return InvalidArgument("parameter '" + name + "' has a bad percent-escape");
-      if (name == "endpoint") {
-        std::string_view v = *value;
-        size_t sep = v.find("://");
-        std::string_view authority = v.substr(sep == std::string_view::npos ? 0 : sep + 3);
-        authority = authority.substr(0, authority.find('/'));
-        if (authority.find('@') != std::string_view::npos) {
-          return InvalidArgument("URL '" + RedactUrl(url) +
-                                 "': the endpoint must not contain user:password@; set "
-                                 "credentials with AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or a "
-                                 "profile");
-        }
-      }
-      if (name == "anonymous" && *value != "true" && *value != "false") {
-        return InvalidArgument("parameter 'anonymous' must be true or false");
-      }
-      out.params[name] = *value;
-    }
-  }
   return out;
 }
 
@@ -156,20 +108,34 @@ Result<ParsedUrl> ParseHttp(Scheme scheme, std::string_view rest, std::string_vi
 
 std::string RedactUrl(std::string_view url) {
   std::string lower = ToLower(url.substr(0, std::min<size_t>(url.size(), 8)));
-  std::string out(StartsWith(lower, "http:") || StartsWith(lower, "https:")
-                      ? url.substr(0, url.find_first_of("?#"))
-                      : url);
-  // Every "scheme://user:pass@host" in it (an s3:// URL's endpoint parameter holds one too).
-  for (size_t sep = out.find("://"); sep != std::string::npos; sep = out.find("://", sep + 3)) {
-    size_t end = out.find_first_of("/?&#", sep + 3);
+  bool web = StartsWith(lower, "http:") || StartsWith(lower, "https:");
+  std::string out(web ? url.substr(0, url.find_first_of("?#")) : url);
+  // A "user:pass@" in the authority (the part after "://" up to the first '/'). Only there: an
+  // s3 key is literal and may hold "://" and '@' of its own.
+  if (size_t sep = out.find("://"); sep != std::string::npos) {
+    size_t end = out.find_first_of(web ? "/?#" : "/", sep + 3);
     size_t at = out.rfind('@', end == std::string::npos ? out.size() : end);
     if (at != std::string::npos && at > sep) out.erase(sep + 3, at + 1 - (sep + 3));
   }
   return out;
 }
 
+bool IsUrlProfileName(std::string_view name) {
+  if (name.empty() || name.front() == '-') return false;
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.' || c == '+' || c == '@';
+    if (!ok) return false;
+  }
+  return true;
+}
+
 Result<ParsedUrl> ParseUrl(std::string_view url, std::string_view cwd) {
   size_t sep = url.find("://");
+  // A '/' before "://" ("./a://b", "/x/s3://y") makes it a path, not a scheme.
+  if (sep != std::string_view::npos && url.substr(0, sep).find('/') != std::string_view::npos) {
+    sep = std::string_view::npos;
+  }
   if (sep == std::string_view::npos) {
     // A known scheme and a colon without "//" is a typo, not a relative path named "s3:".
     size_t colon = url.find(':');
@@ -194,6 +160,18 @@ Result<ParsedUrl> ParseUrl(std::string_view url, std::string_view cwd) {
   }
   std::string scheme = ToLower(url.substr(0, sep));
   std::string_view rest = url.substr(sep + 3);
+  // "PROFILE:s3://bucket/key": the profile names where the bucket is (docs/semantics/urls.md).
+  if (size_t colon = scheme.rfind(':'); colon != std::string::npos) {
+    std::string_view profile = url.substr(0, colon);
+    std::string inner = scheme.substr(colon + 1);
+    if (IsUrlProfileName(profile) && inner == "s3") {
+      return ParseS3(rest, url, profile);
+    }
+    if (IsUrlProfileName(profile) && IsKnownScheme(inner)) {
+      return InvalidArgument("URL '" + RedactUrl(url) + "': a profile prefix ('" +
+                             std::string(profile) + ":') applies only to s3:// URLs");
+    }
+  }
   if (scheme == "file") {
     size_t slash = rest.find('/');
     std::string_view host = rest.substr(0, slash);
@@ -208,7 +186,7 @@ Result<ParsedUrl> ParseUrl(std::string_view url, std::string_view cwd) {
       return InvalidArgument("malformed URL '" + RedactUrl(url) + "': invalid percent-escape");
     return ParseLocal(*path, cwd, url);
   }
-  if (scheme == "s3") return ParseS3(rest, url);
+  if (scheme == "s3") return ParseS3(rest, url, {});
   if (scheme == "http" || scheme == "https") {
     return ParseHttp(scheme == "http" ? Scheme::kHttp : Scheme::kHttps, rest, url);
   }
@@ -229,17 +207,10 @@ std::string DirectoryPrefix(std::string key) {
   return key;
 }
 
-std::string FormatS3Url(std::string_view bucket, std::string_view key) {
-  std::string out = "s3://" + std::string(bucket) + "/";
-  for (unsigned char c : key) {
-    if (c == '%' || c == '?' || c == '#' || c < 0x20 || c == 0x7f) {
-      char buf[4];
-      std::snprintf(buf, sizeof buf, "%%%02X", c);
-      out += buf;
-    } else {
-      out.push_back(static_cast<char>(c));
-    }
-  }
+std::string FormatS3Url(std::string_view bucket, std::string_view key, std::string_view profile) {
+  std::string out;
+  if (!profile.empty()) out = std::string(profile) + ":";
+  out += "s3://" + std::string(bucket) + "/" + std::string(key);
   return out;
 }
 

@@ -1,6 +1,6 @@
 // libFuzzer target: the URL parser (storage/url.h) and the URL redactor.
-// Properties: never crashes; a parsed s3 key round-trips through FormatS3Url; RedactUrl never
-// returns the userinfo or (for http) the query of its input.
+// Properties: never crashes; a parsed s3 URL (bucket, literal key, profile prefix) round-trips
+// through FormatS3Url; RedactUrl never returns the query of an http(s) input.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -14,10 +14,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string redacted = ferry::storage::RedactUrl(in);
   (void)ferry::storage::KeyBaseName(in);
   (void)ferry::storage::DirectoryPrefix(std::string(in));
-  if (parsed.ok() && parsed->scheme == ferry::storage::Scheme::kS3 && parsed->params.empty()) {
-    std::string again = ferry::storage::FormatS3Url(parsed->bucket, parsed->key);
+  if (parsed.ok() && parsed->scheme == ferry::storage::Scheme::kS3) {
+    std::string again = ferry::storage::FormatS3Url(parsed->bucket, parsed->key, parsed->profile);
     auto reparsed = ferry::storage::ParseUrl(again);
-    if (!reparsed.ok() || reparsed->key != parsed->key || reparsed->bucket != parsed->bucket) {
+    if (!reparsed.ok() || reparsed->key != parsed->key || reparsed->bucket != parsed->bucket ||
+        reparsed->profile != parsed->profile) {
       std::abort();  // what ferry ls prints must paste back
     }
   }

@@ -21,7 +21,9 @@ std::string HostHeader(const aws::S3Endpoint& ep) {
 
 }  // namespace
 
-std::string S3Client::UrlFor(std::string_view key) const { return FormatS3Url(opt_.bucket, key); }
+std::string S3Client::UrlFor(std::string_view key) const {
+  return FormatS3Url(opt_.bucket, key, opt_.url_profile);
+}
 
 void S3Client::CountRetry(const S3Call& call, const Status& why, std::chrono::milliseconds delay,
                           std::string_view resume) {
@@ -155,7 +157,8 @@ Status S3ErrorToStatus(const S3Call& call, const std::string& url, const http::R
   } else if (st == 301 || st == 307 || code == "PermanentRedirect") {
     sc = StatusCode::kFailedPrecondition;
     hint = err && !err->region.empty()
-               ? "the bucket is in region '" + err->region + "'; add ?region=" + err->region
+               ? "the bucket is in region '" + err->region + "'; pass --region " + err->region +
+                     " (or set region in the profile)"
                : "the bucket is in another region or endpoint";
   } else if (st == 412) {
     sc = call.method == "PUT" ? StatusCode::kAlreadyExists : StatusCode::kFailedPrecondition;

@@ -18,6 +18,7 @@ namespace ferry::storage {
 
 struct S3StoreOptions {
   std::string bucket;
+  std::string url_profile;  // the PROFILE of "PROFILE:s3://..." URLs, kept in UrlFor's output
   aws::S3Endpoint endpoint;
   std::shared_ptr<aws::CredentialsProvider> credentials;  // required
   std::shared_ptr<http::Client> http;                     // required; shared for reuse
