@@ -89,7 +89,8 @@ void AddCpCommand(CLI::App& app, Action& action) {
   cmd->add_option("src", o->src, "Source path or URL")->required();
   cmd->add_option("dst", o->dst, "Destination path or URL (ending in / for a directory)")
       ->required();
-  cmd->add_flag("-r,--recursive", o->copy.recursive, "Copy everything under SRC into DST");
+  cmd->add_flag("-r,-R,--recursive", o->copy.recursive,
+                "Copy everything under SRC into DST (-R: as in cp -R)");
   // One value per flag (repeat the flag), so positional arguments are never swallowed.
   cmd->add_option("--include", o->copy.include, "Only copy paths matching this glob (repeatable)")
       ->allow_extra_args(false);

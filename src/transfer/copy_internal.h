@@ -34,6 +34,10 @@ struct RunContext {
   CopyReport report GUARDED_BY(mu);  // counts only; bytes are atomics in counters
   std::atomic<uint64_t> bytes_resumed{0}, verified{0}, unverified{0}, server_side{0};
 
+  // Set by the first failure every other object would meet too (StopsTheCopy in
+  // copy_engine.cc): no further object starts and the listing ends.
+  std::atomic<bool> stop{false};
+
   bool cancelled() const { return options.cancel && options.cancel->load(); }
 };
 
