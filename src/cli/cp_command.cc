@@ -73,7 +73,10 @@ Status RunCp(Context& ctx, CpOptions& o) {
     // Trees get a summary; a single object copy stays quiet unless -v.
     if (r.files_total > 0) std::fputs(SummaryLine(r).c_str(), stderr);
   }
-  for (size_t i = 1; i < r.errors.size(); ++i) Log(LogLevel::kError, "{}", r.errors[i]);
+  // After a stop at an error every object meets, the others in flight failed the same way.
+  if (!result.stopped) {
+    for (size_t i = 1; i < r.errors.size(); ++i) Log(LogLevel::kError, "{}", r.errors[i]);
+  }
   if (ctx.interrupted->load()) {
     return Status(StatusCode::kCancelled, "cp interrupted; run the same command again to resume");
   }

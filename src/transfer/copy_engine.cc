@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <vector>
 
 #include "base/log.h"
 #include "base/strings.h"
@@ -38,11 +39,18 @@ bool StopsTheCopy(const Status& s) {
          s.detail().remote_code == "NoSuchBucket";
 }
 
-// The endpoints of the stores a copy talks to, for StallWatch's notice.
+// Who a stalled copy waits on, for StallWatch's notice: the endpoints of its remote stores
+// ("'http://127.0.0.1:7480'"), else its local paths (a hung NFS mount).
 std::string Endpoints(const storage::OpenedUrl& src, const storage::OpenedUrl& dst) {
-  std::string a = src.store->Describe().endpoint;
-  std::string b = dst.store == src.store ? a : dst.store->Describe().endpoint;
-  return a == b ? "'" + a + "'" : "'" + a + "' or '" + b + "'";
+  std::vector<std::string> remote, local;
+  for (const storage::OpenedUrl* u : {&src, &dst}) {
+    storage::StoreDescription d = u->store->Describe();
+    auto& names = d.kind == "local" || d.kind == "memory" ? local : remote;
+    std::string name = "'" + (&names == &local ? u->store->UrlFor(u->key) : d.endpoint) + "'";
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  const auto& names = remote.empty() ? local : remote;
+  return names.size() == 1 ? names[0] : names[0] + " or " + names[1];
 }
 
 // A destination that receives the source's base name: a trailing '/', the store's root, or
@@ -294,7 +302,8 @@ CopyResult RunCopy(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
     };
     bool src_is_prefix = src.key.empty() || src.url.trailing_slash;
     // The listings and Stat calls of planning can hang too.
-    const std::string planning = "listing '" + src.store->UrlFor(src.key) + "'";
+    const std::string planning =
+        "listing '" + src.store->UrlFor(src.key) + "' -> '" + dst.store->UrlFor(dst.key) + "'";
     stall.Begin(planning);
     Result<bool> single = false;
     if (!src_is_prefix) single = PlanSingle(src, dst, options, submit);
@@ -333,6 +342,7 @@ CopyResult RunCopy(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
     return result;
   }
   result.status = first_error;
+  result.stopped = ctx.stop;
   if (ctx.stop && (not_tried > 0 || !counters.listing_done)) {
     result.status =
         Status(first_error.code(),
