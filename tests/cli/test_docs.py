@@ -124,7 +124,7 @@ def check_venv_install(page, block, p):
     """The venv has the binary in bin/ and the package (with its native module) in site-packages,
     not the build's: imported with the ASan runtime a sanitizer build needs, from another dir."""
     venv = page.work / ".venv"
-    assert p.stdout.startswith("ferry "), p.stdout   # .venv/bin/ferry --version
+    assert p.stdout.splitlines()[-1].startswith("ferry "), p.stdout   # .venv/bin/ferry --version
     code = "import ferry.data, ferry._native; print(ferry.data.__file__, ferry._native.__file__)"
     env = page.env(preload=True, PYTHONPATH=None)
     q = subprocess.run([str(venv / "bin/python3"), "-c", code], env=env, cwd=page.dir,
