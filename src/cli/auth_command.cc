@@ -25,6 +25,7 @@ Status RunAuth(Context& ctx, const AuthOptions& o) {
                  "'" + storage::RedactUrl(o.url) + "' needs no credentials (not an s3:// URL)\n");
   }
   FERRY_ASSIGN_OR_RETURN(auto opened, OpenUrl(ctx, o.url));
+  auto watch = WatchStore(ctx, opened, "auth '" + opened.store->UrlFor(parsed.key) + "'");
   storage::StoreDescription d = opened.store->Describe();
   if (!d.credentials) return d.credentials_error;
   if (o.json) {

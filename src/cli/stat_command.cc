@@ -16,6 +16,7 @@ struct StatOptions {
 
 Status RunStat(Context& ctx, const StatOptions& o) {
   FERRY_ASSIGN_OR_RETURN(auto opened, OpenUrl(ctx, o.url));
+  auto watch = WatchStore(ctx, opened, "stat '" + opened.store->UrlFor(opened.key) + "'");
   auto stat = opened.store->Stat(opened.key);
   if (!stat.ok() && stat.status().code() == StatusCode::kNotFound && !opened.key.empty() &&
       opened.key.back() != '/') {

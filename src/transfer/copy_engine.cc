@@ -281,11 +281,12 @@ CopyResult RunCopy(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
   Status planned;
   std::atomic<uint64_t> not_tried{0};
   {
-    StallWatch stall(
-        counters, [&] { return Endpoints(src, dst); },
-        [&] {
-          return src.store->retry_count() + (dst.store != src.store ? dst.store->retry_count() : 0);
-        });
+    StallWatch stall([&] { return counters.bytes_done.load() + counters.files_done.load(); },
+                     [&] { return Endpoints(src, dst); },
+                     [&] {
+                       return src.store->retry_count() +
+                              (dst.store != src.store ? dst.store->retry_count() : 0);
+                     });
     ThreadPool file_pool(options.transfers);
     Scheduler scheduler(file_pool, 2 * options.transfers + 16);
     SubmitFn submit = [&](Item item) {
@@ -294,7 +295,7 @@ CopyResult RunCopy(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
           ++not_tried;
           return;
         }
-        const std::string what = "'" + src.store->UrlFor(it.src_key) + "'";
+        const std::string what = "copying '" + src.store->UrlFor(it.src_key) + "'";
         stall.Begin(what);
         Finish(ctx, it, internal::CopyItem(ctx, it), first_error);
         stall.End(what);

@@ -1,12 +1,14 @@
 #include "transfer/stall_watch.h"
 
+#include <fmt/format.h>
+
 #include "base/log.h"
 
 namespace ferry::transfer {
 
-StallWatch::StallWatch(const ProgressCounters& counters, std::function<std::string()> endpoints,
+StallWatch::StallWatch(std::function<uint64_t()> progress, std::function<std::string()> endpoints,
                        std::function<uint64_t()> retries, std::chrono::milliseconds after)
-    : c_(counters),
+    : progress_(std::move(progress)),
       endpoints_(std::move(endpoints)),
       retries_(std::move(retries)),
       after_(after),
@@ -43,10 +45,10 @@ void StallWatch::Loop() {
   MutexLock lock(mu_);
   while (!cv_.WaitFor(lock, kTick, [&]() REQUIRES(mu_) { return stop_; })) {
     auto now = Clock::now();
-    uint64_t progress = c_.bytes_done.load() + c_.files_done.load();
+    uint64_t progress = progress_();
     if (progress != last || in_flight_.empty()) {
       if (stalled && progress != last) {
-        Log(LogLevel::kWarn, "{} answers again: the copy goes on", endpoints);
+        Log(LogLevel::kWarn, "{} answers again", endpoints);
       }
       last = progress;
       moved_at = now;
@@ -59,11 +61,12 @@ void StallWatch::Loop() {
     stalled = true;
     auto waited = std::chrono::duration_cast<std::chrono::seconds>(now - moved_at).count();
     if (endpoints.empty()) endpoints = endpoints_();
+    const size_t more = in_flight_.size() - 1;
     Log(LogLevel::kWarn,
-        "waiting on {}: no progress for {} s; {} object(s) in flight (e.g. {}), {} retries so "
-        "far; a request without an answer is retried when it times out (Ctrl-C stops; the same "
-        "command resumes)",
-        endpoints, waited, in_flight_.size(), *in_flight_.begin(), retries_());
+        "waiting on {}: no progress for {} s ({}{}); {} retries so far; a request without an "
+        "answer is retried when it times out (Ctrl-C stops)",
+        endpoints, waited, *in_flight_.begin(),
+        more ? fmt::format(" and {} more in flight", more) : "", retries_());
   }
 }
 

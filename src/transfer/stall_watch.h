@@ -1,20 +1,20 @@
 #pragma once
-// A copy whose backend stops answering says so within seconds instead of staying silent until
-// its requests time out and their retries run out (minutes). StallWatch watches the copy's
-// counters from a thread of its own; when neither a byte nor an object has finished for
-// `after` while objects are in flight, it logs one warning naming the endpoint(s), the number
-// of objects in flight with one of them, and the retries so far, and repeats it (with the time
-// waited) every `after` while the stall lasts. One line when work moves again.
+// A copy (or a CLI command) whose backend stops answering says so within seconds instead of
+// staying silent until its requests time out and their retries run out (minutes). StallWatch
+// polls a progress number (bytes and objects done, bytes printed) from a thread of its own;
+// when it has not moved for `after` while work is in flight, it logs one warning naming the
+// endpoint(s), the number of things in flight with one of them, and the retries so far, and
+// repeats it (with the time waited) every `after` while the stall lasts. One line when work
+// moves again.
 
-#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <set>
 #include <string>
 #include <thread>
 
 #include "base/mutex.h"
-#include "transfer/progress.h"
 
 namespace ferry::transfer {
 
@@ -23,7 +23,8 @@ class StallWatch final {
   // `endpoints`: who is being waited for ("http://127.0.0.1:7480"), asked once, at the first
   // notice (so a copy that never stalls never asks). `retries`: the stores' retry count so far
   // (read on each notice).
-  StallWatch(const ProgressCounters& counters, std::function<std::string()> endpoints,
+  // `progress`: any number that grows while work gets done (read every 250 ms).
+  StallWatch(std::function<uint64_t()> progress, std::function<std::string()> endpoints,
              std::function<uint64_t()> retries,
              std::chrono::milliseconds after = std::chrono::seconds(10));
   ~StallWatch();  // stops the thread
@@ -34,7 +35,7 @@ class StallWatch final {
 
  private:
   void Loop();
-  const ProgressCounters& c_;
+  const std::function<uint64_t()> progress_;
   const std::function<std::string()> endpoints_;
   const std::function<uint64_t()> retries_;
   const std::chrono::milliseconds after_;

@@ -57,18 +57,18 @@ TEST(StallWatchTest, NamesTheEndpointWhileNothingMovesAndSaysWhenItMovesAgain) {
   ProgressCounters counters;
   ::testing::internal::CaptureStderr();
   {
-    StallWatch watch(
-        counters, [] { return std::string("'http://e:1'"); }, [] { return uint64_t{3}; },
-        std::chrono::milliseconds(1000));
-    watch.Begin("'s3://b/k'");
+    StallWatch watch([&] { return counters.bytes_done.load() + counters.files_done.load(); },
+                     [] { return std::string("'http://e:1'"); }, [] { return uint64_t{3}; },
+                     std::chrono::milliseconds(1000));
+    watch.Begin("copying 's3://b/k'");
     std::this_thread::sleep_for(std::chrono::milliseconds(1400));
     counters.bytes_done += 1;
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    watch.End("'s3://b/k'");
+    watch.End("copying 's3://b/k'");
   }
   std::string out = ::testing::internal::GetCapturedStderr();
-  EXPECT_NE(out.find("waiting on 'http://e:1': no progress for 1 s; 1 object(s) in flight (e.g. "
-                     "'s3://b/k'), 3 retries so far"),
+  EXPECT_NE(out.find("waiting on 'http://e:1': no progress for 1 s (copying 's3://b/k'); 3 "
+                     "retries so far"),
             std::string::npos)
       << out;
   EXPECT_NE(out.find("'http://e:1' answers again"), std::string::npos) << out;
@@ -78,16 +78,16 @@ TEST(StallWatchTest, QuietWhenNothingIsInFlightOrWorkMoves) {
   ProgressCounters counters;
   ::testing::internal::CaptureStderr();
   {
-    StallWatch watch(
-        counters, [] { return std::string("'http://e:1'"); }, [] { return uint64_t{0}; },
-        std::chrono::milliseconds(200));
+    StallWatch watch([&] { return counters.bytes_done.load() + counters.files_done.load(); },
+                     [] { return std::string("'http://e:1'"); }, [] { return uint64_t{0}; },
+                     std::chrono::milliseconds(200));
     std::this_thread::sleep_for(std::chrono::milliseconds(600));  // idle: nothing in flight
-    watch.Begin("'s3://b/k'");
+    watch.Begin("copying 's3://b/k'");
     for (int i = 0; i < 6; ++i) {
       counters.files_done += 1;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    watch.End("'s3://b/k'");
+    watch.End("copying 's3://b/k'");
   }
   EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
 }
