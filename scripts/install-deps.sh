@@ -2,7 +2,8 @@
 # Installs every Debian package Ferry needs to build, test and benchmark.
 # Idempotent: when everything is present it only runs dpkg-query and exits.
 #   scripts/install-deps.sh --build  what building ferry needs (with npm's uPlot for the web UI,
-#                                    src/ui/web/package.json)
+#                                    src/ui/web/package.json; pip, setuptools, wheel and venv for
+#                                    `pip install --no-build-isolation ./python`)
 #   scripts/install-deps.sh --demo   that + what scripts/demo.sh runs (torch, PIL, pip, nginx)
 #   scripts/install-deps.sh          build + test dependencies (Ceph RGW, pytest, boto3, Slurm,
 #                                    Chromium, the npm clients in tests/tools/npm)
@@ -14,6 +15,7 @@ build_pkgs=(
   libcurl4-openssl-dev libssl-dev libpugixml-dev nlohmann-json3-dev libcli11-dev
   libfmt-dev libyaml-cpp-dev libisal-dev libgtest-dev libgmock-dev libbenchmark-dev
   python3-dev pybind11-dev libfuse3-dev clang-format libboost1.81-dev libsqlite3-dev libpq-dev
+  python3-pip python3-setuptools python3-wheel python3-venv
 )
 # clang 19 (Debian 12's clang 14 and 16 cannot use libstdc++ 12's <expected>): libFuzzer targets
 # and the thread-safety analysis (scripts/fuzz.sh, the `clang` preset).
@@ -25,12 +27,12 @@ clang_pkgs=(clang-19 libclang-rt-19-dev)
 # driven by npm's playwright-core; no tool downloads a browser of its own).
 test_pkgs=(
   radosgw ceph-mon ceph-osd ceph-common uuid-runtime curl python3 python3-pytest python3-boto3
-  fuse3 rclone python3-torch python3-numpy python3-pil python3-venv python3-yaml slurm-wlm munge
+  fuse3 rclone python3-torch python3-numpy python3-pil python3-yaml slurm-wlm munge
   nginx-light postgresql chromium
 )
 bench_pkgs=(awscli time s3fs fio)
 # scripts/demo.sh: the training (torch, PIL), pip through the cache, the PyPI stand-in (nginx).
-demo_pkgs=(python3-torch python3-numpy python3-pil python3-pip nginx-light)
+demo_pkgs=(python3-torch python3-numpy python3-pil nginx-light)
 
 case "${1:-}" in
   --build) want=("${build_pkgs[@]}") ;;

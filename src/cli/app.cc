@@ -6,6 +6,7 @@
 #include "base/log.h"
 #include "base/redact.h"
 #include "cli/command.h"
+#include "cli/usage_hints.h"
 
 #ifndef FERRY_VERSION
 #define FERRY_VERSION "dev"
@@ -18,6 +19,9 @@ int RunFerry(int argc, char** argv) {
   CLI::App app{"ferry: move training data and results between storage and GPU jobs"};
   app.set_version_flag("--version", "ferry " FERRY_VERSION);
   app.require_subcommand(1);
+  // -v and --trace-http also after the subcommand (ferry cp -v ...): its subcommands (added
+  // below) inherit this.
+  app.fallthrough();
   int verbosity = 0;
   bool trace_http = false;
   app.add_flag("-v,--verbose", verbosity, "More log output (-v info, -vv debug, -vvv trace)");
@@ -72,7 +76,13 @@ int RunFerry(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "ferry: usage error: %s (see ferry --help)\n", Redact(e.what()).c_str());
+    // CLI11's own words for an unknown flag are "argument was not expected: VALUE"; name the
+    // flag and the nearest known one instead.
+    const std::vector<std::string> args(argv + 1, argv + argc);
+    std::string hint = ExplainUsageError(app, args);
+    if (hint.empty())
+      hint = std::string(e.what()) + " (see " + UsageCommand(app, args) + " --help)";
+    std::fprintf(stderr, "ferry: usage error: %s\n", Redact(hint).c_str());
     return kExitUsage;
   }
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/command.h"
+#include "cli/render.h"
 #include "storage/url.h"
 
 namespace ferry::cli {
@@ -14,6 +15,7 @@ namespace {
 struct AuthOptions {
   std::string url;
   bool no_check = false;
+  bool json = false;
 };
 
 Status RunAuth(Context& ctx, const AuthOptions& o) {
@@ -23,8 +25,18 @@ Status RunAuth(Context& ctx, const AuthOptions& o) {
                  "'" + storage::RedactUrl(o.url) + "' needs no credentials (not an s3:// URL)\n");
   }
   FERRY_ASSIGN_OR_RETURN(auto opened, OpenUrl(ctx, o.url));
+  auto watch = WatchStore(ctx, opened, "auth '" + opened.store->UrlFor(parsed.key) + "'");
   storage::StoreDescription d = opened.store->Describe();
   if (!d.credentials) return d.credentials_error;
+  if (o.json) {
+    Json j = AuthJson(opened.store->UrlFor(parsed.key), d);
+    if (!o.no_check) {
+      auto page = opened.store->List({.prefix = parsed.key, .recursive = false, .max_keys = 1});
+      if (!page.ok()) return page.status().WithContext("access check failed");
+    }
+    j["check"] = o.no_check ? "skipped" : "ok";
+    return PrintJson(ctx, j);
+  }
   FERRY_RETURN_IF_ERROR(
       Print(ctx, fmt::format("endpoint:    {}\nregion:      {}\naddressing:  {}\n"
                              "credentials: {}\n",
@@ -43,6 +55,7 @@ void AddAuthCommand(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand("auth", "Show which credentials and endpoint an s3:// URL uses");
   cmd->add_option("url", o->url, "[PROFILE:]s3://bucket[/prefix]")->required();
   cmd->add_flag("--no-check", o->no_check, "Do not make a test request");
+  cmd->add_flag("--json", o->json, "Print JSON (a failed check is an error, as without it)");
   cmd->callback([o, &action] { action = [o](Context& ctx) { return RunAuth(ctx, *o); }; });
 }
 

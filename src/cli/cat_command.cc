@@ -36,6 +36,7 @@ Status RunCat(Context& ctx, const CatOptions& o) {
     ro.range = *range;
   }
   FERRY_ASSIGN_OR_RETURN(auto opened, OpenUrl(ctx, o.url));
+  auto watch = WatchStore(ctx, opened, "cat '" + opened.store->UrlFor(opened.key) + "'");
   return opened.store->Read(opened.key, ro,
                             [&](std::string_view chunk) { return Print(ctx, chunk); });
 }

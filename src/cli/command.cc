@@ -21,6 +21,7 @@ void StopOnSignals() {
 const std::atomic<bool>& InterruptFlag() { return g_interrupted; }
 
 Status Print(Context& ctx, std::string_view text) {
+  ctx.printed += text.size();
   if (std::fwrite(text.data(), 1, text.size(), ctx.out) != text.size()) {
     if (errno == EPIPE) {
       ctx.output_closed = true;
@@ -29,6 +30,19 @@ Status Print(Context& ctx, std::string_view text) {
     return ErrnoToStatus(errno, "write to standard output");
   }
   return Status();
+}
+
+std::unique_ptr<transfer::StallWatch> WatchStore(Context& ctx, const storage::OpenedUrl& opened,
+                                                 std::string what) {
+  std::shared_ptr<storage::Store> store = opened.store;
+  const std::string kind = store->Describe().kind;
+  if (kind == "local" || kind == "memory") return nullptr;
+  auto watch = std::make_unique<transfer::StallWatch>(
+      [&ctx] { return ctx.printed.load(); },
+      [store] { return "'" + store->Describe().endpoint + "'"; },
+      [store] { return store->retry_count(); });
+  watch->Begin(what);
+  return watch;
 }
 
 bool LocalDirExists(const storage::OpenedUrl& opened) {

@@ -14,6 +14,7 @@
 #include "base/environment.h"
 #include "base/status.h"
 #include "storage/registry.h"
+#include "transfer/stall_watch.h"
 
 namespace ferry::cli {
 
@@ -36,6 +37,8 @@ struct Context {
   // Set on SIGINT/SIGTERM once a command called StopOnSignals(); the stores' retries and
   // transfers watch it too (BackendOptions::retry.cancel).
   const std::atomic<bool>* interrupted = nullptr;
+  // Bytes written by Print(): what WatchStore() sees as progress.
+  std::atomic<uint64_t> printed{0};
 };
 
 // Makes SIGINT and SIGTERM set *Context::interrupted instead of ending the process: the command
@@ -76,6 +79,12 @@ Result<storage::ParsedUrl> ParseUrlArg(Context& ctx, std::string_view url);
 // Parses `url` (a malformed URL is a usage error) and opens its store (failures there are
 // runtime errors: credentials, endpoints).
 Result<storage::OpenedUrl> OpenUrl(Context& ctx, std::string_view url);
+
+// While the returned watch lives, a command of a few requests (ls, stat, cat, auth) whose store
+// stops answering says so after 10 s without output, naming the store's endpoint and `what`
+// ("ls 's3://b/p/'"), instead of staying silent until the requests time out (StallWatch).
+std::unique_ptr<transfer::StallWatch> WatchStore(Context& ctx, const storage::OpenedUrl& opened,
+                                                 std::string what);
 
 // Writes to ctx.out; a closed pipe (ferry ls | head) sets ctx.output_closed and returns
 // kCancelled, which ends the command quietly.

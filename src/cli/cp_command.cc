@@ -73,7 +73,10 @@ Status RunCp(Context& ctx, CpOptions& o) {
     // Trees get a summary; a single object copy stays quiet unless -v.
     if (r.files_total > 0) std::fputs(SummaryLine(r).c_str(), stderr);
   }
-  for (size_t i = 1; i < r.errors.size(); ++i) Log(LogLevel::kError, "{}", r.errors[i]);
+  // After a stop at an error every object meets, the others in flight failed the same way.
+  if (!result.stopped) {
+    for (size_t i = 1; i < r.errors.size(); ++i) Log(LogLevel::kError, "{}", r.errors[i]);
+  }
   if (ctx.interrupted->load()) {
     return Status(StatusCode::kCancelled, "cp interrupted; run the same command again to resume");
   }
@@ -89,7 +92,8 @@ void AddCpCommand(CLI::App& app, Action& action) {
   cmd->add_option("src", o->src, "Source path or URL")->required();
   cmd->add_option("dst", o->dst, "Destination path or URL (ending in / for a directory)")
       ->required();
-  cmd->add_flag("-r,--recursive", o->copy.recursive, "Copy everything under SRC into DST");
+  cmd->add_flag("-r,-R,--recursive", o->copy.recursive,
+                "Copy everything under SRC into DST (-R: as in cp -R)");
   // One value per flag (repeat the flag), so positional arguments are never swallowed.
   cmd->add_option("--include", o->copy.include, "Only copy paths matching this glob (repeatable)")
       ->allow_extra_args(false);

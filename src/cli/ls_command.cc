@@ -37,6 +37,7 @@ Status PrintObject(Context& ctx, const LsOptions& o, const storage::Store& store
 
 Status RunLs(Context& ctx, const LsOptions& o) {
   FERRY_ASSIGN_OR_RETURN(auto opened, OpenUrl(ctx, o.url));
+  auto watch = WatchStore(ctx, opened, "ls '" + opened.store->UrlFor(opened.key) + "'");
   auto& store = *opened.store;
   std::string key = opened.key;
   if (!key.empty() && key.back() != '/') {

@@ -5,16 +5,33 @@
 
 #include <sys/wait.h>
 #include <unistd.h>
+#include <cerrno>
 #include <filesystem>
+#include <optional>
 
 #include "base/log.h"
 #include "cli/command.h"
+#include "job/mountinfo.h"
 #include "mount/fuse_adapter.h"
 #include "storage/url.h"
 
 namespace ferry::cli {
 
 namespace {
+
+// The mount at exactly `dir` (the newest, as mounts stack), if `dir` is a mount point.
+std::optional<job::MountEntry> MountAt(const std::string& dir) {
+  std::error_code ec;
+  std::string path = std::filesystem::absolute(dir, ec).lexically_normal().string();
+  if (path.size() > 1 && path.back() == '/') path.pop_back();
+  auto mounts = job::ReadMountInfo();
+  if (!mounts.ok()) return std::nullopt;
+  std::optional<job::MountEntry> found;
+  for (const auto& m : *mounts) {
+    if (m.mount_point == path) found = m;
+  }
+  return found;
+}
 
 struct MountCliOptions {
   std::string url, mountpoint, cache_dir, cache_size = "10G", max_memory = "512M", log_file;
@@ -33,11 +50,24 @@ Status RunMount(Context& ctx, const MountCliOptions& o, int* exit_code) {
   if (::stat(o.mountpoint.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return NotFound("mount point '" + o.mountpoint + "' is not an existing directory");
   }
+  if (auto m = MountAt(o.mountpoint)) {
+    // Stacking hides the mount below (and its open files) until the new one is unmounted.
+    return Status(StatusCode::kFailedPrecondition,
+                  "'" + o.mountpoint + "' is already a mount point (" + m->fstype + " from '" +
+                      m->source + "'); unmount it first (ferry umount " + o.mountpoint +
+                      ") or choose another directory");
+  }
   // Check the URL now, so a wrong bucket or credential fails here and not in the daemon.
   FERRY_ASSIGN_OR_RETURN(auto opened, OpenUrl(ctx, o.url));
   std::string prefix = storage::DirectoryPrefix(opened.key);
   auto page = opened.store->List({.prefix = prefix, .recursive = false, .max_keys = 1});
   if (!page.ok()) return page.status().WithContext("cannot mount '" + o.url + "'");
+  if (page->objects.empty() && page->prefixes.empty()) {
+    Log(LogLevel::kWarn,
+        "'{}' has no objects under it (a missing or empty prefix; a typo?): the mount starts "
+        "empty",
+        opened.store->UrlFor(prefix));
+  }
   mount::FuseOptions fo{.mountpoint = o.mountpoint,
                         .fsname = "ferry:" + opened.store->UrlFor(prefix),
                         .foreground = o.foreground,
@@ -85,6 +115,14 @@ int Fusermount(const std::string& mountpoint, bool lazy) {
 // fusermount3 -u; a mount whose daemon died (ENOTCONN) that is still busy is detached lazily,
 // since nothing can be served from it any more.
 Status RunUmount(const std::string& mountpoint, bool lazy) {
+  if (!MountAt(mountpoint)) {
+    struct stat st;
+    if (::stat(mountpoint.c_str(), &st) != 0 && errno != ENOTCONN) {
+      return NotFound("'" + mountpoint + "' does not exist (nothing to unmount)");
+    }
+    return Status(StatusCode::kFailedPrecondition,
+                  "'" + mountpoint + "' is not a mount point (nothing to unmount)");
+  }
   int rc = Fusermount(mountpoint, lazy);
   if (rc == 127)
     return Status(StatusCode::kNotFound, "fusermount3 not found (Debian package fuse3)");

@@ -123,4 +123,24 @@ Json DatasetJson(const std::string& index_url, const shard::DatasetIndex& index)
           {"shards", std::move(shards)}};
 }
 
+Json VerifyReportJson(const shard::VerifyReport& r) {
+  return {
+      {"index", r.index_url},         {"ok", r.problems.empty()}, {"shards", r.index.shards.size()},
+      {"samples", r.index.samples()}, {"bytes", r.index.bytes()}, {"problems", r.problems}};
+}
+
+Json AuthJson(const std::string& url, const storage::StoreDescription& d) {
+  return {{"url", url},
+          {"endpoint", d.endpoint},
+          {"region", d.region},
+          {"addressing", d.addressing},
+          {"credentials", d.credentials ? Json{{"source", d.credentials->source},
+                                               {"access_key", d.credentials->access_key},
+                                               {"identity", d.credentials->identity},
+                                               {"anonymous", d.credentials->anonymous},
+                                               {"temporary", d.credentials->temporary},
+                                               {"summary", d.credentials->summary}}
+                                        : Json()}};
+}
+
 }  // namespace ferry::cli

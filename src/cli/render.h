@@ -1,8 +1,8 @@
 #pragma once
-// The JSON of every `--json` output (ls, stat, cp, doctor, shard pack/ls), in one place: the
-// field names of each value, and the one way they are written: one line, keys in the order
-// given here, invalid UTF-8 replaced (U+FFFD) instead of throwing, every secret pattern removed
-// by Redact() like any other output line. Text output stays with each command.
+// The JSON of every `--json` output (ls, stat, cp, doctor, auth, run, shard pack/ls/verify), in one
+// place: the field names of each value, and the one way they are written: one line, keys in the
+// order given here, invalid UTF-8 replaced (U+FFFD) instead of throwing, every secret pattern
+// removed by Redact() like any other output line. Text output stays with each command.
 
 #include <nlohmann/json.hpp>
 
@@ -12,6 +12,7 @@
 #include "cli/command.h"
 #include "job/doctor.h"
 #include "job/doctor_url.h"
+#include "shard/dataset_ops.h"
 #include "shard/index.h"
 #include "shard/pack.h"
 #include "shard/scan.h"
@@ -41,5 +42,11 @@ Json UrlDiagnosisJson(const job::UrlDiagnosis& d);
 Json PackSummaryJson(const shard::PackReport& r);
 Json ShardEntryJson(const shard::ScannedEntry& e);
 Json DatasetJson(const std::string& index_url, const shard::DatasetIndex& index);
+// ferry shard verify: {index, ok, shards, samples, bytes, problems: [one line per bad shard]}.
+Json VerifyReportJson(const shard::VerifyReport& r);
+// ferry auth: {url, endpoint, region, addressing, credentials: {source, access_key (masked),
+// identity, anonymous, temporary, summary}} (never a secret);
+// the command adds {check: "ok" | "skipped"}.
+Json AuthJson(const std::string& url, const storage::StoreDescription& d);
 
 }  // namespace ferry::cli

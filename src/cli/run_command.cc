@@ -1,9 +1,11 @@
 // ferry run [--spec FILE] [--in SRC=DIR]... [--out DIR=DST]... [--resume DIR] [--interval S]
 //           [--grace S] [--signal-group] [--delete-after-upload GLOB]... [--trigger-file PATH]
 //           [--track URL [--experiment NAME] [--run-name NAME] [--system-metrics-interval S]]
-//           -- CMD ARGS...
+//           [--json] [--no-progress] -- CMD ARGS...
 // The job lifecycle is in src/job/run.h; spec files in src/job/spec.h; the checks of how inputs
 // and outputs are written in src/job/preflight_rules.h; --track in src/job/track/run_tracker.h.
+
+#include <fmt/format.h>
 
 #include <chrono>
 #include <cstdio>
@@ -11,7 +13,9 @@
 
 #include "base/log.h"
 #include "base/redact.h"
+#include "base/strings.h"
 #include "cli/command.h"
+#include "cli/render.h"
 #include "job/run.h"
 #include "job/spec.h"
 #include "job/track/run_tracker.h"
@@ -30,6 +34,8 @@ struct RunCliOptions {
   bool no_preflight = false;
   bool follow_links = false;
   bool signal_group = false;
+  bool json = false;
+  bool no_progress = false;
   std::string track, experiment, run_name;
   std::optional<int> system_metrics_interval;
 };
@@ -116,6 +122,44 @@ void RenderPreflight(const job::PreflightReport& report, bool ok) {
   std::fputs(Redact(block).c_str(), stderr);
 }
 
+// One line per stage-in and per output synced, on stderr (the command owns stdout): text by
+// default, a JSON object with --json. A failed sync is not repeated here in text: its error
+// line was logged as it happened.
+void RenderEvent(const job::RunEvent& e, bool json) {
+  const bool stage_in = e.kind == job::RunEvent::Kind::kStageIn;
+  if (json) {
+    Json j = {{"event", stage_in ? "stage-in" : "sync"}};
+    if (!stage_in) j["sync"] = e.sync_kind;
+    j["src"] = storage::RedactUrl(e.src);
+    j["dst"] = storage::RedactUrl(e.dst);
+    j["files_copied"] = e.files_copied;
+    j["files_unchanged"] = e.files_unchanged;
+    j["bytes_copied"] = e.bytes_copied;
+    if (!stage_in) j["left_out"] = e.left_out;
+    j["seconds"] = e.seconds;
+    j["ok"] = e.status.ok();
+    if (!e.status.ok()) j["error"] = e.status.message();
+    std::fputs(JsonLine(j).c_str(), stderr);
+    return;
+  }
+  if (!e.status.ok()) return;
+  std::string line =
+      stage_in
+          ? fmt::format(
+                "ferry: staged in '{}' -> '{}': {} file(s) copied ({}), {} unchanged, "
+                "in {:.1f} s\n",
+                storage::RedactUrl(e.src), e.dst, e.files_copied, HumanBytes(e.bytes_copied),
+                e.files_unchanged, e.seconds)
+          : fmt::format(
+                "ferry: {} sync '{}' -> '{}': {} file(s) uploaded ({}), {} unchanged{}, "
+                "in {:.1f} s\n",
+                e.sync_kind, e.src, storage::RedactUrl(e.dst), e.files_copied,
+                HumanBytes(e.bytes_copied), e.files_unchanged,
+                e.left_out ? fmt::format(", {} left out (changing; next sync)", e.left_out) : "",
+                e.seconds);
+  std::fputs(Redact(line).c_str(), stderr);
+}
+
 Status RunRun(Context& ctx, const RunCliOptions& o, int* exit_code) {
   auto combined = Combine(o);
   if (!combined.ok()) return Usage(ctx, combined.status());
@@ -127,8 +171,19 @@ Status RunRun(Context& ctx, const RunCliOptions& o, int* exit_code) {
     }
     run_tracker = std::make_unique<job::track::RunTracker>(to, *ctx.registry, *ctx.env);
   }
-  job::RunOutcome outcome =
-      job::RunJob(*combined, *ctx.registry, *ctx.env, RenderPreflight, run_tracker.get());
+  const bool json = o.json;
+  job::RunOutcome outcome = job::RunJob(
+      *combined, *ctx.registry, *ctx.env, RenderPreflight, run_tracker.get(),
+      [json](const job::RunEvent& e) { RenderEvent(e, json); }, !o.json && !o.no_progress);
+  if (o.json) {
+    Json end = {{"event", "end"},
+                {"exit_code", outcome.error.ok()                ? outcome.exit_code
+                              : outcome.exit_code == kExitUsage ? kExitUsage
+                                                                : kExitFailure},
+                {"ok", outcome.error.ok() && outcome.exit_code == 0}};
+    if (!outcome.error.ok()) end["error"] = outcome.error.message();
+    std::fputs(JsonLine(end).c_str(), stderr);
+  }
   if (outcome.exit_code == kExitUsage) return Usage(ctx, outcome.error);
   *exit_code = outcome.exit_code;
   return outcome.error;  // when set: one error line, exit 1
@@ -180,6 +235,11 @@ void AddRunCommand(CLI::App& app, Action& action, int* exit_code) {
   cmd->add_option("--run-name", o->run_name, "With --track: the run's name (default the job id)");
   cmd->add_option("--system-metrics-interval", o->system_metrics_interval,
                   "With --track: seconds between system-metric samples (default 10, 0 = off)");
+  cmd->add_flag("--json", o->json,
+                "ferry's own lines (one per stage-in and per output synced, then the end) as "
+                "JSON objects on stderr, one per line; the command's output is untouched");
+  cmd->add_flag("--no-progress", o->no_progress,
+                "No progress lines during long stage-ins and final syncs (the summary lines stay)");
   cmd->add_option("command", o->command, "-- CMD ARGS...");
   cmd->callback([o, &action, exit_code] {
     action = [o, exit_code](Context& ctx) { return RunRun(ctx, *o, exit_code); };

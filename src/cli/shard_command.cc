@@ -90,6 +90,10 @@ Status RunLs(Context& ctx, const ShardCliOptions& o) {
 Status RunVerify(Context& ctx, const ShardCliOptions& o) {
   FERRY_RETURN_IF_ERROR(ParseUrlArg(ctx, o.url).status());
   FERRY_ASSIGN_OR_RETURN(auto report, shard::VerifyDataset(*ctx.registry, o.url, o.jobs));
+  if (o.json) {
+    FERRY_RETURN_IF_ERROR(PrintJson(ctx, VerifyReportJson(report)));
+    return report.status();
+  }
   if (!report.problems.empty()) {
     std::string out;
     for (const auto& p : report.problems) out += "bad: " + p + "\n";
@@ -156,6 +160,7 @@ void AddShardCommand(CLI::App& app, Action& action) {
   auto* verify = cmd->add_subcommand("verify", "Read every shard and check it against the index");
   verify->add_option("url", o->url, "Index or dataset prefix")->required();
   verify->add_option("--jobs", o->jobs, "Shards read at once (default 4)");
+  verify->add_flag("--json", o->json, "Print the result as JSON (also when shards are bad)");
   verify->callback(set(RunVerify));
 
   auto* cat = cmd->add_subcommand("cat", "Write one file of a shard to stdout");

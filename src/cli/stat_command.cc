@@ -16,7 +16,21 @@ struct StatOptions {
 
 Status RunStat(Context& ctx, const StatOptions& o) {
   FERRY_ASSIGN_OR_RETURN(auto opened, OpenUrl(ctx, o.url));
-  FERRY_ASSIGN_OR_RETURN(auto info, opened.store->Stat(opened.key));
+  auto watch = WatchStore(ctx, opened, "stat '" + opened.store->UrlFor(opened.key) + "'");
+  auto stat = opened.store->Stat(opened.key);
+  if (!stat.ok() && stat.status().code() == StatusCode::kNotFound && !opened.key.empty() &&
+      opened.key.back() != '/') {
+    // "s3://b/dir" names no object but objects sit under "dir/": say so (ls does the same).
+    const std::string dir = opened.key + "/";
+    auto page = opened.store->List({.prefix = dir, .recursive = false, .max_keys = 1});
+    if (page.ok() && (!page->objects.empty() || !page->prefixes.empty())) {
+      return NotFound("'" + opened.store->UrlFor(opened.key) +
+                      "' is not an object but a prefix with objects under it; stat takes one "
+                      "object: list them with 'ferry ls " +
+                      opened.store->UrlFor(dir) + "'");
+    }
+  }
+  FERRY_ASSIGN_OR_RETURN(auto info, std::move(stat));
   if (o.json) return PrintJson(ctx, StatJson(*opened.store, info));
   std::string modified = info.modified ? FormatIso8601(*info.modified) : "";
   std::string out = fmt::format("url:      {}\nsize:     {}\nmodified: {}\netag:     {}\n",

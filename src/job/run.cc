@@ -19,6 +19,7 @@
 #include "job/run_plan.h"
 #include "job/run_system_posix.h"
 #include "transfer/copy_engine.h"
+#include "transfer/progress.h"
 
 namespace ferry::job {
 
@@ -28,8 +29,9 @@ namespace {
 // sync.h.
 class StoreRunWork final : public RunWork {
  public:
-  StoreRunWork(storage::StoreRegistry& registry, RunHooks* hooks)
-      : registry_(registry), hooks_(hooks) {}
+  StoreRunWork(storage::StoreRegistry& registry, RunHooks* hooks, const RunEventObserver& on_event,
+               bool progress_lines)
+      : registry_(registry), hooks_(hooks), on_event_(on_event), progress_lines_(progress_lines) {}
 
   Result<int> CountAttempt(const RunPlan& plan) override {
     const Output& first = plan.outputs.front();
@@ -93,13 +95,25 @@ class StoreRunWork final : public RunWork {
       return (!src.ok() ? src.status() : dst.status()).WithContext("stage-in '" + src_url + "'");
     }
     transfer::ProgressCounters counters;
-    transfer::CopyResult r =
-        transfer::RunCopy(*src, *dst, {.recursive = true, .cancel = &cancel}, counters);
+    transfer::CopyResult r;
+    {
+      transfer::ProgressReporter progress(counters, progress_lines_
+                                                        ? transfer::ProgressMode::kLines
+                                                        : transfer::ProgressMode::kNone);
+      r = transfer::RunCopy(*src, *dst, {.recursive = true, .cancel = &cancel}, counters);
+    }
     if (!r.status.ok()) {
       return r.status.WithContext("stage-in '" + src_url + "' to '" + dir + "' failed");
     }
-    Log(LogLevel::kInfo, "staged in '{}': {} copied, {} unchanged", src_url, r.report.files_copied,
-        r.report.files_skipped);
+    if (on_event_) {
+      on_event_({.kind = RunEvent::Kind::kStageIn,
+                 .src = src_url,
+                 .dst = dir,
+                 .files_copied = r.report.files_copied,
+                 .files_unchanged = r.report.files_skipped,
+                 .bytes_copied = r.report.bytes_copied,
+                 .seconds = r.report.seconds});
+    }
     return Status();
   }
 
@@ -107,7 +121,23 @@ class StoreRunWork final : public RunWork {
                  const std::atomic<bool>& cancel) override {
     SyncContext ctx{
         .id = plan.id, .options = plan.options, .child = child, .resumed_from = plan.resumed_from};
-    SyncRound round = SyncAllOutputs(registry_, plan.outputs, kind, ctx, history_, &cancel);
+    SyncRound round = SyncAllOutputs(registry_, plan.outputs, kind, ctx, history_, &cancel,
+                                     progress_lines_ && kind != SyncKind::kPeriodic);
+    if (on_event_) {
+      static constexpr const char* kKinds[] = {"periodic", "on-demand", "final"};
+      for (const auto& o : round.outputs) {
+        on_event_({.kind = RunEvent::Kind::kSync,
+                   .sync_kind = kKinds[static_cast<int>(kind)],
+                   .src = o.dir,
+                   .dst = o.url,
+                   .files_copied = o.uploaded,
+                   .files_unchanged = o.unchanged,
+                   .bytes_copied = o.bytes_uploaded,
+                   .left_out = o.left_out,
+                   .seconds = o.seconds,
+                   .status = o.status});
+      }
+    }
     if (hooks_) hooks_->AfterSync(plan, kind, round);
     return round;
   }
@@ -141,14 +171,17 @@ class StoreRunWork final : public RunWork {
   }
 
   storage::StoreRegistry& registry_;
-  RunHooks* hooks_;                     // may be null
+  RunHooks* hooks_;                   // may be null
+  const RunEventObserver& on_event_;  // may be empty
+  const bool progress_lines_;
   std::vector<OutputHistory> history_;  // only the sync task touches it, one sync at a time
 };
 
 }  // namespace
 
 RunOutcome RunJob(const RunOptions& options, storage::StoreRegistry& registry,
-                  const Environment& env, const PreflightObserver& on_preflight, RunHooks* hooks) {
+                  const Environment& env, const PreflightObserver& on_preflight, RunHooks* hooks,
+                  const RunEventObserver& on_event, bool progress_lines) {
   // Signals are held from the start (and restored last): one that comes during preflight or
   // stage-in stays pending until a phase takes it.
   PosixSignalSource signals;
@@ -164,7 +197,7 @@ RunOutcome RunJob(const RunOptions& options, storage::StoreRegistry& registry,
       {.grace = plan->options.grace, .signal_group = plan->options.signal_group});
   if (hooks && hooks->output_sink()) processes.CaptureOutput(hooks->output_sink());
   ThreadTaskRunner tasks;
-  StoreRunWork work(registry, hooks);
+  StoreRunWork work(registry, hooks, on_event, progress_lines);
   RunLifecycle lifecycle(*plan, {clock, signals, processes, tasks}, work);
   RunOutcome outcome = lifecycle.Run(on_preflight);
   if (hooks) {

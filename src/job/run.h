@@ -95,13 +95,31 @@ struct RunOutcome {
 // Shown the preflight's findings (`ok`: whether the run goes on) before anything else happens.
 using PreflightObserver = std::function<void(const PreflightReport& report, bool ok)>;
 
+// What ferry run did on its own account, as it happens (on the thread that did it): each input
+// staged in, and each output synced. The CLI prints one summary line per event (JSON with
+// --json).
+struct RunEvent {
+  enum class Kind { kStageIn, kSync };
+  Kind kind = Kind::kSync;
+  std::string sync_kind;  // kSync: "periodic", "on-demand" or "final"
+  std::string src, dst;   // kStageIn: URL -> local dir; kSync: local dir -> URL
+  uint64_t files_copied = 0, files_unchanged = 0, bytes_copied = 0;
+  size_t left_out = 0;  // kSync: files that changed while being uploaded (the next sync retries)
+  double seconds = 0;
+  Status status;  // the failure, when it failed (also logged as an error line)
+};
+using RunEventObserver = std::function<void(const RunEvent& event)>;
+
 class RunHooks;
 
 // Runs the job: the phases of lifecycle.h on the real system (run_system_posix.h) and stores.
 // The preflight names the credentials of each s3:// URL (Store::Describe()). `hooks` (may be
-// null, not owned) adds to the run (run_hooks.h: ferry run --track).
+// null, not owned) adds to the run (run_hooks.h: ferry run --track). `on_event` (may be empty)
+// is told about each stage-in and sync. `progress_lines`: long stage-ins and syncs print a
+// progress line every 10 s on stderr.
 RunOutcome RunJob(const RunOptions& options, storage::StoreRegistry& registry,
                   const Environment& env, const PreflightObserver& on_preflight,
-                  RunHooks* hooks = nullptr);
+                  RunHooks* hooks = nullptr, const RunEventObserver& on_event = {},
+                  bool progress_lines = false);
 
 }  // namespace ferry::job

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 
 #include "base/log.h"
@@ -11,6 +12,7 @@
 #include "job/job_records.h"
 #include "transfer/copy_engine.h"
 #include "transfer/glob_filter.h"
+#include "transfer/progress.h"
 
 namespace ferry::job {
 
@@ -74,8 +76,8 @@ std::string Relative(const std::string& key, const std::string& prefix) {
 
 Result<std::vector<SkippedFile>> SyncOutput(storage::StoreRegistry& registry, const Output& out,
                                             SyncKind kind, const SyncContext& ctx,
-                                            OutputHistory& history,
-                                            const std::atomic<bool>* cancel) {
+                                            OutputHistory& history, const std::atomic<bool>* cancel,
+                                            OutputSyncReport* report, bool progress_lines) {
   const bool final_sync = kind == SyncKind::kFinal;
   const RunOptions& options = ctx.options;
   FERRY_ASSIGN_OR_RETURN(auto src, registry.Open(out.dir + "/"));
@@ -92,7 +94,18 @@ Result<std::vector<SkippedFile>> SyncOutput(storage::StoreRegistry& registry, co
     copy.exclude.push_back(trigger.string().substr(out.dir.size() + 1));
   }
   transfer::ProgressCounters counters;
-  auto result = transfer::RunCopy(src, dst, copy, counters);
+  transfer::CopyResult result;
+  {
+    transfer::ProgressReporter progress(
+        counters, progress_lines ? transfer::ProgressMode::kLines : transfer::ProgressMode::kNone);
+    result = transfer::RunCopy(src, dst, copy, counters);
+  }
+  if (report) {
+    report->uploaded = result.report.files_copied;
+    report->unchanged = result.report.files_skipped;
+    report->bytes_uploaded = result.report.bytes_copied;
+    report->left_out = result.report.unstable.size();
+  }
   // NotFound with nothing planned: an empty output directory, still worth a manifest.
   if (!result.status.ok() &&
       (result.status.code() != StatusCode::kNotFound || result.report.files_total > 0)) {
@@ -164,12 +177,19 @@ Status SyncRound::AsStatus() const {
 
 SyncRound SyncAllOutputs(storage::StoreRegistry& registry, const std::vector<Output>& outputs,
                          SyncKind kind, const SyncContext& ctx, std::vector<OutputHistory>& history,
-                         const std::atomic<bool>* cancel) {
+                         const std::atomic<bool>* cancel, bool progress_lines) {
   SyncRound round;
   history.resize(outputs.size());
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Output& o = outputs[i];
-    auto skipped = SyncOutput(registry, o, kind, ctx, history[i], cancel);
+    auto start = std::chrono::steady_clock::now();
+    OutputSyncReport& report = round.outputs.emplace_back();
+    report.dir = o.dir;
+    report.url = o.url;
+    auto skipped = SyncOutput(registry, o, kind, ctx, history[i], cancel, &report, progress_lines);
+    report.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!skipped.ok()) report.status = skipped.status();
     if (!skipped.ok() && skipped.status().code() == StatusCode::kCancelled) {
       Log(LogLevel::kInfo, "sync of '{}' stopped: {}", o.dir,
           kind == SyncKind::kFinal ? "a second stop signal" : "the command is ending");
@@ -186,9 +206,7 @@ SyncRound SyncAllOutputs(storage::StoreRegistry& registry, const std::vector<Out
       round.first_skipped =
           "'" + o.dir + "/" + skipped->front().path + "' (" + skipped->front().reason + ")";
     }
-    round.skipped += skipped->size();
-    Log(LogLevel::kInfo, "synced '{}' to '{}'{}", o.dir, o.url,
-        skipped->empty() ? "" : fmt::format(", {} file(s) left out", skipped->size()));
+    round.skipped += skipped->size();  // the user's summary line: RunEvent (run.h)
   }
   return round;
 }

@@ -52,21 +52,35 @@ struct SyncContext {
 // open); on-demand syncs (SIGUSR1, the trigger file) and the final one take everything.
 enum class SyncKind { kPeriodic, kOnDemand, kFinal };
 
+// What one output's sync moved (SyncOutput fills it when given), for the user's summary line.
+struct OutputSyncReport {
+  std::string dir, url;
+  uint64_t uploaded = 0, unchanged = 0, bytes_uploaded = 0;
+  size_t left_out = 0;
+  double seconds = 0;
+  Status status;  // the sync's failure, if any
+};
+
 // Syncs one output. Returns the files it left out (sorted by path; the manifest was written);
 // an error when the sync as a whole failed (listing, an upload the destination refused, the
 // manifest): then no manifest was written.
 // `cancel` (may be null), once set, stops the sync within about a second with kCancelled and
 // no manifest (a periodic sync overtaken by the command's end, or a second stop signal).
+// `report` (may be null) gets the copy's counts; `progress_lines`: a progress line on stderr
+// every 10 s while it lasts.
 Result<std::vector<SkippedFile>> SyncOutput(storage::StoreRegistry& registry, const Output& out,
                                             SyncKind kind, const SyncContext& ctx,
                                             OutputHistory& history,
-                                            const std::atomic<bool>* cancel = nullptr);
+                                            const std::atomic<bool>* cancel = nullptr,
+                                            OutputSyncReport* report = nullptr,
+                                            bool progress_lines = false);
 
 // One sync of every output.
 struct SyncRound {
   Status status;              // the first output whose sync failed (all outputs are tried)
   size_t skipped = 0;         // files left out by the syncs that succeeded
   std::string first_skipped;  // "'DIR/PATH' (REASON)"
+  std::vector<OutputSyncReport> outputs;  // one per output tried, in order
 
   // The round as one status: failed, or OK but with files left out (named), or OK.
   Status AsStatus() const;
@@ -77,6 +91,6 @@ struct SyncRound {
 // `history` has one entry per output.
 SyncRound SyncAllOutputs(storage::StoreRegistry& registry, const std::vector<Output>& outputs,
                          SyncKind kind, const SyncContext& ctx, std::vector<OutputHistory>& history,
-                         const std::atomic<bool>* cancel);
+                         const std::atomic<bool>* cancel, bool progress_lines = false);
 
 }  // namespace ferry::job

@@ -1,13 +1,17 @@
 #include "transfer/copy_engine.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
+#include <vector>
 
 #include "base/log.h"
 #include "base/strings.h"
 #include "transfer/copy_internal.h"
 #include "transfer/glob_filter.h"
 #include "transfer/journal.h"
+#include "transfer/stall_watch.h"
 
 namespace ferry::transfer {
 
@@ -25,6 +29,29 @@ uint64_t ChoosePartSize(uint64_t object_size, uint64_t requested) {
 }
 
 namespace {
+
+// A failure every other object of the copy would meet too: the bucket does not exist, the
+// credentials are refused, the server denies access (HTTP 403; a local file that cannot be read
+// is EACCES without an HTTP status and fails only itself). The copy stops at the first one
+// instead of failing each of thousands of objects in turn.
+bool StopsTheCopy(const Status& s) {
+  return s.code() == StatusCode::kUnauthenticated || s.detail().http_status == 403 ||
+         s.detail().remote_code == "NoSuchBucket";
+}
+
+// Who a stalled copy waits on, for StallWatch's notice: the endpoints of its remote stores
+// ("'http://127.0.0.1:7480'"), else its local paths (a hung NFS mount).
+std::string Endpoints(const storage::OpenedUrl& src, const storage::OpenedUrl& dst) {
+  std::vector<std::string> remote, local;
+  for (const storage::OpenedUrl* u : {&src, &dst}) {
+    storage::StoreDescription d = u->store->Describe();
+    auto& names = d.kind == "local" || d.kind == "memory" ? local : remote;
+    std::string name = "'" + (&names == &local ? u->store->UrlFor(u->key) : d.endpoint) + "'";
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  const auto& names = remote.empty() ? local : remote;
+  return names.size() == 1 ? names[0] : names[0] + " or " + names[1];
+}
 
 // A destination that receives the source's base name: a trailing '/', the store's root, or
 // a directory the store has (local files).
@@ -157,6 +184,7 @@ Status PlanTree(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
       .prefix = src_prefix, .recursive = true, .follow_symlinks = options.follow_symlinks};
   Status s = src.store->ListAll(lo, [&](const storage::ListPage& page) -> Status {
     if (ctx.cancelled()) return Status(StatusCode::kCancelled, "copy interrupted");
+    if (ctx.stop) return Status(StatusCode::kCancelled, "copy stopped at a permanent error");
     for (const auto& e : page.skipped) {
       Log(storage::SkipIsWarning(e.kind) ? LogLevel::kWarn : LogLevel::kInfo, "not copying {}{}",
           storage::DescribeSkipped(*src.store, e),
@@ -197,6 +225,7 @@ void Finish(RunContext& ctx, const Item& item, const Result<Outcome>& r, Status&
     ++ctx.counters.files_failed;
     ++ctx.report.files_failed;
     if (first_error.ok() || first_error.code() == StatusCode::kCancelled) first_error = r.status();
+    if (StopsTheCopy(r.status())) ctx.stop = true;
     if (ctx.report.errors.size() < 20 && r.status().code() != StatusCode::kCancelled) {
       ctx.report.errors.push_back(r.status().message());
     }
@@ -250,15 +279,33 @@ CopyResult RunCopy(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
                  .dst_caps = dst_caps};
   Status first_error;
   Status planned;
+  std::atomic<uint64_t> not_tried{0};
   {
+    StallWatch stall([&] { return counters.bytes_done.load() + counters.files_done.load(); },
+                     [&] { return Endpoints(src, dst); },
+                     [&] {
+                       return src.store->retry_count() +
+                              (dst.store != src.store ? dst.store->retry_count() : 0);
+                     });
     ThreadPool file_pool(options.transfers);
     Scheduler scheduler(file_pool, 2 * options.transfers + 16);
     SubmitFn submit = [&](Item item) {
       scheduler.Submit(std::move(item), [&](const Item& it) {
+        if (ctx.stop) {
+          ++not_tried;
+          return;
+        }
+        const std::string what = "copying '" + src.store->UrlFor(it.src_key) + "'";
+        stall.Begin(what);
         Finish(ctx, it, internal::CopyItem(ctx, it), first_error);
+        stall.End(what);
       });
     };
     bool src_is_prefix = src.key.empty() || src.url.trailing_slash;
+    // The listings and Stat calls of planning can hang too.
+    const std::string planning =
+        "listing '" + src.store->UrlFor(src.key) + "' -> '" + dst.store->UrlFor(dst.key) + "'";
+    stall.Begin(planning);
     Result<bool> single = false;
     if (!src_is_prefix) single = PlanSingle(src, dst, options, submit);
     if (!single.ok()) {
@@ -266,6 +313,7 @@ CopyResult RunCopy(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
     } else if (!*single) {
       planned = PlanTree(src, dst, options, ctx, submit);
     }
+    stall.End(planning);
     file_pool.WaitIdle();
   }
   part_pool.WaitIdle();
@@ -299,7 +347,16 @@ CopyResult RunCopy(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
     return result;
   }
   result.status = first_error;
-  if (!first_error.ok() && rep.files_failed > 1) {
+  result.stopped = ctx.stop;
+  if (ctx.stop && (not_tried > 0 || !counters.listing_done)) {
+    result.status =
+        Status(first_error.code(),
+               fmt::format("stopped at the first error, which every other object "
+                           "would meet too ({} failed, {} of {}{} not tried): {}",
+                           rep.files_failed, not_tried.load(), rep.files_total,
+                           counters.listing_done ? "" : "+ listed", first_error.message()),
+               first_error.detail());
+  } else if (!first_error.ok() && rep.files_failed > 1) {
     result.status =
         Status(first_error.code(),
                std::to_string(rep.files_failed) + " of " + std::to_string(rep.files_total) +

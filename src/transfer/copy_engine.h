@@ -25,6 +25,9 @@ struct CopyResult {
   // recursive, a destination inside its source, an object copied onto itself. A CLI reports it
   // as a usage error.
   bool bad_request = false;
+  // The copy stopped at a failure every other object would meet too (a missing bucket, refused
+  // credentials): `status` says so; report.errors holds the same error for the few in flight.
+  bool stopped = false;
 };
 CopyResult RunCopy(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
                    const CopyOptions& options, ProgressCounters& counters);

@@ -38,6 +38,10 @@ struct RunContext {
   // fsynced yet (one fsync per directory instead of one per file; SyncDirectories).
   std::set<std::string> unsynced_dirs GUARDED_BY(mu);
 
+  // Set by the first failure every other object would meet too (StopsTheCopy in
+  // copy_engine.cc): no further object starts and the listing ends.
+  std::atomic<bool> stop{false};
+
   bool cancelled() const { return options.cancel && options.cancel->load(); }
 };
 

@@ -277,7 +277,24 @@ def test_mount_errors_are_clear(ferry, tmp_path, rgw):
     p = ferry.run("mount", "s3://" + rgw["FERRY_TEST_S3_BUCKET"] + "/", tmp_path / "missing")
     assert p.returncode == 1 and b"not an existing directory" in p.stderr
     p = ferry.run("umount", tmp_path)
-    assert p.returncode == 1 and b"cannot unmount" in p.stderr
+    assert p.returncode == 1 and b"is not a mount point (nothing to unmount)" in p.stderr
+    p = ferry.run("umount", tmp_path / "missing")
+    assert p.returncode == 1 and b"does not exist" in p.stderr
+
+
+def test_mount_refuses_to_stack_and_warns_about_an_empty_prefix(ferry, prefix, tmp_path):
+    """A typo'd prefix mounts (it may be filled later) but says it is empty; a second mount on
+    the same directory is refused instead of hiding the first."""
+    p = ferry.run("mount", prefix + "no-such-dir/", tmp_path)
+    try:
+        assert p.returncode == 0, p.stderr.decode()
+        assert b"has no objects under it" in p.stderr and b"no-such-dir/" in p.stderr
+        again = ferry.run("mount", prefix, tmp_path)
+        assert again.returncode == 1
+        err = again.stderr.decode()
+        assert "is already a mount point (fuse" in err and f"ferry umount {tmp_path}" in err, err
+    finally:
+        assert ferry.run("umount", tmp_path).returncode == 0
 
 
 def version_bytes(v, size):
