@@ -27,7 +27,7 @@ test_pkgs=(
   fuse3 rclone python3-torch python3-numpy python3-pil python3-venv python3-yaml slurm-wlm munge
   nginx-light postgresql chromium
 )
-bench_pkgs=(awscli time s3fs fio)
+bench_pkgs=(awscli time s3fs fio python3-braceexpand)
 
 case "${1:-}" in
   --build) want=("${build_pkgs[@]}") ;;

@@ -32,6 +32,12 @@ samples, each once; a changed dataset, seed, shuffle, or a world size changed mi
 with a ValueError. The epoch lives in shared memory, so `set_epoch` reaches persistent workers.
 See docs/semantics/shards.md.
 
+Workers: `DataLoader(ds, batch_size=64, num_workers=4, collate_fn=ferry.data.collate)` (or
+`ferry.data.shared(your_collate(samples))` in your own collate_fn, or `ds.batched(64)`) hands
+each batch to the training process through shared memory that is reused, instead of PyTorch's
+per-tensor segments and the pipe (ferry/_shm.py); the batch arrives as the same dict of
+tensors and lists.
+
 Data stalls: `for batch in ferry.data.timed(loader): ...` times how long the loop waited for each
 batch; `ferry.track` logs it as `data/train/wait_fraction` etc. (ferry/_stall.py).
 """
@@ -45,14 +51,14 @@ import os
 import torch.utils.data
 
 from . import _native
-from ._shm import collate, wrap as _wrap_batch
+from ._shm import collate, wrap as shared
 from ._decode import Decoder, decoder
 from ._position import advance, splits_of, worker_starts
 from ._sources import expand_braces, shard_inputs
 from ._stall import StallMeter, timed
 
 __all__ = ["Decoder", "ShardDataset", "StallMeter", "collate", "decode", "decoder",
-           "expand_braces", "timed", "worker_starts"]
+           "expand_braces", "shared", "timed", "worker_starts"]
 
 _STATE_VERSION = 2
 _CHUNK = 64  # samples taken from the C++ reader per call
@@ -449,10 +455,10 @@ class _Batched(torch.utils.data.IterableDataset):
         for sample in self.dataset:
             batch.append(sample)
             if len(batch) == self.batch_size:
-                yield _wrap_batch(self.collate_fn(batch) if self.collate_fn else batch)
+                yield shared(self.collate_fn(batch) if self.collate_fn else batch)
                 batch = []
         if batch and self.partial:
-            yield _wrap_batch(self.collate_fn(batch) if self.collate_fn else batch)
+            yield shared(self.collate_fn(batch) if self.collate_fn else batch)
 
     def __len__(self):
         """Batches this rank's workers yield in the current epoch (each worker's last batch may
