@@ -15,12 +15,31 @@ By extension (the part after the last '.', lower case; `__key__` etc. are kept):
   anything else stays bytes.
 """
 
+import functools
 import io
 import json
 
 IMAGE_EXTS = frozenset(("jpg", "jpeg", "png", "ppm", "pgm", "bmp", "webp", "tif", "tiff", "gif"))
 INT_EXTS = frozenset(("cls", "cls2", "idx", "label", "index"))
 IMAGE_MODES = ("pil", "rgb8", "rgb", "l8", "l", "torchrgb8", "torchrgb", "torchl8", "torchl")
+
+
+def _int(value):
+    return int(value.decode().strip())
+
+
+def _npy(value, torch_tensor):
+    import numpy as np
+    array = np.load(io.BytesIO(value), allow_pickle=False)
+    if torch_tensor:
+        import torch
+        return torch.from_numpy(array)
+    return array
+
+
+def _pth(value):
+    import torch
+    return torch.load(io.BytesIO(value), weights_only=True)
 
 
 def _image(value, mode):
@@ -56,33 +75,45 @@ class Decoder:
 
     def value(self, ext, value):
         """`value` (bytes) of a file with extension `ext` (may be "seg.png"), decoded."""
-        ext = ext.lower()
-        last = ext.rsplit(".", 1)[-1]
-        handler = self.handlers.get(ext) or self.handlers.get(last)
-        if handler is not None:
-            return handler(value)
-        if last in INT_EXTS:
-            return int(value.decode().strip())
-        if last in ("txt", "text"):
-            return value.decode()
-        if last == "json":
-            return json.loads(value)
-        if last in IMAGE_EXTS:
-            return _image(value, self.image)
-        if last == "npy":
-            import numpy as np
-            array = np.load(io.BytesIO(value), allow_pickle=False)
-            if self.image.startswith("torch"):
-                import torch
-                return torch.from_numpy(array)
-            return array
-        if last == "pth":
-            import torch
-            return torch.load(io.BytesIO(value), weights_only=True)
-        return value
+        fn = self._function(ext)
+        return value if fn is None else fn(value)
+
+    def _function(self, ext):
+        """The decoding function for `ext` (None: kept as bytes), looked up once per extension."""
+        fns = self.__dict__.setdefault("_fns", {})
+        if ext in fns:
+            return fns[ext]
+        low = ext.lower()
+        last = low.rsplit(".", 1)[-1]
+        fn = self.handlers.get(low) or self.handlers.get(last)
+        if fn is None:
+            if last in INT_EXTS:
+                fn = _int
+            elif last in ("txt", "text"):
+                fn = bytes.decode
+            elif last == "json":
+                fn = json.loads
+            elif last in IMAGE_EXTS:
+                fn = functools.partial(_image, mode=self.image)
+            elif last == "npy":
+                fn = functools.partial(_npy, torch_tensor=self.image.startswith("torch"))
+            elif last == "pth":
+                fn = _pth
+        fns[ext] = fn
+        return fn
 
     def __call__(self, sample):
-        return {k: (v if k.startswith("__") else self.value(k, v)) for k, v in sample.items()}
+        out = {}
+        for k, v in sample.items():
+            if k.startswith("__"):
+                out[k] = v
+                continue
+            fn = self._function(k)
+            out[k] = v if fn is None else fn(v)
+        return out
+
+    def __getstate__(self):
+        return {"image": self.image, "handlers": self.handlers}
 
     def __repr__(self):
         return f"ferry.data.decoder(image={self.image!r})"

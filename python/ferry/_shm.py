@@ -30,6 +30,7 @@ _MAX_SLOTS = 8
 _MAX_BYTES = 1 << 30      # all slots of one worker
 _MIN_BYTES = 512          # bytes objects smaller than this travel in the pickle
 _HEADER = 64              # slot header: the in-use flag (a byte) then padding; data is aligned
+_ATOMS = (str, int, float, bool, type(None))
 _counter = 0
 _lock = threading.Lock()
 
@@ -149,6 +150,16 @@ def _plan(obj, parts, offset):
     if type(obj) is dict:
         return {k: _plan(v, parts, offset) for k, v in obj.items()}
     if type(obj) is list:
+        if obj and type(obj[0]) in _ATOMS and all(type(v) is type(obj[0]) for v in obj):
+            return obj  # keys, labels: nothing to place
+        if obj and all(type(v) is bytes for v in obj):  # one region for a list of bytes
+            lengths = [len(v) for v in obj]
+            total = sum(lengths)
+            if total >= _MIN_BYTES:
+                for v in obj:
+                    parts.append((offset[0], memoryview(v)))
+                    offset[0] += len(v)
+                return _Ref("byteslist", offset[0] - total, total, None, lengths)
         return [_plan(v, parts, offset) for v in obj]
     if type(obj) is tuple:
         return tuple(_plan(v, parts, offset) for v in obj)
@@ -171,6 +182,12 @@ def _fill(skeleton, view):
         data = view[r.offset:r.offset + r.nbytes]
         if r.kind == "bytes":
             return bytes(data)
+        if r.kind == "byteslist":
+            out, at = [], r.offset
+            for n in r.shape:  # the lengths
+                out.append(bytes(view[at:at + n]))
+                at += n
+            return out
         if r.kind == "bytearray":
             return bytearray(data)
         if r.kind == "tensor":
@@ -187,6 +204,9 @@ def _fill(skeleton, view):
     if type(skeleton) is dict:
         return {k: _fill(v, view) for k, v in skeleton.items()}
     if type(skeleton) is list:
+        if skeleton and type(skeleton[0]) in _ATOMS and \
+                all(type(v) is type(skeleton[0]) for v in skeleton):
+            return skeleton
         return [_fill(v, view) for v in skeleton]
     if type(skeleton) is tuple:
         return tuple(_fill(v, view) for v in skeleton)
