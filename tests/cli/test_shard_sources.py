@@ -393,3 +393,19 @@ def test_shared_memory_batches_equal_pytorchs_and_leave_nothing_behind(python, t
     assert sorted(map(json.dumps, got["extra_w2"])) == sorted(map(json.dumps, got["extra_w0"] * 2))
     assert got["extra_w2"][0][1] == [0, 600, 1200, 1800, 2400] and got["extra_w2"][0][6] == "bytearray"
     assert got["left"] == []
+
+
+def test_s3_brace_pattern_and_prefix_of_webdataset_shards(python, s3, bucket, prefix, tmp_path):
+    shards = write_wds_shards(tmp_path / "ds")
+    key = prefix.split("/", 3)[3]
+    for p in shards:
+        s3.upload_file(str(p), bucket, key + "wds/" + p.name)
+    cache = str(tmp_path / "cache")
+    sources = {"brace": f"{prefix}wds/train-{{000000..000005}}.tar", "dir": f"{prefix}wds/",
+               "list": [f"{prefix}wds/{p.name}" for p in shards]}
+    got = json.loads(python(KEYS.format(cache=cache, sources=sources)).stdout)
+    for name in sources:
+        assert got[name] == [f"s/{i:04d}" for i in range(N)], name
+    index = [c for c in os.listdir(cache) if c.endswith(".index.json")]
+    assert len(index) == 1
+    assert json.loads(open(os.path.join(cache, index[0])).read())["base"] == f"{prefix}wds/"
