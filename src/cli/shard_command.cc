@@ -44,7 +44,6 @@ class PackProgressLine {
     bool done = p.samples == p.total_samples && p.samples > 0;
     if (!done && now - last_ < (tty_ ? std::chrono::milliseconds(100) : std::chrono::seconds(10)))
       return;
-    if (!tty_ && p.samples == 0) return;  // the start says nothing in a log
     last_ = now;
     double s = std::chrono::duration<double>(now - start_).count();
     std::string line = fmt::format(
@@ -64,17 +63,18 @@ class PackProgressLine {
  private:
   bool enabled_, tty_, drawn_ = false;
   std::mutex mu_;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_{};
+  // The first line comes after one interval (a short pack in a log shows only its last line).
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_ = start_;
 };
 
 Status RunPack(Context& ctx, const ShardCliOptions& o) {
-  shard::PackOptions po{.samples_per_shard = o.samples_per_shard,
-                        .shuffle = o.shuffle,
-                        .seed = o.seed,
-                        .jobs = o.jobs,
-                        .overwrite = o.overwrite,
-                        .filter = {.include = o.include, .exclude = o.exclude,
-                                   .dotfiles = o.dotfiles}};
+  shard::PackOptions po{
+      .samples_per_shard = o.samples_per_shard,
+      .shuffle = o.shuffle,
+      .seed = o.seed,
+      .jobs = o.jobs,
+      .overwrite = o.overwrite,
+      .filter = {.include = o.include, .exclude = o.exclude, .dotfiles = o.dotfiles}};
   FERRY_RETURN_IF_ERROR(ParseSize(ctx, o.target_size, "--target-size", &po.target_size));
   if (po.target_size == 0) return Usage(ctx, InvalidArgument("--target-size must be > 0"));
   if (!o.split.empty()) {
@@ -96,16 +96,18 @@ Status RunPack(Context& ctx, const ShardCliOptions& o) {
     if (!po.split.empty()) {
       Json splits = Json::object();
       for (const auto& s : r.splits) {
-        splits[s.name] = {{"index", s.index_url}, {"shards", s.index.shards.size()},
-                          {"samples", s.index.samples()}, {"bytes", s.index.bytes()}};
+        splits[s.name] = {{"index", s.index_url},
+                          {"shards", s.index.shards.size()},
+                          {"samples", s.index.samples()},
+                          {"bytes", s.index.bytes()}};
       }
       j["splits"] = splits;
     }
     return PrintJson(ctx, j);
   }
-  std::string out = fmt::format("packed {} files as {} samples into {} shard(s), {}, in {:.1f} s\n",
-                                r.files, r.index.samples(), r.index.shards.size(),
-                                HumanBytes(r.index.bytes()), r.seconds);
+  std::string out =
+      fmt::format("packed {} files as {} samples into {} shard(s), {}, in {:.1f} s\n", r.files,
+                  r.index.samples(), r.index.shards.size(), HumanBytes(r.index.bytes()), r.seconds);
   if (r.hidden) out += fmt::format("skipped {} dotfile(s) (--dotfiles packs them)\n", r.hidden);
   if (r.excluded) out += fmt::format("left out {} file(s) by --include/--exclude\n", r.excluded);
   if (po.split.empty()) {
@@ -152,14 +154,15 @@ Status ListIndexes(Context& ctx, const ShardCliOptions& o) {
   std::string prefix = storage::DirectoryPrefix(dir.key);
   std::vector<std::string> keys;
   uint64_t tars = 0;
-  FERRY_RETURN_IF_ERROR(dir.store->ListAll(
-      {.prefix = prefix, .recursive = false}, [&](const storage::ListPage& page) {
-        for (const auto& obj : page.objects) {
-          if (EndsWith(obj.key, ".index.json")) keys.push_back(obj.key);
-          if (EndsWith(obj.key, ".tar")) ++tars;
-        }
-        return Status();
-      }));
+  FERRY_RETURN_IF_ERROR(dir.store->ListAll({.prefix = prefix, .recursive = false},
+                                           [&](const storage::ListPage& page) {
+                                             for (const auto& obj : page.objects) {
+                                               if (EndsWith(obj.key, ".index.json"))
+                                                 keys.push_back(obj.key);
+                                               if (EndsWith(obj.key, ".tar")) ++tars;
+                                             }
+                                             return Status();
+                                           }));
   std::sort(keys.begin(), keys.end());
   if (keys.empty()) {
     return NotFound(fmt::format("no dataset index (*.index.json) in '{}'{}",
@@ -177,15 +180,19 @@ Status ListIndexes(Context& ctx, const ShardCliOptions& o) {
     std::string name = storage::KeyBaseName(key);
     name.resize(name.size() - std::string_view(".index.json").size());
     if (!opened.ok()) {
-      if (o.json) list.push_back({{"name", name}, {"index", url}, {"error", opened.status().message()}});
+      if (o.json)
+        list.push_back({{"name", name}, {"index", url}, {"error", opened.status().message()}});
       out += fmt::format("{:>10} {:>9}  {}  (unreadable: {})\n", "-", "-", name,
                          opened.status().message());
       continue;
     }
     const auto& index = opened->index;
     if (o.json) {
-      list.push_back({{"name", name}, {"index", url}, {"shards", index.shards.size()},
-                      {"samples", index.samples()}, {"bytes", index.bytes()}});
+      list.push_back({{"name", name},
+                      {"index", url},
+                      {"shards", index.shards.size()},
+                      {"samples", index.samples()},
+                      {"bytes", index.bytes()}});
     }
     out += fmt::format("{:>10} {:>9}  {}  ({} shard(s))\n", HumanBytes(index.bytes()),
                        index.samples(), name, index.shards.size());

@@ -11,7 +11,8 @@
 // shard file; `sample_crc32c[i]` (optional) is the CRC32C of sample i's file contents in archive
 // order (SampleCrc below), so a reader checks each sample before handing it out (tar headers
 // carry their own checksums). An optional "base" (a directory URL) makes names relative to it
-// instead of the index's directory. Readers need the index for shuffling, splitting and exact resume.
+// instead of the index's directory. Readers need the index for shuffling, splitting and exact
+// resume.
 
 #include <cstdint>
 #include <string>

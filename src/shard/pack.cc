@@ -78,9 +78,10 @@ Result<std::vector<PlannedSample>> ListSamples(storage::OpenedUrl& src, const Fi
   if (by_key.empty()) {
     std::string left_out;
     if (report->hidden || report->excluded) {
-      left_out = fmt::format(" to pack ({} dotfile(s) and {} file(s) excluded by --include/"
-                             "--exclude left out)",
-                             report->hidden, report->excluded);
+      left_out = fmt::format(
+          " to pack ({} dotfile(s) and {} file(s) excluded by --include/"
+          "--exclude left out)",
+          report->hidden, report->excluded);
     }
     return NotFound("no files under '" + src.store->UrlFor(prefix) + "'" + left_out);
   }
@@ -295,10 +296,11 @@ std::vector<std::vector<PlannedSample>> DealSplits(std::vector<PlannedSample> sa
   size_t begin = 0;
   for (size_t i = 0; i < split.size(); ++i) {
     cumulative += split[i].fraction;
-    size_t end = i + 1 == split.size()
-                     ? samples.size()
-                     : std::min(samples.size(), static_cast<size_t>(std::llround(
-                                                    cumulative * static_cast<double>(samples.size()))));
+    size_t end =
+        i + 1 == split.size()
+            ? samples.size()
+            : std::min(samples.size(), static_cast<size_t>(std::llround(
+                                           cumulative * static_cast<double>(samples.size()))));
     end = std::max(end, begin);
     for (size_t k = begin; k < end; ++k) parts[i].push_back(std::move(samples[k]));
     std::sort(parts[i].begin(), parts[i].end(),
@@ -321,8 +323,9 @@ Result<std::vector<SplitShare>> ParseSplit(std::string_view spec) {
     };
     if (eq == std::string::npos) return bad("'" + part + "' is not NAME=FRACTION");
     std::string name = part.substr(0, eq), value = part.substr(eq + 1);
-    if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                               "0123456789_.-") != std::string::npos) {
+    if (name.empty() ||
+        name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                               "0123456789_.-") != std::string::npos) {
       return bad("split name '" + name + "' must be letters, digits, '_', '.' or '-'");
     }
     for (const auto& s : out) {
@@ -336,10 +339,14 @@ Result<std::vector<SplitShare>> ParseSplit(std::string_view spec) {
     out.push_back({name, f});
     sum += f;
   }
-  if (out.size() < 2) return InvalidArgument(fmt::format("--split '{}': name at least two splits, "
-                                                         "e.g. train=0.9,val=0.1", spec));
+  if (out.size() < 2)
+    return InvalidArgument(
+        fmt::format("--split '{}': name at least two splits, "
+                    "e.g. train=0.9,val=0.1",
+                    spec));
   if (std::fabs(sum - 1.0) > 1e-6) {
-    return InvalidArgument(fmt::format("--split '{}': the fractions add up to {:g}, not 1", spec, sum));
+    return InvalidArgument(
+        fmt::format("--split '{}': the fractions add up to {:g}, not 1", spec, sum));
   }
   return out;
 }
@@ -394,10 +401,11 @@ Result<PackReport> PackShards(storage::StoreRegistry& registry, const std::strin
   for (size_t i = 0; i < parts.size(); ++i) {
     if (options.shuffle) Shuffle(parts[i], options.seed + i);
     auto shards = AssignShards(std::move(parts[i]), options);
-    Log(LogLevel::kInfo, "packing {}{} shard(s)", outputs[i].first.empty() ? "" : outputs[i].first + ": ",
-        shards.size());
-    FERRY_ASSIGN_OR_RETURN(auto written, WriteDataset(*src.store, *dst.store, dir_key,
-                                                      outputs[i].second, shards, options, progress));
+    Log(LogLevel::kInfo, "packing {}{} shard(s)",
+        outputs[i].first.empty() ? "" : outputs[i].first + ": ", shards.size());
+    FERRY_ASSIGN_OR_RETURN(auto written,
+                           WriteDataset(*src.store, *dst.store, dir_key, outputs[i].second, shards,
+                                        options, progress));
     written.name = outputs[i].first;
     for (const auto& s : written.index.shards) report.index.shards.push_back(s);
     report.splits.push_back(std::move(written));

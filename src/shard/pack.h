@@ -64,8 +64,8 @@ struct PackedSplit {
 };
 
 struct PackReport {
-  DatasetIndex index;  // of the single dataset, or all splits' shards together
-  std::string index_url;  // the single dataset's (first split's with --split)
+  DatasetIndex index;               // of the single dataset, or all splits' shards together
+  std::string index_url;            // the single dataset's (first split's with --split)
   std::vector<PackedSplit> splits;  // one per dataset written
   uint64_t files = 0;
   uint64_t hidden = 0;    // dotfiles skipped

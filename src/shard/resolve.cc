@@ -43,17 +43,16 @@ Status ListDirectory(const storage::OpenedUrl& dir, Shards* shards,
                      std::vector<std::string>* indexes) {
   std::string prefix = storage::DirectoryPrefix(dir.key);
   shards->store = dir.store;
-  FERRY_RETURN_IF_ERROR(
-      dir.store->ListAll({.prefix = prefix}, [&](const storage::ListPage& page) {
-        for (const auto& obj : page.objects) {
-          std::string_view rest = std::string_view(obj.key).substr(prefix.size());
-          if (EndsWith(obj.key, ".tar")) shards->keys.push_back(obj.key);
-          if (EndsWith(rest, ".index.json") && rest.find('/') == std::string_view::npos) {
-            indexes->push_back(obj.key);
-          }
-        }
-        return Status();
-      }));
+  FERRY_RETURN_IF_ERROR(dir.store->ListAll({.prefix = prefix}, [&](const storage::ListPage& page) {
+    for (const auto& obj : page.objects) {
+      std::string_view rest = std::string_view(obj.key).substr(prefix.size());
+      if (EndsWith(obj.key, ".tar")) shards->keys.push_back(obj.key);
+      if (EndsWith(rest, ".index.json") && rest.find('/') == std::string_view::npos) {
+        indexes->push_back(obj.key);
+      }
+    }
+    return Status();
+  }));
   std::sort(shards->keys.begin(), shards->keys.end());
   std::sort(indexes->begin(), indexes->end());
   return Status();
@@ -120,14 +119,15 @@ std::string DefaultIndexCacheDir() {
 Result<ResolvedDataset> ResolveDataset(storage::StoreRegistry& registry,
                                        const std::vector<std::string>& inputs,
                                        const ResolveOptions& options) {
-  if (inputs.empty()) return InvalidArgument("no dataset given: pass an index, a directory or shards");
+  if (inputs.empty())
+    return InvalidArgument("no dataset given: pass an index, a directory or shards");
   Shards shards;
   if (inputs.size() == 1 && !EndsWith(inputs[0], ".tar")) {
     const std::string& url = inputs[0];
     if (EndsWith(url, ".json")) return ResolvedDataset{.index_url = url};
     FERRY_ASSIGN_OR_RETURN(auto opened, registry.Open(url));
-    bool directory = opened.url.trailing_slash || opened.key.empty() ||
-                     opened.store->IsDirectory(opened.key);
+    bool directory =
+        opened.url.trailing_slash || opened.key.empty() || opened.store->IsDirectory(opened.key);
     Status index_status;
     if (!directory) {
       // The prefix `ferry shard pack` was given, as before; else a directory without its '/'.
@@ -151,22 +151,22 @@ Result<ResolvedDataset> ResolveDataset(storage::StoreRegistry& registry,
     }
     if (shards.keys.empty()) {
       if (!directory) return index_status;  // neither a dataset prefix nor a directory
-      return NotFound(fmt::format("'{}' holds no Ferry index (*.index.json) and no .tar shards",
-                                  shown));
+      return NotFound(
+          fmt::format("'{}' holds no Ferry index (*.index.json) and no .tar shards", shown));
     }
   } else {
     for (const auto& url : inputs) {
       if (!EndsWith(url, ".tar")) {
-        return InvalidArgument(fmt::format(
-            "'{}' is not a .tar shard: a list of shards holds .tar URLs only",
-            storage::RedactUrl(url)));
+        return InvalidArgument(
+            fmt::format("'{}' is not a .tar shard: a list of shards holds .tar URLs only",
+                        storage::RedactUrl(url)));
       }
       FERRY_ASSIGN_OR_RETURN(auto opened, registry.Open(url));
       if (shards.store && shards.store->UrlFor("") != opened.store->UrlFor("")) {
-        return InvalidArgument(fmt::format("'{}' is in another store than '{}': the shards of one "
-                                           "dataset live in one bucket or file system",
-                                           storage::RedactUrl(url),
-                                           storage::RedactUrl(inputs[0])));
+        return InvalidArgument(
+            fmt::format("'{}' is in another store than '{}': the shards of one "
+                        "dataset live in one bucket or file system",
+                        storage::RedactUrl(url), storage::RedactUrl(inputs[0])));
       }
       shards.store = opened.store;
       shards.keys.push_back(opened.key);

@@ -31,9 +31,9 @@ struct ResolveOptions {
 
 struct ResolvedDataset {
   std::string index_url;
-  bool scanned = false;    // shards were indexed now (not a Ferry index, not a cached one)
-  bool cached = false;     // an index cached by an earlier scan was used
-  size_t shards = 0;       // shards indexed now or found cached (0 for a Ferry index)
+  bool scanned = false;  // shards were indexed now (not a Ferry index, not a cached one)
+  bool cached = false;   // an index cached by an earlier scan was used
+  size_t shards = 0;     // shards indexed now or found cached (0 for a Ferry index)
 };
 
 Result<ResolvedDataset> ResolveDataset(storage::StoreRegistry& registry,
