@@ -25,7 +25,7 @@ IMAGE_MODES = ("pil", "rgb8", "rgb", "l8", "l", "torchrgb8", "torchrgb", "torchl
 
 
 def _int(value):
-    return int(value.decode().strip())
+    return int(value)  # int() takes ASCII digits as bytes, surrounding whitespace included
 
 
 def _npy(value, torch_tensor):
@@ -79,14 +79,14 @@ class Decoder:
         return value if fn is None else fn(value)
 
     def _function(self, ext):
-        """The decoding function for `ext` (None: kept as bytes), looked up once per extension."""
+        """The decoding function for `ext` (None: kept as it is), looked up once per extension."""
         fns = self.__dict__.setdefault("_fns", {})
         if ext in fns:
             return fns[ext]
         low = ext.lower()
         last = low.rsplit(".", 1)[-1]
-        fn = self.handlers.get(low) or self.handlers.get(last)
-        if fn is None:
+        fn = None if ext.startswith("__") else (self.handlers.get(low) or self.handlers.get(last))
+        if fn is None and not ext.startswith("__"):
             if last in INT_EXTS:
                 fn = _int
             elif last in ("txt", "text"):
@@ -103,12 +103,10 @@ class Decoder:
         return fn
 
     def __call__(self, sample):
+        fns = self.__dict__.get("_fns") or {}
         out = {}
         for k, v in sample.items():
-            if k.startswith("__"):
-                out[k] = v
-                continue
-            fn = self._function(k)
+            fn = fns[k] if k in fns else self._function(k)
             out[k] = v if fn is None else fn(v)
         return out
 
