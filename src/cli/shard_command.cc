@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <mutex>
 
+#include "base/mutex.h"
 #include "base/strings.h"
 #include "cli/command.h"
 #include "cli/render.h"
@@ -39,7 +39,7 @@ class PackProgressLine {
 
   void Update(const shard::PackProgress& p) {
     if (!enabled_) return;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto now = std::chrono::steady_clock::now();
     bool done = p.samples == p.total_samples && p.samples > 0;
     if (!done && now - last_ < (tty_ ? std::chrono::milliseconds(100) : std::chrono::seconds(10)))
@@ -55,16 +55,18 @@ class PackProgressLine {
     drawn_ = tty_;
   }
   void Finish() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (drawn_) std::fprintf(stderr, "\r\033[K");
     drawn_ = false;
   }
 
  private:
-  bool enabled_, tty_, drawn_ = false;
-  std::mutex mu_;
+  const bool enabled_, tty_;
+  Mutex mu_;
+  bool drawn_ GUARDED_BY(mu_) = false;
+  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   // The first line comes after one interval (a short pack in a log shows only its last line).
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_ = start_;
+  std::chrono::steady_clock::time_point last_ GUARDED_BY(mu_) = start_;
 };
 
 Status RunPack(Context& ctx, const ShardCliOptions& o) {
