@@ -114,13 +114,17 @@ report(n, t0)
 """
 
 TRAIN = CHILD_COMMON + r"""
+import ferry.data
 from ferry.data import ShardDataset
 torch.manual_seed(0)
 model = torch.nn.Linear(256, 10)
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
-ds = ShardDataset(args["url"], shuffle=True, seed=0)
+ds = ShardDataset(args["url"], shuffle=True, seed=0, prefetch_shards=args.get("prefetch", 2))
+def collate(b):
+    x = torch.tensor([list(s["bin"][:256]) for s in b], dtype=torch.float32)
+    return ferry.data.shared(x) if args.get("shared") else x   # shared: ferry's hand-over
 dl = torch.utils.data.DataLoader(ds, batch_size=16, num_workers=args.get("workers", 2),
-                                 collate_fn=lambda b: torch.tensor([list(s["bin"][:256]) for s in b], dtype=torch.float32))
+                                 collate_fn=collate)
 steps, t0 = 0, None
 for x in dl:
     start = time.time()
@@ -149,6 +153,8 @@ def main():
     ap.add_argument("--train-steps", type=int, default=500)
     ap.add_argument("--reuse-loose", action="store_true",
                     help="take case 1's loose-file numbers from the previous results.json")
+    ap.add_argument("--only-train", type=int, default=0, metavar="RUNS",
+                    help="only case 3 (no loose files), RUNS runs of each variant, medians")
     a = ap.parse_args()
     work = pathlib.Path(a.workdir)
     work.mkdir(parents=True, exist_ok=True)
@@ -166,7 +172,8 @@ def main():
             (loose / "d" / f"{i:05d}.bin").write_bytes(os.urandom(a.size))
     run = lambda *c: subprocess.run([ferry, *map(str, c)], env=env, check=True, stdout=subprocess.DEVNULL)
     print("uploading loose files and packing shards ...", flush=True)
-    run("cp", "-r", loose, f"s3://{bucket}/bench-loose/")
+    if not a.only_train:
+        run("cp", "-r", loose, f"s3://{bucket}/bench-loose/")
     run("shard", "pack", "--overwrite", loose, work / "shards" / "train", "--target-size", "128M")
     run("shard", "pack", "--overwrite", loose, f"s3://{bucket}/bench-shards/train", "--target-size", "128M")
     index = json.loads((work / "shards" / "train.index.json").read_text())
@@ -182,6 +189,8 @@ def main():
             time.sleep(0.05)
         slow = dict(env, AWS_ENDPOINT_URL=f"http://127.0.0.1:{port_file.read_text()}")
         results = {}
+        if a.only_train:
+            return train_only(a, work, bucket, env, slow, rgw)
         print("1. slow NAS (2 ms RTT): loose random reads vs shards", flush=True)
         if a.reuse_loose:
             results["loose_slow"] = json.loads((work / "results.json").read_text())["loose_slow"]
@@ -233,6 +242,28 @@ def main():
     tl0, ts0 = results["train_local_w0"]["its"], results["train_slow_w0"]["its"]
     print(f"   num_workers=0 (Ferry's own I/O threads): local {tl0:.1f}, slow NAS {ts0:.1f}: slow/local = {ts0 / tl0:.3f}")
     (work / "results.json").write_text(json.dumps(results, indent=2))
+
+
+def train_only(a, work, bucket, env, slow, rgw):
+    """Case 3 alone, a.only_train runs per variant: PyTorch's hand-over vs ferry.data.shared,
+    prefetch_shards 2 vs 4, num_workers 2 and 0; the median it/s and slow/local per variant."""
+    import statistics
+    variants = {"w2": {}, "w2 shared": {"shared": True}, "w2 shared prefetch4": {"shared": True, "prefetch": 4},
+                "w0": {"workers": 0}}
+    rows = []
+    for name, extra in variants.items():
+        its = {"local": [], "slow": []}
+        for _ in range(a.only_train):
+            for where, url, e in (("local", str(work / "shards" / "train"), env),
+                                  ("slow", f"s3://{bucket}/bench-shards/train", slow)):
+                its[where].append(child(TRAIN, dict(extra, url=url, steps=a.train_steps), e)["its"])
+        med = {k: statistics.median(v) for k, v in its.items()}
+        rows.append((name, med["local"], med["slow"], med["slow"] / med["local"], its))
+        print(f"{name}: local {med['local']:.1f} it/s, slow NAS {med['slow']:.1f} it/s, "
+              f"slow/local {med['slow'] / med['local']:.3f}  runs {its}", flush=True)
+    print(f"\nload {os.getloadavg()[0]:.1f}\n\n| variant | local it/s | slow NAS it/s | slow/local |\n|---|---:|---:|---:|")
+    for name, lo, sl, r, _ in rows:
+        print(f"| {name} | {lo:.1f} | {sl:.1f} | {r:.3f} |")
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ test_pkgs=(
   fuse3 rclone python3-torch python3-numpy python3-pil python3-yaml slurm-wlm munge
   nginx-light postgresql chromium
 )
-bench_pkgs=(awscli time s3fs fio)
+bench_pkgs=(awscli time s3fs fio python3-braceexpand)
 # scripts/demo.sh: the training (torch, PIL), pip through the cache, the PyPI stand-in (nginx).
 demo_pkgs=(python3-torch python3-numpy python3-pil nginx-light)
 

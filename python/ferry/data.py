@@ -9,9 +9,15 @@
         ds.set_epoch(epoch)
         for batch in loader: ...
 
+The dataset is what webdataset takes: Ferry's index or pack prefix, a directory or prefix of
+shards, shard URLs as a list or a brace pattern ("s3://b/ds/train-{000000..000099}.tar");
+shards without a Ferry index are indexed when the dataset is made and the index is cached
+(ferry/_sources.py, src/shard/resolve.h).
+
 Each sample is a dict {"__key__": str, "<ext>": bytes, ...} (WebDataset's layout); pass
-`decode=ferry.data.decode` (or your own function) to turn bytes into objects, and a
-`collate_fn` that builds tensors from them (the default collate cannot stack PIL images).
+`decode="torchrgb"` (ferry.data.decoder: images -> tensors, cls/txt/json -> Python values) so
+the default collate stacks batches, `decode=ferry.data.decode` for PIL images, or your own
+function.
 
 Splitting: shards are divided among ranks (RANK/WORLD_SIZE from torch.distributed, else the
 environment) and DataLoader workers, so each sample is read exactly once per epoch. `len(ds)`
@@ -26,6 +32,12 @@ samples, each once; a changed dataset, seed, shuffle, or a world size changed mi
 with a ValueError. The epoch lives in shared memory, so `set_epoch` reaches persistent workers.
 See docs/semantics/shards.md.
 
+Workers: `DataLoader(ds, batch_size=64, num_workers=4, collate_fn=ferry.data.collate)` (or
+`ferry.data.shared(your_collate(samples))` in your own collate_fn, or `ds.batched(64)`) hands
+each batch to the training process through shared memory that is reused, instead of PyTorch's
+per-tensor segments and the pipe (ferry/_shm.py); the batch arrives as the same dict of
+tensors and lists.
+
 Data stalls: `for batch in ferry.data.timed(loader): ...` times how long the loop waited for each
 batch; `ferry.track` logs it as `data/train/wait_fraction` etc. (ferry/_stall.py).
 """
@@ -39,12 +51,17 @@ import os
 import torch.utils.data
 
 from . import _native
+from ._shm import collate, wrap as shared
+from ._decode import Decoder, decoder
 from ._position import advance, splits_of, worker_starts
+from ._sources import expand_braces, shard_inputs
 from ._stall import StallMeter, timed
 
-__all__ = ["ShardDataset", "StallMeter", "decode", "timed", "worker_starts"]
+__all__ = ["Decoder", "ShardDataset", "StallMeter", "collate", "decode", "decoder",
+           "expand_braces", "shared", "timed", "worker_starts"]
 
 _STATE_VERSION = 2
+_CHUNK = 64  # samples taken from the C++ reader per call
 
 # Slots of the array a ShardDataset shares with its DataLoader workers (forked or spawned,
 # persistent or not): what the training process sets, and what the workers report back.
@@ -78,10 +95,16 @@ def _agree(name, sources):
 
 
 class ShardDataset(torch.utils.data.IterableDataset):
-    """An IterableDataset over a Ferry shard index (URL of `<name>.index.json` or its prefix).
+    """An IterableDataset over tar shards (local path, s3://, http(s)://).
 
     Args:
-        url: index URL or the prefix given to `ferry shard pack` (local path, s3://, http(s)://).
+        url: what the samples are: a Ferry index URL (`.../train.index.json`) or the prefix
+            given to `ferry shard pack`; a directory or prefix (`/nas/ds/`, `s3://b/ds/`)
+            holding one Ferry index or just .tar shards; shard URLs, as a list, a brace pattern
+            (`s3://b/ds/train-{000000..000099}.tar`) or patterns joined with `::`. Shards
+            without a Ferry index are read whole once, here, to index them (`index_cache_dir`
+            keeps that index for next time); exact resume, splits and `len()` then work as
+            with a Ferry index.
         shuffle: shuffle shard order per epoch and samples through a buffer (default True).
         seed: base seed; the order is a function of (seed, epoch, rank, worker).
         shuffle_buffer: samples held for shuffling (memory: about this many samples).
@@ -91,7 +114,10 @@ class ShardDataset(torch.utils.data.IterableDataset):
         cache_dir, cache_size: keep verified shards on local disk (shared by workers), capped.
         skip_corrupt: skip the rest of a corrupt or truncated shard with a warning instead of
             raising.
-        decode: function applied to each sample dict (e.g. ferry.data.decode).
+        decode: function applied to each sample dict (e.g. ferry.data.decode), or an image
+            mode for ferry.data.decoder ("torchrgb", "torchrgb8", "pil", ...).
+        index_cache_dir: where indexes of shards without a Ferry index are cached (default
+            $FERRY_SHARD_INDEX_CACHE, else ~/.cache/ferry/shard-index).
         batch_size, drop_last, num_workers: the DataLoader's settings, optional. The dataset
             learns num_workers from its workers once they read; declaring them lets `len()`
             (num_workers, with world_size > 1) and `state_dict()` (batch_size and drop_last,
@@ -101,9 +127,12 @@ class ShardDataset(torch.utils.data.IterableDataset):
     def __init__(self, url, shuffle=True, seed=0, shuffle_buffer=1000, rank=None,
                  world_size=None, prefetch_shards=2, read_ahead=64 << 20, cache_dir=None,
                  cache_size=0, skip_corrupt=False, decode=None, batch_size=None, drop_last=False,
-                 num_workers=None):
+                 num_workers=None, index_cache_dir=None):
         super().__init__()
-        self.url = str(url)
+        self.source = url
+        resolved = _native.resolve(shard_inputs(url),
+                                   cache_dir="" if index_cache_dir is None else str(index_cache_dir))
+        self.url = resolved["index_url"]  # a Ferry index: the reader, plan and resume use it
         self.shuffle = shuffle
         self.seed = seed
         self.shuffle_buffer = shuffle_buffer
@@ -114,7 +143,7 @@ class ShardDataset(torch.utils.data.IterableDataset):
         self.cache_dir = "" if cache_dir is None else str(cache_dir)
         self.cache_size = cache_size
         self.skip_corrupt = skip_corrupt
-        self.decode = decode
+        self.decode = decoder(decode) if isinstance(decode, str) else decode
         self.batch_size = batch_size
         self.drop_last = drop_last
         self.num_workers = num_workers
@@ -216,9 +245,13 @@ class ShardDataset(torch.utils.data.IterableDataset):
                 num_workers=splits, start=start, prefetch_shards=self.prefetch_shards,
                 read_ahead=self.read_ahead, cache_dir=self.cache_dir, cache_size=self.cache_size,
                 skip_corrupt=self.skip_corrupt)
-            for sample in reader:
-                self._seen += 1
-                yield decode(sample) if decode is not None else sample
+            while True:
+                chunk = reader.next_batch(_CHUNK)  # one C++ call (GIL released) per chunk
+                if not chunk:
+                    break
+                for sample in chunk:
+                    self._seen += 1
+                    yield decode(sample) if decode is not None else sample
 
     def __len__(self):
         """This rank's samples in the current epoch (the sum over its DataLoader workers'
@@ -422,10 +455,10 @@ class _Batched(torch.utils.data.IterableDataset):
         for sample in self.dataset:
             batch.append(sample)
             if len(batch) == self.batch_size:
-                yield self.collate_fn(batch) if self.collate_fn else batch
+                yield shared(self.collate_fn(batch) if self.collate_fn else batch)
                 batch = []
         if batch and self.partial:
-            yield self.collate_fn(batch) if self.collate_fn else batch
+            yield shared(self.collate_fn(batch) if self.collate_fn else batch)
 
     def __len__(self):
         """Batches this rank's workers yield in the current epoch (each worker's last batch may

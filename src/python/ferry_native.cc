@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "shard/plan.h"
 #include "shard/reader.h"
+#include "shard/resolve.h"
 
 namespace py = pybind11;
 
@@ -69,10 +70,36 @@ class PyShardReader {
     }
     if (!s.ok()) Raise(s.status());
     if (!*s) throw py::stop_iteration();
-    py::dict d;
-    d["__key__"] = py::str((*s)->key);
-    for (auto& [ext, data] : (*s)->files) d[py::str(ext)] = py::bytes(data);
-    return d;
+    return ToDict(**s);
+  }
+
+  // Up to `n` samples as a list of dicts (fewer at the end of the split; [] when done): one call
+  // and one GIL release for many samples. An error after some samples is raised by the next call,
+  // so the samples before it are delivered as one at a time would deliver them.
+  py::list NextBatch(size_t n) {
+    if (!pending_.ok()) {
+      Status s = pending_;
+      pending_ = Status();
+      Raise(s);
+    }
+    std::vector<shard::Sample> got;
+    got.reserve(n);
+    {
+      py::gil_scoped_release nogil;
+      while (got.size() < n) {
+        auto s = reader_->Next();
+        if (!s.ok()) {
+          pending_ = s.status();
+          break;
+        }
+        if (!*s) break;
+        got.push_back(std::move(**s));
+      }
+    }
+    if (got.empty() && !pending_.ok()) return NextBatch(n);
+    py::list out(got.size());
+    for (size_t i = 0; i < got.size(); ++i) out[i] = ToDict(got[i]);
+    return out;
   }
 
   uint64_t position() const { return reader_->position(); }
@@ -80,8 +107,16 @@ class PyShardReader {
   uint64_t skipped() const { return reader_->skipped(); }
 
  private:
+  static py::dict ToDict(const shard::Sample& s) {
+    py::dict d;
+    d["__key__"] = py::str(s.key);
+    for (const auto& [ext, data] : s.files) d[py::str(ext)] = py::bytes(data);
+    return d;
+  }
+
   std::unique_ptr<storage::StoreRegistry> registry_;
   std::unique_ptr<shard::ShardReader> reader_;
+  Status pending_;  // an error met by NextBatch() after samples it returned
 };
 
 // Samples per split for each worker of one rank: what ferry.data needs to map the samples a
@@ -118,6 +153,24 @@ py::dict IndexSummary(const std::string& url) {
   return d;
 }
 
+// What ShardDataset was given (an index, a prefix, a directory, .tar URLs) -> a Ferry index URL;
+// shards without one are indexed now and the index cached (shard/resolve.h).
+py::dict Resolve(const std::vector<std::string>& inputs, const std::string& cache_dir, int jobs) {
+  auto registry = MakeRegistry();
+  Result<shard::ResolvedDataset> r = Status();
+  {
+    py::gil_scoped_release nogil;
+    r = shard::ResolveDataset(*registry, inputs, {.cache_dir = cache_dir, .jobs = jobs});
+  }
+  if (!r.ok()) Raise(r.status());
+  py::dict d;
+  d["index_url"] = r->index_url;
+  d["scanned"] = r->scanned;
+  d["cached"] = r->cached;
+  d["shards"] = r->shards;
+  return d;
+}
+
 }  // namespace
 }  // namespace ferry
 
@@ -142,10 +195,13 @@ PYBIND11_MODULE(_native, m) {
            py::arg("cache_dir") = "", py::arg("cache_size") = 0, py::arg("skip_corrupt") = false)
       .def("__iter__", [](PyShardReader& r) -> PyShardReader& { return r; })
       .def("__next__", &PyShardReader::Next)
+      .def("next_batch", &PyShardReader::NextBatch, py::arg("n"))
       .def_property_readonly("position", &PyShardReader::position)
       .def_property_readonly("size", &PyShardReader::size)
       .def_property_readonly("skipped", &PyShardReader::skipped);
   m.def("worker_sizes", &ferry::WorkerSizes, py::arg("url"), py::arg("seed"), py::arg("epoch"),
         py::arg("shuffle"), py::arg("rank"), py::arg("world_size"), py::arg("num_workers"));
   m.def("index_summary", &ferry::IndexSummary, py::arg("url"));
+  m.def("resolve", &ferry::Resolve, py::arg("inputs"), py::arg("cache_dir") = "",
+        py::arg("jobs") = 4);
 }

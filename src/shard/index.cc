@@ -33,6 +33,7 @@ std::string IndexToJson(const DatasetIndex& index) {
                       {"samples", index.samples()},
                       {"bytes", index.bytes()},
                       {"shards", shards}};
+  if (!index.base.empty()) j["base"] = index.base;
   return j.dump() + "\n";
 }
 
@@ -48,6 +49,7 @@ Result<DatasetIndex> IndexFromJson(std::string_view json, std::string_view name)
   if (!j.contains("shards") || !j["shards"].is_array()) return bad("no shard list");
   DatasetIndex index;
   try {
+    index.base = j.value("base", "");
     for (const auto& s : j["shards"]) {
       ShardInfo info{.name = s.at("name").get<std::string>(),
                      .size = s.at("size").get<uint64_t>(),

@@ -10,7 +10,9 @@
 // block starts, so a reader can start mid-shard with a ranged read; `crc32c` covers the whole
 // shard file; `sample_crc32c[i]` (optional) is the CRC32C of sample i's file contents in archive
 // order (SampleCrc below), so a reader checks each sample before handing it out (tar headers
-// carry their own checksums). Readers need the index for shuffling, splitting and exact resume.
+// carry their own checksums). An optional "base" (a directory URL) makes names relative to it
+// instead of the index's directory. Readers need the index for shuffling, splitting and exact
+// resume.
 
 #include <cstdint>
 #include <string>
@@ -43,6 +45,9 @@ class SampleCrc final {
 };
 
 struct DatasetIndex {
+  // "" = shard names are relative to the index's own directory; else the URL of the directory
+  // they are relative to (indexes ferry.data caches locally for shards elsewhere: resolve.h).
+  std::string base;
   std::vector<ShardInfo> shards;
   uint64_t samples() const;
   uint64_t bytes() const;

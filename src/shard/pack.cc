@@ -1,7 +1,10 @@
 #include "shard/pack.h"
 
+#include <fmt/format.h>
+
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <deque>
 #include <future>
 #include <map>
@@ -9,6 +12,7 @@
 
 #include "base/crc32c.h"
 #include "base/log.h"
+#include "base/strings.h"
 #include "base/thread_pool.h"
 #include "shard/sample.h"
 #include "shard/tar.h"
@@ -30,7 +34,8 @@ struct PlannedSample {
   uint64_t tar_bytes = 0;
 };
 
-Result<std::vector<PlannedSample>> ListSamples(storage::OpenedUrl& src, uint64_t* file_count) {
+Result<std::vector<PlannedSample>> ListSamples(storage::OpenedUrl& src, const FileFilter& filter,
+                                               PackReport* report) {
   std::string prefix = storage::DirectoryPrefix(src.key);
   std::map<std::string, PlannedSample> by_key;
   std::vector<std::string> unkeyed;
@@ -42,6 +47,16 @@ Result<std::vector<PlannedSample>> ListSamples(storage::OpenedUrl& src, uint64_t
     }
     for (const auto& o : page.objects) {
       std::string rel = o.key.substr(prefix.size());
+      switch (filter.Check(rel)) {
+        case FileFilter::Verdict::kHidden:
+          ++report->hidden;
+          continue;
+        case FileFilter::Verdict::kExcluded:
+          ++report->excluded;
+          continue;
+        case FileFilter::Verdict::kTake:
+          break;
+      }
       auto ke = SplitKey(rel);
       if (!ke) {
         unkeyed.push_back(rel);
@@ -50,7 +65,7 @@ Result<std::vector<PlannedSample>> ListSamples(storage::OpenedUrl& src, uint64_t
       auto& s = by_key[ke->key];
       s.key = ke->key;
       s.files.push_back({ke->ext, o.key, o.size});
-      ++*file_count;
+      ++report->files;
     }
     return Status();
   }));
@@ -60,7 +75,16 @@ Result<std::vector<PlannedSample>> ListSamples(storage::OpenedUrl& src, uint64_t
                            "' have no sample key (no '.' in the name), e.g. '" + unkeyed.front() +
                            "'; rename them or move them out");
   }
-  if (by_key.empty()) return NotFound("no files under '" + src.store->UrlFor(prefix) + "'");
+  if (by_key.empty()) {
+    std::string left_out;
+    if (report->hidden || report->excluded) {
+      left_out = fmt::format(
+          " to pack ({} dotfile(s) and {} file(s) excluded by --include/"
+          "--exclude left out)",
+          report->hidden, report->excluded);
+    }
+    return NotFound("no files under '" + src.store->UrlFor(prefix) + "'" + left_out);
+  }
   std::vector<PlannedSample> samples;
   samples.reserve(by_key.size());
   for (auto& [key, s] : by_key) {
@@ -102,8 +126,9 @@ std::vector<std::vector<PlannedSample>> AssignShards(std::vector<PlannedSample> 
 
 class ShardWriter {
  public:
-  ShardWriter(storage::Store& src, ThreadPool& reads, int window, const std::atomic<bool>& failed)
-      : src_(src), reads_(reads), window_(window), failed_(failed) {}
+  ShardWriter(storage::Store& src, ThreadPool& reads, int window, const std::atomic<bool>& failed,
+              const std::function<void(uint64_t)>& on_sample)
+      : src_(src), reads_(reads), window_(window), failed_(failed), on_sample_(on_sample) {}
 
   Result<ShardInfo> Write(storage::Store& dst, const std::string& key, const std::string& name,
                           const std::vector<PlannedSample>& samples) {
@@ -142,6 +167,7 @@ class ShardWriter {
     };
     Crc32c crc;
     SampleCrc sample_crc;
+    uint64_t previous_bytes = 0;  // tar bytes of the sample being written (progress)
     uint64_t offset = 0;
     auto append = [&](std::string_view data) -> Status {
       crc.Update(data);
@@ -159,6 +185,8 @@ class ShardWriter {
       ahead.pop_front();
       const Item& it = items[i];
       if (it.first_of_sample) {
+        if (!info.offsets.empty() && on_sample_) on_sample_(previous_bytes);
+        previous_bytes = it.sample->tar_bytes;
         if (!info.offsets.empty()) info.sample_crcs.push_back(sample_crc.value());
         sample_crc.Reset();
         info.offsets.push_back(offset);
@@ -186,6 +214,7 @@ class ShardWriter {
       FERRY_RETURN_IF_ERROR(append(TarPadding(it.file->size)));
     }
     if (!info.offsets.empty()) info.sample_crcs.push_back(sample_crc.value());
+    if (!info.offsets.empty() && on_sample_) on_sample_(previous_bytes);
     FERRY_RETURN_IF_ERROR(append(TarEnd()));
     FERRY_ASSIGN_OR_RETURN(auto committed, writer->Commit());
     info.size = offset;
@@ -198,37 +227,30 @@ class ShardWriter {
   ThreadPool& reads_;
   size_t window_;
   const std::atomic<bool>& failed_;
+  const std::function<void(uint64_t)>& on_sample_;
 };
 
-}  // namespace
-
-Result<PackReport> PackShards(storage::StoreRegistry& registry, const std::string& src_url,
-                              const std::string& dst_prefix, const PackOptions& options) {
-  auto start = std::chrono::steady_clock::now();
-  ShardNaming naming = NamingFor(dst_prefix);
-  if (naming.stem.empty())
-    return InvalidArgument("destination prefix '" + dst_prefix + "' has no name");
-  FERRY_ASSIGN_OR_RETURN(auto src, registry.Open(src_url));
-  FERRY_ASSIGN_OR_RETURN(auto dst, registry.Open(naming.dir));
-  const std::string dir_key = storage::DirectoryPrefix(dst.key);
-  const std::string index_key = dir_key + naming.IndexName();
-  if (dst.store->Stat(index_key).ok()) {
-    if (!options.overwrite) {
-      return Status(StatusCode::kAlreadyExists,
-                    "'" + dst.store->UrlFor(index_key) +
-                        "' exists: a dataset is already there (--overwrite replaces it)");
-    }
-    // No index may describe shards while they are being replaced.
-    FERRY_RETURN_IF_ERROR(dst.store->Delete(index_key));
+// Counts what has been written and reports it through PackOptions::on_progress.
+struct ProgressCounter {
+  const PackOptions& options;
+  PackProgress totals;
+  std::atomic<uint64_t> samples{0}, bytes{0};
+  void Add(uint64_t sample_bytes) {
+    PackProgress p = totals;
+    p.samples = samples.fetch_add(1) + 1;
+    p.bytes = bytes.fetch_add(sample_bytes) + sample_bytes;
+    if (options.on_progress) options.on_progress(p);
   }
-  PackReport report;
-  FERRY_ASSIGN_OR_RETURN(auto samples, ListSamples(src, &report.files));
-  if (options.shuffle) Shuffle(samples, options.seed);
-  auto shards = AssignShards(std::move(samples), options);
-  Log(LogLevel::kInfo, "packing {} files into {} shard(s)", report.files, shards.size());
+};
 
+// Writes `shards` as one dataset named by `naming` in `dst` (shards, then its index).
+Result<PackedSplit> WriteDataset(storage::Store& src, storage::Store& dst,
+                                 const std::string& dir_key, const ShardNaming& naming,
+                                 const std::vector<std::vector<PlannedSample>>& shards,
+                                 const PackOptions& options, ProgressCounter& progress) {
   std::vector<Result<ShardInfo>> results(shards.size(), Status(StatusCode::kCancelled, "not run"));
   std::atomic<bool> failed{false};
+  std::function<void(uint64_t)> on_sample = [&](uint64_t b) { progress.Add(b); };
   {
     ThreadPool reads(std::max(1, options.reads));
     int jobs = std::max(1, std::min<int>(options.jobs, static_cast<int>(shards.size())));
@@ -236,9 +258,9 @@ Result<PackReport> PackShards(storage::StoreRegistry& registry, const std::strin
     ThreadPool writers(jobs);
     for (size_t i = 0; i < shards.size(); ++i) {
       writers.Submit([&, i] {
-        ShardWriter w(*src.store, reads, window, failed);
+        ShardWriter w(src, reads, window, failed, on_sample);
         std::string name = naming.ShardName(i);
-        results[i] = w.Write(*dst.store, dir_key + name, name, shards[i]);
+        results[i] = w.Write(dst, dir_key + name, name, shards[i]);
         if (!results[i].ok())
           failed = true;
         else
@@ -251,13 +273,144 @@ Result<PackReport> PackShards(storage::StoreRegistry& registry, const std::strin
   for (auto& r : results) {
     if (!r.ok() && r.status().code() != StatusCode::kCancelled) return r.status();
   }
+  PackedSplit out;
   for (auto& r : results) {
     if (!r.ok()) return r.status();
-    report.index.shards.push_back(std::move(*r));
+    out.index.shards.push_back(std::move(*r));
   }
   // Written last: the index is what makes the shards a dataset.
-  FERRY_RETURN_IF_ERROR(dst.store->WriteAll(index_key, IndexToJson(report.index)).status());
-  report.index_url = dst.store->UrlFor(index_key);
+  std::string index_key = dir_key + naming.IndexName();
+  FERRY_RETURN_IF_ERROR(dst.WriteAll(index_key, IndexToJson(out.index)).status());
+  out.index_url = dst.UrlFor(index_key);
+  return out;
+}
+
+// The samples dealt out to the splits: a seeded permutation cut at the cumulative fractions,
+// each part back in key order.
+std::vector<std::vector<PlannedSample>> DealSplits(std::vector<PlannedSample> samples,
+                                                   const std::vector<SplitShare>& split,
+                                                   uint64_t seed) {
+  Shuffle(samples, seed);
+  std::vector<std::vector<PlannedSample>> parts(split.size());
+  double cumulative = 0;
+  size_t begin = 0;
+  for (size_t i = 0; i < split.size(); ++i) {
+    cumulative += split[i].fraction;
+    size_t end =
+        i + 1 == split.size()
+            ? samples.size()
+            : std::min(samples.size(), static_cast<size_t>(std::llround(
+                                           cumulative * static_cast<double>(samples.size()))));
+    end = std::max(end, begin);
+    for (size_t k = begin; k < end; ++k) parts[i].push_back(std::move(samples[k]));
+    std::sort(parts[i].begin(), parts[i].end(),
+              [](const PlannedSample& a, const PlannedSample& b) { return a.key < b.key; });
+    begin = end;
+  }
+  return parts;
+}
+
+}  // namespace
+
+Result<std::vector<SplitShare>> ParseSplit(std::string_view spec) {
+  std::vector<SplitShare> out;
+  double sum = 0;
+  for (std::string_view piece : Split(spec, ',')) {
+    std::string part(piece);
+    size_t eq = part.find('=');
+    auto bad = [&](const std::string& why) {
+      return InvalidArgument(fmt::format("--split '{}': {}", spec, why));
+    };
+    if (eq == std::string::npos) return bad("'" + part + "' is not NAME=FRACTION");
+    std::string name = part.substr(0, eq), value = part.substr(eq + 1);
+    if (name.empty() ||
+        name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                               "0123456789_.-") != std::string::npos) {
+      return bad("split name '" + name + "' must be letters, digits, '_', '.' or '-'");
+    }
+    for (const auto& s : out) {
+      if (s.name == name) return bad("split '" + name + "' is named twice");
+    }
+    char* end = nullptr;
+    double f = std::strtod(value.c_str(), &end);
+    if (value.empty() || end != value.c_str() + value.size() || !(f > 0) || f > 1) {
+      return bad("fraction '" + value + "' of '" + name + "' is not a number in (0, 1]");
+    }
+    out.push_back({name, f});
+    sum += f;
+  }
+  if (out.size() < 2)
+    return InvalidArgument(
+        fmt::format("--split '{}': name at least two splits, "
+                    "e.g. train=0.9,val=0.1",
+                    spec));
+  if (std::fabs(sum - 1.0) > 1e-6) {
+    return InvalidArgument(
+        fmt::format("--split '{}': the fractions add up to {:g}, not 1", spec, sum));
+  }
+  return out;
+}
+
+Result<PackReport> PackShards(storage::StoreRegistry& registry, const std::string& src_url,
+                              const std::string& dst_prefix, const PackOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  ShardNaming naming = NamingFor(dst_prefix);
+  if (naming.stem.empty())
+    return InvalidArgument("destination prefix '" + dst_prefix + "' has no name");
+  // One dataset, or one per split.
+  std::vector<std::pair<std::string, ShardNaming>> outputs;
+  if (options.split.empty()) {
+    outputs.push_back({"", naming});
+  } else {
+    bool dir_only = dst_prefix.empty() || dst_prefix.back() == '/';
+    for (const auto& s : options.split) {
+      outputs.push_back({s.name, {naming.dir, dir_only ? s.name : naming.stem + "-" + s.name}});
+    }
+  }
+  FERRY_ASSIGN_OR_RETURN(auto src, registry.Open(src_url));
+  FERRY_ASSIGN_OR_RETURN(auto dst, registry.Open(naming.dir));
+  const std::string dir_key = storage::DirectoryPrefix(dst.key);
+  for (const auto& [name, n] : outputs) {
+    const std::string index_key = dir_key + n.IndexName();
+    if (!dst.store->Stat(index_key).ok()) continue;
+    if (!options.overwrite) {
+      return Status(StatusCode::kAlreadyExists,
+                    "'" + dst.store->UrlFor(index_key) +
+                        "' exists: a dataset is already there (--overwrite replaces it)");
+    }
+    // No index may describe shards while they are being replaced.
+    FERRY_RETURN_IF_ERROR(dst.store->Delete(index_key));
+  }
+  PackReport report;
+  FERRY_ASSIGN_OR_RETURN(auto samples, ListSamples(src, options.filter, &report));
+  if (report.hidden) {
+    Log(LogLevel::kInfo, "skipped {} dotfile(s) (names starting with '.'; --dotfiles packs them)",
+        report.hidden);
+  }
+  ProgressCounter progress{.options = options};
+  progress.totals.total_samples = samples.size();
+  for (const auto& s : samples) progress.totals.total_bytes += s.tar_bytes;
+  if (options.on_progress) options.on_progress(progress.totals);
+
+  std::vector<std::vector<PlannedSample>> parts;
+  if (options.split.empty()) {
+    parts.push_back(std::move(samples));
+  } else {
+    parts = DealSplits(std::move(samples), options.split, options.seed);
+  }
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (options.shuffle) Shuffle(parts[i], options.seed + i);
+    auto shards = AssignShards(std::move(parts[i]), options);
+    Log(LogLevel::kInfo, "packing {}{} shard(s)",
+        outputs[i].first.empty() ? "" : outputs[i].first + ": ", shards.size());
+    FERRY_ASSIGN_OR_RETURN(auto written,
+                           WriteDataset(*src.store, *dst.store, dir_key, outputs[i].second, shards,
+                                        options, progress));
+    written.name = outputs[i].first;
+    for (const auto& s : written.index.shards) report.index.shards.push_back(s);
+    report.splits.push_back(std::move(written));
+  }
+  report.index_url = report.splits.front().index_url;
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
 }

@@ -12,14 +12,33 @@
 // the target gets a shard of its own) or after `samples_per_shard` samples. Shards are written
 // in parallel; source files are read ahead in parallel (small files on a NAS or object store
 // are latency-bound). The index is written last: without it the shards are not a dataset.
+//
+// Selection (select.h): --include/--exclude globs; dotfiles are skipped unless asked for, and
+// counted. Splits: `split` = {{"train", 0.9}, {"val", 0.1}} deals the samples out by a seeded
+// permutation (the first round(0.9 * n) of it to train, ...), and packs each split as its own
+// dataset "<stem>-train-000000.tar" + "<stem>-train.index.json" ("train-..." for a DST ending in
+// '/'); within a split samples are in key order, or shuffled with --shuffle.
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "shard/index.h"
+#include "shard/select.h"
 #include "storage/registry.h"
 
 namespace ferry::shard {
+
+struct PackProgress {
+  uint64_t samples = 0, bytes = 0;              // written so far (tar bytes)
+  uint64_t total_samples = 0, total_bytes = 0;  // all splits together
+};
+
+struct SplitShare {
+  std::string name;
+  double fraction = 0;
+};
 
 struct PackOptions {
   uint64_t target_size = 1ull << 30;
@@ -29,12 +48,28 @@ struct PackOptions {
   int jobs = 4;            // shards written at once
   int reads = 32;          // source files read ahead at once, all shards together
   bool overwrite = false;  // replace an existing index at DST (deleted before any shard is written)
+  FileFilter filter;
+  std::vector<SplitShare> split;  // empty: one dataset; else fractions summing to 1
+  // Called from the writer threads (serialise inside) after each sample, and once at the start.
+  std::function<void(const PackProgress&)> on_progress;
+};
+
+// "train=0.9,val=0.1" -> shares; kInvalidArgument naming what is wrong.
+Result<std::vector<SplitShare>> ParseSplit(std::string_view spec);
+
+struct PackedSplit {
+  std::string name;  // "" without --split
+  DatasetIndex index;
+  std::string index_url;
 };
 
 struct PackReport {
-  DatasetIndex index;
-  std::string index_url;
+  DatasetIndex index;               // of the single dataset, or all splits' shards together
+  std::string index_url;            // the single dataset's (first split's with --split)
+  std::vector<PackedSplit> splits;  // one per dataset written
   uint64_t files = 0;
+  uint64_t hidden = 0;    // dotfiles skipped
+  uint64_t excluded = 0;  // files left out by --include/--exclude
   double seconds = 0;
 };
 

@@ -9,6 +9,7 @@
 #include "base/strings.h"
 #include "shard/fetch.h"
 #include "shard/tar.h"
+#include "storage/url.h"
 
 namespace ferry::shard {
 
@@ -38,6 +39,10 @@ Result<OpenedIndex> OpenIndex(storage::StoreRegistry& registry, const std::strin
   FERRY_ASSIGN_OR_RETURN(o.index, IndexFromJson(text, o.url));
   o.crc32c = Crc32cOf(text);
   o.dir_key = ShardDirKey(o.at.key);
+  if (!o.index.base.empty()) {  // shards elsewhere (an index cached by resolve.h)
+    FERRY_ASSIGN_OR_RETURN(o.at, registry.Open(o.index.base));
+    o.dir_key = storage::DirectoryPrefix(o.at.key);
+  }
   return o;
 }
 
