@@ -36,9 +36,8 @@ TEST(DetectIdentity, TakesTheSchedulersVariablesInOrder) {
   env.Set("RANK", "0");
   EXPECT_EQ(DetectIdentity(env).job, "mine");
   EXPECT_EQ(DetectIdentity(env).rank, "0");
-  MapEnvironment array({{"SLURM_JOB_ID", "1236"},
-                        {"SLURM_ARRAY_JOB_ID", "1234"},
-                        {"SLURM_ARRAY_TASK_ID", "2"}});
+  MapEnvironment array(
+      {{"SLURM_JOB_ID", "1236"}, {"SLURM_ARRAY_JOB_ID", "1234"}, {"SLURM_ARRAY_TASK_ID", "2"}});
   EXPECT_EQ(DetectIdentity(array).job, "1234_2");  // as squeue names an array task
   array.Set("FERRY_RUN_ID", "sweep-2");
   EXPECT_EQ(DetectIdentity(array).job, "sweep-2");

@@ -6,8 +6,6 @@ import functools
 import http.server
 import json
 import os
-import pathlib
-import re
 import signal
 import subprocess
 import threading
