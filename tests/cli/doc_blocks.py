@@ -167,7 +167,7 @@ def normalise_py(line):
 def check_excerpt(block, examples):
     """Each run of lines between `...` lines appears, in order, in the source (comments at the
     end of a line, indentation and blank lines aside); the source is an example a test runs."""
-    name = block.attrs["excerpt"].removeprefix("docs/examples/")
+    name = block.attrs["excerpt"].removeprefix("examples/")
     if not examples.get(name):
         return [f"excerpt source {block.attrs['excerpt']} is not an example some test runs (EXAMPLES)"]
     source = [normalise_py(x) for x in (ROOT / block.attrs["excerpt"]).read_text().splitlines()]

@@ -30,13 +30,15 @@ from doc_blocks import (DOC_FILES, Help, check_excerpt, check_not_run, check_syn
                         find_blocks, kind, parse_blocks)
 
 BLOCK_TIMEOUT = 120
-# The files of docs/examples/ (not Markdown) and the test that runs each; an excerpt= block must
+# The files of examples/ (not Markdown) and the test that runs each; an excerpt= block must
 # quote one of those a test runs.
 EXAMPLES = {
     "job.yaml": "tests/cli/test_docs.py",          # test_example_job_spec below
     "train_resume.py": "tests/cli/test_resume.py",
     "slurm.sbatch": "tests/cli/test_slurm.py",
     "kubernetes-job.yaml": "tests/cli/test_examples.py",
+    "slurm-array.sbatch": "tests/cli/test_slurm.py",
+    "train.py": "scripts/demo.py",                 # run by tests/cli/test_demo.py
 }
 
 
@@ -179,7 +181,7 @@ SPECIALS = [
 # The resources behind the placeholders
 
 STUB_TRAIN = '''\
-"""train.py of docs/examples/job.yaml: writes two checkpoints and a log into $FERRY_OUTPUT."""
+"""train.py of examples/job.yaml: writes two checkpoints and a log into $FERRY_OUTPUT."""
 import os, sys
 out = os.environ["FERRY_OUTPUT"]
 assert os.listdir(os.environ["FERRY_INPUT_0"]), "stage-in brought nothing"
@@ -255,7 +257,7 @@ class Page:
         for name in ("scripts", "tests", "bench", "docs", "python"):
             (self.work / name).symlink_to(ROOT / name)
         (self.work / "build/release").symlink_to(BUILD_DIR)
-        (self.work / "train_resume.py").symlink_to(ROOT / "docs/examples/train_resume.py")
+        (self.work / "train_resume.py").symlink_to(ROOT / "examples/train_resume.py")
         (self.work / "train.py").write_text(STUB_TRAIN)
         self.run_id = f"docs-{uuid.uuid4().hex[:8]}"   # FERRY_RUN_ID, as a scheduler would set it
         self.map = {"s3://bucket/": docs.prefix + "bucket/", "s3://datasets/": docs.prefix + "datasets/",
@@ -417,7 +419,7 @@ ferry shard pack SRC DST [--target-size 1G] [--no-such-flag]
 ferry shard ls|verify URL
 ferry shard frobnicate URL
 ```
-```python excerpt=docs/examples/train_resume.py
+```python excerpt=examples/train_resume.py
 def save_checkpoint(directory, state):
     ...
 not_in_the_file()
@@ -446,7 +448,7 @@ def test_the_checks_catch_broken_blocks(docs, helper):
     problems = {b.number: evaluate(b, page, helper) for b in parse_blocks(SELF_TEST, "self-test.md")}
     expect = {1: ["no tag"], 2: [], 3: ["expected exit status 0"],
               4: ["has no --no-such-flag", "`ferry shard` has no subcommand 'frobnicate'"],
-              5: ["not in docs/examples/train_resume.py"], 6: ["does not know --no-such-option"],
+              5: ["not in examples/train_resume.py"], 6: ["does not know --no-such-option"],
               7: ["unknown tag 'yaml'"], 8: ["unknown attribute 'verbose=1'"], 9: []}
     assert set(problems) == set(expect)
     for number, wants in expect.items():
@@ -461,19 +463,19 @@ def test_the_checks_catch_broken_blocks(docs, helper):
 
 
 def test_examples_are_run_by_a_test():
-    """Every file in docs/examples/ is accounted for in EXAMPLES, and the test named runs it."""
-    names = {p.name for p in (ROOT / "docs/examples").iterdir()}
-    assert names == set(EXAMPLES), f"docs/examples/ has {sorted(names)}; update EXAMPLES"
+    """Every file in examples/ is accounted for in EXAMPLES, and the test named runs it."""
+    names = {p.name for p in (ROOT / "examples").iterdir()}
+    assert names == set(EXAMPLES), f"examples/ has {sorted(names)}; update EXAMPLES"
     for name, test in EXAMPLES.items():
         if test:
             assert name in (ROOT / test).read_text(), f"{test} does not mention {name}"
 
 
 def test_example_job_spec(docs):
-    """docs/examples/job.yaml as its first line says: `ferry run --spec job.yaml` (train.py is a
+    """examples/job.yaml as its first line says: `ferry run --spec job.yaml` (train.py is a
     stub that writes two checkpoints and a log), and what its comments promise."""
-    page = Page(docs, "docs/examples/job.yaml")
-    (page.work / "job.yaml").write_text(page.substitute((ROOT / "docs/examples/job.yaml").read_text()))
+    page = Page(docs, "examples/job.yaml")
+    (page.work / "job.yaml").write_text(page.substitute((ROOT / "examples/job.yaml").read_text()))
     p = page.spawn(["ferry", "run", "--spec", "job.yaml"], page.env())
     p.script = (page.work / "job.yaml").read_text()
     assert p.returncode == 0, page.report(p)

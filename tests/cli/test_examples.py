@@ -1,7 +1,7 @@
-"""The examples in docs/examples run as written.
+"""The examples in examples run as written.
 
 test_kubernetes_job_example_resumes_a_retried_pod: there is no cluster here, so the test plays
-the part of one for docs/examples/kubernetes-job.yaml. It takes the container's command and env
+the part of one for examples/kubernetes-job.yaml. It takes the container's command and env
 from the YAML and substitutes only what a cluster provides: the buckets (s3://runs/...,
 s3://datasets/...) become prefixes of the RGW test bucket, each emptyDir mount (/scratch) a fresh
 directory per pod, the env's valueFrom fields what Kubernetes fills in (the Job controller's
@@ -25,7 +25,7 @@ from training import (SCRIPT, env_without, log_tail, node_bin, pack_dataset, rea
 
 yaml = pytest.importorskip("yaml", reason="PyYAML (Debian python3-yaml; scripts/install-deps.sh)")
 
-KUBERNETES_JOB = ROOT / "docs/examples/kubernetes-job.yaml"
+KUBERNETES_JOB = ROOT / "examples/kubernetes-job.yaml"
 
 # The tiny test dataset trains in a second; each step pretends to take this long (a GPU's work)
 # so that the first pod can be stopped mid-epoch. It changes no sample and no weight.

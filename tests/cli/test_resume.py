@@ -1,4 +1,4 @@
-"""Preemption end to end: a real PyTorch training script (docs/examples/train_resume.py) under
+"""Preemption end to end: a real PyTorch training script (examples/train_resume.py) under
 `ferry run --resume` on RGW is stopped mid-epoch, started again on a "new machine" (an empty
 scratch directory, no scheduler variables) and finishes with exactly the samples, in exactly the
 order, and exactly the weights of an uninterrupted run."""

@@ -1,5 +1,5 @@
-"""docs/examples/slurm.sbatch as written, on a real single-node Slurm (tests/tools/slurm.sh): the job
-trains docs/examples/train_resume.py under `ferry run --resume` on RGW, is requeued with
+"""examples/slurm.sbatch as written, on a real single-node Slurm (tests/tools/slurm.sh): the job
+trains examples/train_resume.py under `ferry run --resume` on RGW, is requeued with
 `scontrol requeue` once a checkpoint is uploaded, comes back as SLURM_RESTART_COUNT=1 on a node
 whose scratch is empty, and finishes with exactly the result of an uninterrupted run.
 
@@ -21,8 +21,8 @@ from conftest import ROOT, python_env
 from training import (SCRIPT, env_without, log_tail, node_bin, pack_dataset, read, read_json,
                       reference, wait_for_checkpoint)
 
-SBATCH = ROOT / "docs/examples/slurm.sbatch"
-SBATCH_ARRAY = ROOT / "docs/examples/slurm-array.sbatch"
+SBATCH = ROOT / "examples/slurm.sbatch"
+SBATCH_ARRAY = ROOT / "examples/slurm-array.sbatch"
 SLURM_SH = ROOT / "tests/tools/slurm.sh"
 SLURM_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
 MISSING = [b for b in ("sbatch", "scontrol", "slurmctld", "slurmd", "munged")
@@ -51,7 +51,7 @@ def slurm(tmp_path_factory):
 
 
 class Job:
-    """docs/examples/slurm.sbatch submitted as written, from a user's environment (--export=ALL):
+    """examples/slurm.sbatch submitted as written, from a user's environment (--export=ALL):
     the script's variables that say to override them, credentials in a credentials file for
     AWS_PROFILE's default `training` (never argv), `ferry` and a PyTorch python3 in PATH, node-local
     scratch under TMPDIR. Command-line options override the #SBATCH lines: this node has no GPU."""
@@ -187,7 +187,7 @@ def test_early_signal_reaches_ferry_before_the_time_limit(ferry, rgw, slurm, pre
 
 
 def test_array_tasks_write_to_their_own_paths(ferry, rgw, slurm, prefix, tmp_path):
-    """docs/examples/slurm-array.sbatch as written, submitted with --array=0-2: each task runs
+    """examples/slurm-array.sbatch as written, submitted with --array=0-2: each task runs
     `ferry run` with {job} = <array job>_<task> (as squeue names it) and its own seed; every task's
     outputs, manifest and latest pointer land under its own path, none under another's."""
     try:

@@ -1,5 +1,5 @@
 """What the resume tests share (tests/cli/test_resume.py, test_slurm.py, test_examples.py): a small
-shard dataset on RGW, the uninterrupted reference run of docs/examples/train_resume.py, a "node"
+shard dataset on RGW, the uninterrupted reference run of examples/train_resume.py, a "node"
 whose PATH has `ferry` and a `python3` with PyTorch, and polling a job's uploads."""
 import json
 import os
@@ -9,7 +9,7 @@ import time
 
 from conftest import ROOT, python_env
 
-SCRIPT = ROOT / "docs/examples/train_resume.py"
+SCRIPT = ROOT / "examples/train_resume.py"
 
 
 def pack_dataset(ferry, src, url):
