@@ -13,7 +13,9 @@ import subprocess
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOC_FILES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
 RUN_TAGS = {"sh", "python"}
-QUIET_TAGS = {"text", "synopsis"}
+# Shown, not run: plain text, command synopses, and config files a guide shows as written (a
+# systemd unit, an nginx site; tests/cli/test_deploy_guide.py runs the nginx one itself).
+QUIET_TAGS = {"text", "synopsis", "ini", "nginx"}
 
 
 @dataclasses.dataclass
@@ -71,11 +73,11 @@ def classify(block, contexts):
     """Fills lang/attrs/no_run from the info string; returns a list of problems."""
     info = block.info
     if not info:
-        return [f"{block.where()}: no tag; say what the block is (sh, python, text, synopsis)"]
+        return [f"{block.where()}: no tag; say what the block is (sh, python, text, synopsis, ini, nginx)"]
     lang, _, rest = info.partition(" ")
     block.lang = lang
     if lang not in RUN_TAGS | QUIET_TAGS:
-        return [f"{block.where()}: unknown tag {lang!r} (sh, python, text, synopsis)"]
+        return [f"{block.where()}: unknown tag {lang!r} (sh, python, text, synopsis, ini, nginx)"]
     rest = rest.strip()
     if rest.startswith("no-run:"):
         block.no_run = rest[len("no-run:"):].strip()
