@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Ferry's main job, end to end, on one machine (scripts/demo.sh builds, then runs this).
 
-A local directory plays the NAS. In a few minutes on two cores:
+A local directory plays the NAS. In about 20 s on two cores (release build):
   1. `ferry serve` on the NAS: experiment tracker, web UI, PyPI/Hugging Face cache;
   2. a small image dataset (Debian's PIL) packed into WebDataset shards on the NAS;
   3. a CPU PyTorch training under `ferry run --track` streaming the shards with ferry.data,
@@ -143,10 +143,13 @@ def loader_speed(shards, seconds_cap=20):
         "from ferry.data import ShardDataset\n"
         "from torch.utils.data import DataLoader\n"
         "ds = ShardDataset(sys.argv[1], shuffle=False)\n"
-        "n, t = 0, time.perf_counter()\n"
-        "for s in DataLoader(ds, batch_size=None, num_workers=0):\n"
-        "    n += 1\n"
-        "print(n / (time.perf_counter() - t))\n")
+        "best = 0\n"
+        "for _ in range(5):  # the best of 5 passes: one pass is only a few ms here\n"
+        "    n, t = 0, time.perf_counter()\n"
+        "    for s in DataLoader(ds, batch_size=None, num_workers=0):\n"
+        "        n += 1\n"
+        "    best = max(best, n / (time.perf_counter() - t))\n"
+        "print(best)\n")
     out = subprocess.run([sys.executable, "-c", code, str(shards)], check=True, text=True,
                          capture_output=True, timeout=seconds_cap * 10)
     return float(out.stdout.strip())

@@ -4,7 +4,7 @@
 # then runs scripts/demo.py: ferry serve (tracker, UI, cache) on the NAS, a dataset packed into
 # shards, a PyTorch training under `ferry run --track` interrupted once and resumed, the loader's
 # speed, wheels installed through the cache. Run as root from the repository root:
-#   bash scripts/demo.sh            # about 3 minutes after the build
+#   bash scripts/demo.sh            # about 20 s after the build
 #   bash scripts/demo.sh --keep     # leave ferry serve running to browse the UI
 set -euo pipefail
 cd "$(dirname "$0")/.."
