@@ -179,12 +179,15 @@ std::vector<RetentionDecision> DecideRetention(const std::vector<CheckpointState
         keep(e.index, "no " + policy.metric + " at or before step " + std::to_string(e.step));
       }
     }
-    // Best first; equal values: the newer checkpoint first.
-    std::stable_sort(ranked.begin(), ranked.end(), [&](const Entry* a, const Entry* b) {
+    // Best first; equal values: the newer checkpoint first; then the listing's order. The last
+    // key makes the order total, so std::sort is stable here (std::stable_sort's libstdc++ 12
+    // buffer is deprecated under clang 19, which builds the fuzzers with -Werror).
+    std::sort(ranked.begin(), ranked.end(), [&](const Entry* a, const Entry* b) {
       if (*a->value != *b->value) {
         return policy.goal == RetentionGoal::kMin ? *a->value < *b->value : *a->value > *b->value;
       }
-      return a->step > b->step;
+      if (a->step != b->step) return a->step > b->step;
+      return a->index < b->index;
     });
     const size_t best = static_cast<size_t>(*policy.keep_best);
     for (size_t n = 0; n < best && n < ranked.size(); ++n) {
