@@ -9,6 +9,7 @@
 #include "tracker/metric_sampling.h"
 #include "tracker/postgres/pg_metric_rows.h"
 #include "tracker/postgres/postgres_tracker_store.h"
+#include "tracker/summary_sampler.h"
 
 namespace ferry::tracker {
 
@@ -18,13 +19,12 @@ using postgres::P;
 using postgres::PointAt;
 using postgres::Rows;
 using postgres::SummaryAt;
+using sampling::CeilDiv;
 using sampling::FloorDiv;
 using sampling::kLevelWidths;
 using sampling::Summary;
 
 namespace {
-
-int64_t CeilDiv(int64_t a, int64_t b) { return -FloorDiv(-a, b); }
 
 // Summaries of one run's key, read inside the caller's transaction.
 class SummarySource {
@@ -107,60 +107,9 @@ Status PostgresTrackerStore::SampleRun(Connection& c, const std::string& run_id,
   FERRY_ASSIGN_OR_RETURN(int64_t key_id, FindKeyId(c, key));
   if (key_id < 0) return Status();
   SummarySource src(c, row->run_pk, key_id);
-  int64_t lo = 0, hi = 0;
-  if (start_step) {
-    lo = *start_step;
-  } else {
-    FERRY_ASSIGN_OR_RETURN(auto first, src.EdgeStep(false));
-    if (!first) return Status();
-    lo = *first;
-  }
-  if (end_step) {
-    hi = *end_step;
-  } else {
-    FERRY_ASSIGN_OR_RETURN(auto last, src.EdgeStep(true));
-    if (!last) return Status();
-    hi = *last;
-  }
-  if (lo > hi) return Status();
-  sampling::BucketPlan plan = sampling::PlanBuckets(lo, hi, max_results);
-  const int64_t v = plan.bucket_width;
-  std::map<int64_t, Summary> buckets;
-  if (plan.level_index < 0) {
-    FERRY_RETURN_IF_ERROR(src.ForEachPoint(
-        lo, hi, [&](const MetricPoint& p) { buckets[FloorDiv(p.step, v)].Add(p); }));
-  } else {
-    const int64_t w = plan.level_width;
-    int64_t full_lo = CeilDiv(lo, w);
-    int64_t full_hi = FloorDiv(hi, w) - (FloorDiv(hi, w) * w + w - 1 > hi);
-    if (full_lo <= full_hi) {
-      FERRY_RETURN_IF_ERROR(src.ForEachBucket(
-          plan.level_index, full_lo, full_hi,
-          [&](int64_t b, const Summary& s) { buckets[FloorDiv(b * w, v)].Merge(s); }));
-      FERRY_ASSIGN_OR_RETURN(Summary left,
-                             src.RangeSummary(lo, full_lo * w - 1, plan.level_index - 1));
-      FERRY_ASSIGN_OR_RETURN(Summary right,
-                             src.RangeSummary((full_hi + 1) * w, hi, plan.level_index - 1));
-      if (left.count > 0) buckets[FloorDiv(lo, v)].Merge(left);
-      if (right.count > 0) buckets[FloorDiv(hi, v)].Merge(right);
-    } else {
-      // [lo, hi] is shorter than 2w: cut it at the answer buckets' edges.
-      for (int64_t a = lo; a <= hi;) {
-        int64_t k = FloorDiv(a, v);
-        int64_t b = (k + 1) * v - 1 < hi ? (k + 1) * v - 1 : hi;
-        FERRY_ASSIGN_OR_RETURN(Summary s, src.RangeSummary(a, b, plan.level_index - 1));
-        if (s.count > 0) buckets[k].Merge(s);
-        if (b == hi) break;
-        a = b + 1;
-      }
-    }
-  }
-  std::vector<Summary> ordered;
-  ordered.reserve(buckets.size());
-  for (auto& [k, s] : buckets) ordered.push_back(s);
-  for (const auto& p : sampling::PickPoints(ordered)) {
-    out.push_back({run_id, key, p.step, p.value, p.timestamp_ms});
-  }
+  FERRY_ASSIGN_OR_RETURN(auto points,
+                         sampling::SampleFromSummaries(src, start_step, end_step, max_results));
+  for (const auto& p : points) out.push_back({run_id, key, p.step, p.value, p.timestamp_ms});
   return Status();
 }
 
