@@ -1,8 +1,9 @@
 // The bulk-interval sampling of PostgresTrackerStore from the precomputed summaries (the same
 // algorithm as tracker/sqlite/sqlite_metrics.cc): tracker/metric_sampling.h picks level w and
 // bucket width v, a multiple of w; the level-w summaries wholly inside [lo, hi] come from one
-// range scan; the two partial ends (< w steps each) are covered by RangeSummary, which takes the
-// whole finer-level buckets inside a range and recurses into the rest, down to raw points.
+// range scan; the two partial ends (< w steps each) are covered by sampling::RangeSummary
+// (summary_sampler.h), which takes the whole finer-level buckets inside a range and recurses into
+// the rest, down to raw points.
 #include <map>
 #include <optional>
 
@@ -19,9 +20,6 @@ using postgres::P;
 using postgres::PointAt;
 using postgres::Rows;
 using postgres::SummaryAt;
-using sampling::CeilDiv;
-using sampling::FloorDiv;
-using sampling::kLevelWidths;
 using sampling::Summary;
 
 namespace {
@@ -56,26 +54,6 @@ class SummarySource {
                         {P(run_pk_), P(key_id_), P(lo), P(hi)}));
     for (int i = 0; i < q.size(); ++i) fn(PointAt(q, i, 0));
     return Status();
-  }
-
-  // The summary of steps [a, b] from levels <= `level` (-1: raw points).
-  Result<Summary> RangeSummary(int64_t a, int64_t b, int level) {
-    Summary s;
-    if (a > b) return s;
-    if (level < 0) {
-      FERRY_RETURN_IF_ERROR(ForEachPoint(a, b, [&](const MetricPoint& p) { s.Add(p); }));
-      return s;
-    }
-    int64_t w = kLevelWidths[static_cast<size_t>(level)];
-    int64_t full_lo = CeilDiv(a, w), full_hi = FloorDiv(b, w) - (FloorDiv(b, w) * w + w - 1 > b);
-    if (full_lo > full_hi) return RangeSummary(a, b, level - 1);
-    FERRY_RETURN_IF_ERROR(
-        ForEachBucket(level, full_lo, full_hi, [&](int64_t, const Summary& x) { s.Merge(x); }));
-    FERRY_ASSIGN_OR_RETURN(Summary left, RangeSummary(a, full_lo * w - 1, level - 1));
-    FERRY_ASSIGN_OR_RETURN(Summary right, RangeSummary((full_hi + 1) * w, b, level - 1));
-    s.Merge(left);
-    s.Merge(right);
-    return s;
   }
 
   // The lowest (highest) step of the key; nullopt when it has no points.

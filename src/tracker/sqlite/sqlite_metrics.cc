@@ -9,9 +9,9 @@
 //
 // Sampling (tracker/metric_sampling.h picks level w and bucket width v, a multiple of w): the
 // level-w summaries that lie wholly inside [lo, hi] are read in one range scan and merged into
-// their answer buckets; the two partial ends (< w steps each) are covered by RangeSummary,
-// which takes the whole finer-level buckets inside a range and recurses into the rest, down to
-// raw points: <= 3 rows per level per end.
+// their answer buckets; the two partial ends (< w steps each) are covered by
+// sampling::RangeSummary, which takes the whole finer-level buckets inside a range and recurses
+// into the rest, down to raw points: <= 3 rows per level per end.
 #include <charconv>
 #include <limits>
 #include <map>
@@ -24,7 +24,6 @@
 
 namespace ferry::tracker {
 
-using sampling::CeilDiv;
 using sampling::FloorDiv;
 using sampling::kLevelWidths;
 using sampling::Summary;
@@ -94,26 +93,6 @@ class SummarySource {
       if (!row) return Status();
       fn(PointAt(*q, 0));
     }
-  }
-
-  // The summary of steps [a, b] from levels <= `level` (-1: raw points).
-  Result<Summary> RangeSummary(int64_t a, int64_t b, int level) {
-    Summary s;
-    if (a > b) return s;
-    if (level < 0) {
-      FERRY_RETURN_IF_ERROR(ForEachPoint(a, b, [&](const MetricPoint& p) { s.Add(p); }));
-      return s;
-    }
-    int64_t w = kLevelWidths[static_cast<size_t>(level)];
-    int64_t full_lo = CeilDiv(a, w), full_hi = FloorDiv(b, w) - (FloorDiv(b, w) * w + w - 1 > b);
-    if (full_lo > full_hi) return RangeSummary(a, b, level - 1);
-    FERRY_RETURN_IF_ERROR(
-        ForEachBucket(level, full_lo, full_hi, [&](int64_t, const Summary& x) { s.Merge(x); }));
-    FERRY_ASSIGN_OR_RETURN(Summary left, RangeSummary(a, full_lo * w - 1, level - 1));
-    FERRY_ASSIGN_OR_RETURN(Summary right, RangeSummary((full_hi + 1) * w, b, level - 1));
-    s.Merge(left);
-    s.Merge(right);
-    return s;
   }
 
   // Point with the lowest (highest) step; nullopt when the key has none.
