@@ -132,6 +132,7 @@ def main():
     ap.add_argument("--big-mib", type=int, default=2048)
     ap.add_argument("--small", type=int, default=10000)
     ap.add_argument("--tools", default="ferry,ferry-cache,s3fs,rclone")
+    ap.add_argument("--cases", default="seq,rand,find_stat,open_read", help="which cases to run")
     a = ap.parse_args()
     work = pathlib.Path(a.workdir)
     work.mkdir(parents=True, exist_ok=True)
@@ -162,6 +163,7 @@ def main():
     cases = [("seq", lambda mnt: case_seq(mnt, size)), ("rand", lambda mnt: case_rand(mnt, size)),
              ("find_stat", lambda mnt: case_find_stat(mnt, a.small)),
              ("open_read", lambda mnt: case_open_read(mnt, a.small))]
+    cases = [c for c in cases if c[0] in a.cases.split(",")]
     for tool in a.tools.split(","):
         results[tool] = {}
         rss = 0.0
@@ -178,21 +180,33 @@ def main():
         results[tool]["rss_mib"] = rss
         print(json.dumps(results[tool]), flush=True)
     (work / "results.json").write_text(json.dumps(results, indent=2))
-    f = results["ferry"]
+    tools = a.tools.split(",")
+
+    def cell(tool, case, field, fmt):
+        v = results[tool].get(case, {}).get(field)
+        return "-" if v is None else format(v, fmt)
+
     print("\n| tool | seq read MiB/s | 4K random IOPS | find+stat 10k s | open+read 10k s | daemon peak RSS MiB |")
     print("|---|---:|---:|---:|---:|---:|")
-    for tool in a.tools.split(","):
-        r = results[tool]
-        print(f"| {tool} | {r['seq']['mib_s']:.0f} | {r['rand']['iops']:.0f} | {r['find_stat']['seconds']:.2f} | "
-              f"{r['open_read']['seconds']:.2f} | {r['rss_mib']:.0f} |")
+    for tool in tools:
+        print(f"| {tool} | {cell(tool, 'seq', 'mib_s', '.0f')} | {cell(tool, 'rand', 'iops', ',.0f')} | "
+              f"{cell(tool, 'find_stat', 'seconds', '.2f')} | {cell(tool, 'open_read', 'seconds', '.2f')} | "
+              f"{results[tool]['rss_mib']:.0f} |")
     print(f"| ferry cp (ceiling) | {results['ferry cp']['seq']['mib_s']:.0f} | | | | |")
-    for peer in [t for t in a.tools.split(",") if not t.startswith("ferry")]:
-        r = results[peer]
-        print(f"ferry vs {peer}: seq {f['seq']['mib_s'] / r['seq']['mib_s']:.2f}x, rand {f['rand']['iops'] / r['rand']['iops']:.2f}x, "
-              f"find+stat {r['find_stat']['seconds'] / f['find_stat']['seconds']:.2f}x, "
-              f"open+read {r['open_read']['seconds'] / f['open_read']['seconds']:.2f}x")
-    print(f"ferry mount seq / ferry cp = {f['seq']['mib_s'] / results['ferry cp']['seq']['mib_s']:.2f}")
-
+    higher = {"seq": "mib_s", "rand": "iops"}  # bigger is better; the others are seconds
+    for ours in [t for t in tools if t.startswith("ferry")]:
+        for peer in [t for t in tools if not t.startswith("ferry")]:
+            ratios = []
+            for case, _ in cases:
+                o, p = results[ours].get(case), results[peer].get(case)
+                if not o or not p:
+                    continue
+                field = higher.get(case, "seconds")
+                r = o[field] / p[field] if case in higher else p[field] / o[field]
+                ratios.append(f"{case} {r:.2f}x")
+            print(f"{ours} vs {peer}: " + ", ".join(ratios))
+    if "ferry" in results and "seq" in results["ferry"]:
+        print(f"ferry mount seq / ferry cp = {results['ferry']['seq']['mib_s'] / results['ferry cp']['seq']['mib_s']:.2f}")
 
 if __name__ == "__main__":
     main()

@@ -19,12 +19,14 @@ import argparse
 import json
 import os
 import pathlib
+import queue
 import re
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -117,14 +119,48 @@ def train_command(ferry, server, nas, job_dir, shards):
             "--out", job_dir / "ckpt", "--epochs", "3", "--workers", "2"]
 
 
-def run_training(cmd, env, interrupt_at=None):
+def process_tree(root_pid):
+    """`ps` lines of root_pid and its descendants (what a hung attempt was doing), their pids."""
+    out = subprocess.run(["ps", "-eo", "pid,ppid,stat,etime,wchan:20,args", "--forest"],
+                         capture_output=True, text=True).stdout.splitlines()
+    keep, pids = out[:1], {root_pid}
+    for line in out[1:]:
+        f = line.split(None, 2)
+        if len(f) > 1 and (int(f[0]) in pids or int(f[1]) in pids):
+            pids.add(int(f[0]))
+            keep.append(line)
+    return "\n".join(keep), pids
+
+
+def run_training(cmd, env, interrupt_at=None, deadline_s=200):
     """Runs `ferry run ...`, showing the training's progress lines; with interrupt_at, sends
-    SIGTERM to ferry (as a scheduler does at preemption) once that step is logged."""
+    SIGTERM to ferry (as a scheduler does at preemption) once that step is logged. An attempt
+    still running after deadline_s is a demo failure that shows where it stood."""
     say("  $ " + " ".join(str(c) for c in cmd).replace(str(ROOT) + "/", ""))
     p = subprocess.Popen([str(c) for c in cmd], env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True)
-    last_step, sent = 0, False
-    for line in p.stdout:
+    lines = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(l) for l in p.stdout] + [lines.put(None)],
+                     daemon=True).start()
+    last_step, sent, seen = 0, False, []
+    deadline = time.time() + deadline_s
+    while True:
+        try:
+            line = lines.get(timeout=max(0.0, deadline - time.time()))
+        except queue.Empty:
+            tree, pids = process_tree(p.pid)
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            raise SystemExit(f"demo: the attempt is still running after {deadline_s} s "
+                             f"(SIGTERM sent: {sent}, ferry run exited: {p.poll() is not None}); "
+                             f"its last output:\n" + "".join(seen[-40:]) +
+                             f"\nits processes:\n{tree}")
+        if line is None:
+            break
+        seen.append(line)
         m = re.search(r"step (\d+)", line)
         if m:
             last_step = int(m.group(1))
@@ -134,7 +170,10 @@ def run_training(cmd, env, interrupt_at=None):
             say(f"  ... sending SIGTERM to ferry run at step {last_step} (a preemption)")
             p.send_signal(signal.SIGTERM)
             sent = True
-    return p.wait(), last_step
+    rc = p.wait()
+    if rc not in (0, 143):
+        say("  its last output:\n" + "".join("    " + l for l in seen[-30:]))
+    return rc, last_step
 
 
 def loader_speed(shards, seconds_cap=20):

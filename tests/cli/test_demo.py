@@ -14,9 +14,13 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 def test_the_demo_tells_the_whole_story(ferry_bin, rgw, tmp_path):
     env = python_env(rgw)
-    p = subprocess.run(["/usr/bin/python3", str(ROOT / "scripts/demo.py"), "--ferry", ferry_bin,
-                        "--python-path", env["PYTHONPATH"], "--dir", str(tmp_path / "demo")],
-                       env=env, capture_output=True, text=True, timeout=900)
+    try:  # under ctest's 600 s, so that a hang shows its output instead of only "Timeout"
+        p = subprocess.run(["/usr/bin/python3", str(ROOT / "scripts/demo.py"), "--ferry", ferry_bin,
+                            "--python-path", env["PYTHONPATH"], "--dir", str(tmp_path / "demo")],
+                           env=env, capture_output=True, text=True, timeout=540)
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        raise AssertionError("the demo ran past 540 s; its output:\n" + out[-6000:]) from None
     out = p.stdout
     assert p.returncode == 0, out[-3000:] + p.stderr[-3000:]
     assert out.rstrip().endswith("demo finished"), out[-2000:]
