@@ -1,10 +1,12 @@
 #include "mount/block_cache.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <vector>
@@ -15,13 +17,37 @@ namespace ferry::mount {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// Descriptors the cache may keep open: a quarter of RLIMIT_NOFILE, after raising the soft limit
+// to the hard one (capped at 65,536), and at least 64.
+size_t OpenFileBudget() {
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) return 256;
+  const rlim_t want = std::min<rlim_t>(lim.rlim_max, 65536);
+  if (lim.rlim_cur < want) {
+    rlimit raised = lim;
+    raised.rlim_cur = want;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) lim = raised;
+  }
+  return std::max<size_t>(64, static_cast<size_t>(lim.rlim_cur / 4));
+}
+
+int64_t NowSeconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+BlockCache::OpenFile::~OpenFile() { ::close(fd); }
+
 BlockCache::BlockCache(std::string dir, uint64_t capacity)
-    : dir_(std::move(dir)), capacity_(capacity) {
+    : dir_(std::move(dir)), capacity_(capacity), open_files_(OpenFileBudget()) {
   std::error_code ec;
   fs::create_directories(dir_, ec);
 }
-
-BlockCache::~BlockCache() { CloseAll(); }
 
 std::string BlockCache::PathFor(const std::string& key, const std::string& etag,
                                 uint64_t block) const {
@@ -41,41 +67,36 @@ std::string BlockCache::PathFor(const std::string& key, const std::string& etag,
   return prefix + std::to_string(block);
 }
 
-int BlockCache::OpenBlock(const std::string& path) {
+std::shared_ptr<BlockCache::OpenFile> BlockCache::OpenBlock(const std::string& path) {
   MutexLock lock(fds_mu_);
-  if (auto it = fds_.find(path); it != fds_.end()) return ::dup(it->second);
+  if (auto it = fds_.find(path); it != fds_.end()) return it->second;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  fds_[path] = fd;
+  if (fd < 0) return nullptr;
+  auto file = std::make_shared<OpenFile>(fd);
+  fds_[path] = file;
   fd_order_.push_back(path);
-  while (fd_order_.size() > kOpenFiles) {
-    auto old = fds_.find(fd_order_.front());
-    if (old != fds_.end()) {
-      ::close(old->second);
-      fds_.erase(old);
-    }
+  while (fd_order_.size() > open_files_) {
+    fds_.erase(fd_order_.front());  // closed once no reader holds it
     fd_order_.pop_front();
   }
-  return ::dup(fd);
-}
-
-void BlockCache::CloseAll() {
-  MutexLock lock(fds_mu_);
-  for (auto& [path, fd] : fds_) ::close(fd);
-  fds_.clear();
-  fd_order_.clear();
+  return file;
 }
 
 std::optional<std::string> BlockCache::GetRange(const std::string& key, const std::string& etag,
                                                 uint64_t block, uint64_t from, uint64_t length) {
   if (etag.empty()) return std::nullopt;
-  int fd = OpenBlock(PathFor(key, etag, block));
-  if (fd < 0) return std::nullopt;
+  std::shared_ptr<OpenFile> file = OpenBlock(PathFor(key, etag, block));
+  if (!file) return std::nullopt;
   std::string out(length, '\0');
-  ssize_t n = ::pread(fd, out.data(), length, static_cast<off_t>(from));
-  ::futimens(fd, nullptr);  // used now: eviction takes the least recently used blocks
-  ::close(fd);
+  ssize_t n = ::pread(file->fd, out.data(), length, static_cast<off_t>(from));
   if (n != static_cast<ssize_t>(length)) return std::nullopt;
+  // Used now (eviction takes the least recently used blocks); once a minute is fine enough.
+  const int64_t now = NowSeconds();
+  int64_t marked = file->marked_used_s.load(std::memory_order_relaxed);
+  if ((marked == 0 || now - marked >= 60) &&
+      file->marked_used_s.compare_exchange_strong(marked, now, std::memory_order_relaxed)) {
+    ::futimens(file->fd, nullptr);
+  }
   return out;
 }
 

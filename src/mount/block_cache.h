@@ -7,13 +7,17 @@
 // or none). Reads and writes mark a block used (its mtime); once writes have added a sixteenth
 // of the capacity, the least recently used blocks are deleted until the cache is below 90% of
 // its capacity. Descriptors of recently read blocks stay open (random readers hit the same
-// blocks many times): a block deleted meanwhile stays readable through its descriptor, and its
-// bytes are still those of (key, ETag). Thread-safe. Errors are misses: a cache that cannot
-// read or write serves nothing and the caller reads the store.
+// blocks many times), up to a quarter of the descriptor limit (raised to its hard limit here,
+// at most 65,536): a cached read is one pread, no open, dup or close. A block deleted meanwhile
+// stays readable through its descriptor, and its bytes are still those of (key, ETag). A read
+// marks its block used at most once a minute (a timestamp write per 4 KiB read cost more than
+// the read). Thread-safe. Errors are misses: a cache that cannot read or write serves nothing
+// and the caller reads the store.
 
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,7 +32,6 @@ class BlockCache final {
   static constexpr uint64_t kBlock = 1ull << 20;
 
   BlockCache(std::string dir, uint64_t capacity);
-  ~BlockCache();
   BlockCache(const BlockCache&) = delete;
   BlockCache& operator=(const BlockCache&) = delete;
 
@@ -40,16 +43,25 @@ class BlockCache final {
   void Put(const std::string& key, const std::string& etag, uint64_t block, std::string_view data);
 
  private:
+  // One open block file; closed when the last reader holding it is done.
+  struct OpenFile {
+    explicit OpenFile(int f) : fd(f) {}
+    ~OpenFile();
+    OpenFile(const OpenFile&) = delete;
+    OpenFile& operator=(const OpenFile&) = delete;
+    const int fd;
+    std::atomic<int64_t> marked_used_s{0};  // steady clock, when the mtime was last set
+  };
+
   std::string PathFor(const std::string& key, const std::string& etag, uint64_t block) const;
-  int OpenBlock(const std::string& path);  // a dup()ed descriptor, or -1
-  void CloseAll();
+  std::shared_ptr<OpenFile> OpenBlock(const std::string& path);  // null when not cached
   void MaybeEvict();
 
-  static constexpr size_t kOpenFiles = 256;  // descriptors kept open (well below ulimit -n)
   const std::string dir_;
   const uint64_t capacity_;
+  const size_t open_files_;  // descriptors kept open
   Mutex fds_mu_;
-  std::unordered_map<std::string, int> fds_ GUARDED_BY(fds_mu_);
+  std::unordered_map<std::string, std::shared_ptr<OpenFile>> fds_ GUARDED_BY(fds_mu_);
   std::deque<std::string> fd_order_ GUARDED_BY(fds_mu_);
   mutable Mutex prefix_mu_;
   // key + ETag -> block file name prefix

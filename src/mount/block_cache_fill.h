@@ -15,7 +15,7 @@ namespace ferry::mount {
 
 class BlockCacheFill final {
  public:
-  static constexpr int kStreams = 8;
+  static constexpr int kStreams = 16;
   static constexpr uint64_t kBlocksPerGet = 8;  // 8 MiB GETs: S3's efficient request size
 
   // `object` must have a cache. Starts the tasks on `pool`.

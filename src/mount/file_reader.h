@@ -27,7 +27,7 @@
 
 namespace ferry::mount {
 
-inline constexpr uint64_t kWholeObjectLimit = 8ull << 20;
+inline constexpr uint64_t kWholeObjectLimit = 64ull << 20;
 
 class FileReader final {
  public:

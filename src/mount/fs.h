@@ -39,7 +39,7 @@ struct MountOptions {
   std::string cache_dir;                  // local block cache ("" = none)
   uint64_t cache_size = 10ull << 30;
   PrefetchOptions prefetch;
-  int fetch_threads = 16;
+  int fetch_threads = 32;  // a cache fill takes up to BlockCacheFill::kStreams of them
   uint64_t small_file_limit = 1ull << 20;  // files up to this size are read ahead across files
   int small_file_ahead = 16;               // how many following files
   // Thread id -> process id (Linux: /proc/<tid>/status Tgid); asked only for writers.

@@ -1,8 +1,13 @@
-#define FUSE_USE_VERSION 34
+// 3.12: fuse_session_loop_mt takes the fuse_loop_config made by fuse_loop_cfg_create(). Below
+// 3.12 the same call name maps to the 3.2 entry point, which reads that object as the old
+// two-field struct: clone_fd became the version tag and max_idle_threads 0, so libfuse made a
+// thread (and a /dev/fuse clone) for every request and ended it afterwards.
+#define FUSE_USE_VERSION 312
 #include "mount/fuse_adapter.h"
 
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
+static_assert(FUSE_USE_VERSION >= 312, "fuse_session_loop_mt needs the 3.12 loop config API");
 #include <sys/stat.h>
 #include <unistd.h>
 
