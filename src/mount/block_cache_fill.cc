@@ -10,6 +10,7 @@ namespace ferry::mount {
 
 struct BlockCacheFill::State {
   std::shared_ptr<const PinnedObject> object;
+  Fetched fetched;
   std::atomic<uint64_t> next{0};  // first block of the next span to take
   std::atomic<bool> cancel{false};
   Mutex mu;
@@ -33,15 +34,18 @@ struct BlockCacheFill::State {
       for (uint64_t b = first; b < last; ++b) {
         cache.Put(key, etag, b, std::string_view(*got).substr((b - first) * B, B));
       }
+      if (fetched) fetched(start, *got);
     }
     MutexLock lock(mu);
     if (--running == 0) done.NotifyAll();
   }
 };
 
-BlockCacheFill::BlockCacheFill(std::shared_ptr<const PinnedObject> object, ThreadPool& pool)
+BlockCacheFill::BlockCacheFill(std::shared_ptr<const PinnedObject> object, ThreadPool& pool,
+                               Fetched fetched)
     : state_(std::make_shared<State>()) {
   state_->object = std::move(object);
+  state_->fetched = std::move(fetched);
   for (int i = 0; i < kStreams; ++i) pool.Submit([s = state_] { s->Work(); });
 }
 

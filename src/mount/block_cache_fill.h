@@ -4,9 +4,12 @@
 // as with s3fs's and rclone's full VFS cache, but bounded by --cache-size and shared with later
 // opens and mounts. kStreams tasks on the pool each take the next kBlocksPerGet blocks not yet
 // cached and fetch them with one GET pinned to the version; a failed GET ends that task (reads
-// still fetch what they need block by block).
+// still fetch what they need block by block). Each span fetched is also handed to `fetched`
+// (when given), which the mount uses to put it into the kernel's page cache.
 
+#include <functional>
 #include <memory>
+#include <string_view>
 
 #include "base/thread_pool.h"
 #include "mount/pinned_object.h"
@@ -15,11 +18,15 @@ namespace ferry::mount {
 
 class BlockCacheFill final {
  public:
-  static constexpr int kStreams = 16;
+  static constexpr int kStreams = 32;
   static constexpr uint64_t kBlocksPerGet = 8;  // 8 MiB GETs: S3's efficient request size
 
+  // Bytes of the object at an offset, just fetched (called on the pool's threads).
+  using Fetched = std::function<void(uint64_t offset, std::string_view bytes)>;
+
   // `object` must have a cache. Starts the tasks on `pool`.
-  BlockCacheFill(std::shared_ptr<const PinnedObject> object, ThreadPool& pool);
+  BlockCacheFill(std::shared_ptr<const PinnedObject> object, ThreadPool& pool,
+                 Fetched fetched = nullptr);
   // Stops the fill and waits for its tasks (they write to the cache, which the mount owns).
   ~BlockCacheFill();
   BlockCacheFill(const BlockCacheFill&) = delete;

@@ -4,7 +4,10 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
+#include <string>
 
+#include "base/mutex.h"
 #include "storage/memory/memory_store.h"
 #include "storage/testing/fault_store.h"
 
@@ -41,6 +44,29 @@ TEST_F(BlockCacheFillTest, FetchesEveryBlockSoReadsNeedNoStore) {
   for (uint64_t b = 0; b < 21; ++b) EXPECT_TRUE(cache.Has("obj", etag_, b)) << b;
   ASSERT_TRUE(memory_->Delete("obj").ok());
   EXPECT_EQ(*object->Read(20 * kB - 3, 8), data_.substr(20 * kB - 3));
+}
+
+TEST_F(BlockCacheFillTest, HandsEverySpanItFetchesToTheCallback) {
+  BlockCache cache(dir_, 100 * kB);
+  auto object = std::make_shared<PinnedObject>(store_, "obj", etag_, data_.size(), &cache);
+  ThreadPool pool(3);
+  Mutex mu;
+  std::map<uint64_t, std::string> spans;
+  {
+    BlockCacheFill fill(object, pool, [&](uint64_t offset, std::string_view bytes) {
+      MutexLock lock(mu);
+      spans[offset] = std::string(bytes);
+    });
+    pool.WaitIdle();
+  }
+  MutexLock lock(mu);
+  ASSERT_EQ(spans.size(), 3u);
+  std::string joined;
+  for (const auto& [offset, bytes] : spans) {
+    EXPECT_EQ(offset, joined.size());
+    joined += bytes;
+  }
+  EXPECT_EQ(joined, data_);
 }
 
 TEST_F(BlockCacheFillTest, SpansAlreadyCachedAreNotFetchedAgain) {

@@ -7,11 +7,21 @@
 namespace ferry::mount {
 
 FileReader::FileReader(std::shared_ptr<const PinnedObject> object, const PrefetchOptions& options,
-                       MemoryBudget& budget, ThreadPool& pool)
+                       MemoryBudget& budget, ThreadPool& pool, BlockCacheFill::Fetched fetched)
     : object_(std::move(object)),
       budget_(budget),
       pool_(pool),
+      fetched_(std::move(fetched)),
       window_(object_, options, budget, pool) {}
+
+void FileReader::StopBackground() {
+  std::unique_ptr<BlockCacheFill> fill;
+  {
+    MutexLock lock(mu_);
+    fill = std::move(fill_);
+  }
+  fill.reset();  // waits for its tasks, outside the lock
+}
 
 void FileReader::UseWhole(WholeObject whole) {
   MutexLock lock(mu_);
@@ -47,7 +57,7 @@ Result<std::string> FileReader::ReadRandom(uint64_t offset, uint64_t end) {
   const uint64_t size = object_->size();
   if (random_reads >= 2 && object_->cache()) {
     if (!fill_ && size > 4 * BlockCache::kBlock) {
-      fill_ = std::make_unique<BlockCacheFill>(object_, pool_);
+      fill_ = std::make_unique<BlockCacheFill>(object_, pool_, fetched_);
     }
   } else if (random_reads >= 2 && !fetched_whole_ && size <= kWholeObjectLimit) {
     if (auto lease = budget_.TryTake(size)) {

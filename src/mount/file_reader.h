@@ -9,7 +9,8 @@
 // background (BlockCacheFill, objects over 4 blocks); without one, an object of up to
 // kWholeObjectLimit (an index, a footer then columns) is fetched whole once, within the memory
 // budget, and later reads are served from memory. A whole object handed over at open
-// (SmallFiles) serves every read while it is good. Thread-safe: reads are serialized.
+// (SmallFiles) serves every read while it is good. `fetched` (optional) gets every span the
+// disk cache fill brings (BlockCacheFill). Thread-safe: reads are serialized.
 
 #include <cstdint>
 #include <memory>
@@ -33,13 +34,16 @@ class FileReader final {
  public:
   // `budget` and `pool` (and the object's cache) must outlive the reader.
   FileReader(std::shared_ptr<const PinnedObject> object, const PrefetchOptions& options,
-             MemoryBudget& budget, ThreadPool& pool);
+             MemoryBudget& budget, ThreadPool& pool, BlockCacheFill::Fetched fetched = nullptr);
 
   // Up to `size` bytes from `offset`; empty at or past the end. Errors: the object's read
   // errors (kFailedPrecondition once it was replaced, kNotFound once deleted).
   Result<std::string> Read(uint64_t offset, size_t size);
   // The whole object, already (being) fetched: reads are served from it.
   void UseWhole(WholeObject whole);
+  // Stops the background disk cache fill, if any, and waits for it (the file is being closed:
+  // `fetched` is not called afterwards).
+  void StopBackground();
 
  private:
   Result<std::string> ReadRandom(uint64_t offset, uint64_t end) REQUIRES(mu_);
@@ -48,6 +52,7 @@ class FileReader final {
   const std::shared_ptr<const PinnedObject> object_;
   MemoryBudget& budget_;
   ThreadPool& pool_;
+  const BlockCacheFill::Fetched fetched_;
   Mutex mu_;
   AccessPattern pattern_ GUARDED_BY(mu_);
   WholeObject whole_ GUARDED_BY(mu_);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <set>
@@ -22,7 +23,9 @@ MountFs::MountFs(std::shared_ptr<storage::Store> store, std::string root_key, Mo
       inodes_(storage::DirectoryPrefix(std::move(root_key))),
       prefetch_budget_(options_.max_memory),
       fetch_pool_(std::max(1, options_.fetch_threads)),
-      small_pool_(std::max(1, options_.fetch_threads)) {
+      small_pool_(std::clamp(options_.fetch_threads, 1, 16)),
+      push_limit_(static_cast<uint64_t>(::sysconf(_SC_PHYS_PAGES)) *
+                  static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)) / 4) {
   small_ =
       std::make_unique<SmallFiles>(store_, prefetch_budget_, small_pool_,
                                    static_cast<size_t>(std::max(1, options_.small_file_ahead)) * 4);
@@ -37,6 +40,11 @@ MountFs::~MountFs() {
     dirs_.clear();
   }
   small_.reset();
+}
+
+void MountFs::SetPagePusher(PagePusher pusher) {
+  MutexLock lock(pusher_mu_);
+  pusher_ = std::move(pusher);
 }
 
 void MountFs::WaitForBackgroundFetches() {
@@ -337,11 +345,22 @@ Fs<OpenReply> MountFs::Open(Ino ino, int flags, uint64_t caller) {
     auto attr = StatNode(ino);
     if (!attr) return std::unexpected(attr.error());
     h->etag = attr->etag;
+    reply.caching = kernel_.OnReadOpen(ino, attr->etag, attr->size, &h->ticket);
+    BlockCacheFill::Fetched to_page_cache;
+    if (options_.read_only && cache_ && h->ticket.cached && attr->size <= push_limit_) {
+      to_page_cache = [this, ino, ticket = h->ticket](uint64_t offset, std::string_view bytes) {
+        for (uint64_t at = 0; at < bytes.size(); at += BlockCache::kBlock) {  // short holds
+          if (!kernel_.MayStore(ino, ticket)) return;
+          MutexLock lock(pusher_mu_);
+          if (!pusher_) return;
+          pusher_(ino, offset + at, bytes.substr(at, BlockCache::kBlock));
+        }
+      };
+    }
     h->reader = std::make_unique<FileReader>(
         std::make_shared<PinnedObject>(store_, node->key, attr->etag, attr->size, cache_.get()),
-        options_.prefetch, prefetch_budget_, fetch_pool_);
+        options_.prefetch, prefetch_budget_, fetch_pool_, std::move(to_page_cache));
     if (auto whole = small_->Take(node->key, attr->etag)) h->reader->UseWhole(std::move(*whole));
-    reply.caching = kernel_.OnReadOpen(ino, attr->etag, attr->size, &h->ticket);
     ReadAheadSiblings(*node);
   }
   reply.fh = next_handle_++;

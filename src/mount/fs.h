@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/mutex.h"
 #include "base/thread_pool.h"
@@ -39,7 +40,7 @@ struct MountOptions {
   std::string cache_dir;                  // local block cache ("" = none)
   uint64_t cache_size = 10ull << 30;
   PrefetchOptions prefetch;
-  int fetch_threads = 32;  // a cache fill takes up to BlockCacheFill::kStreams of them
+  int fetch_threads = 48;  // a cache fill takes up to BlockCacheFill::kStreams of them
   uint64_t small_file_limit = 1ull << 20;  // files up to this size are read ahead across files
   int small_file_ahead = 16;               // how many following files
   // Thread id -> process id (Linux: /proc/<tid>/status Tgid); asked only for writers.
@@ -112,6 +113,14 @@ class MountFs {
   Fs<void> Rmdir(Ino parent, const std::string& name);
   Fs<void> Rename(Ino parent, const std::string& name, Ino new_parent, const std::string& new_name);
 
+  // Puts bytes of a file into the kernel's page cache (FUSE notify_store). The adapter sets it
+  // once the session exists and clears it (nullptr) before the session ends; a call in progress
+  // finishes first. Used on read-only mounts with --cache-dir: each span a cache fill brings is
+  // stored while the descriptor that started the fill is open and its version owns the page
+  // cache (KernelCache::MayStore), so later reads of it never reach the daemon.
+  using PagePusher = std::function<void(Ino ino, uint64_t offset, std::string_view bytes)>;
+  void SetPagePusher(PagePusher pusher);
+
   uint64_t memory_in_use() const { return prefetch_budget_.used(); }
   // Blocks until the background fetches started so far (read-ahead parts, small files read
   // ahead, disk cache fills) have finished: explicit synchronization for tests.
@@ -143,6 +152,9 @@ class MountFs {
   ThreadPool fetch_pool_;
   ThreadPool small_pool_;  // whole-file fetches of SmallFiles (apart from read-ahead parts)
   std::unique_ptr<SmallFiles> small_;
+  const uint64_t push_limit_;  // objects up to a quarter of the RAM go to the page cache whole
+  Mutex pusher_mu_;
+  PagePusher pusher_ GUARDED_BY(pusher_mu_);
   Mutex mu_;
   std::map<Ino, std::string> last_opened_ GUARDED_BY(mu_);  // per directory: the name opened last
   std::map<uint64_t, std::shared_ptr<DirHandle>> dirs_ GUARDED_BY(mu_);

@@ -138,7 +138,9 @@ bool MountFs::Release(uint64_t fh) {
     files_.erase(it);
   }
   (void)Commit(*h);  // a writer with no flush (the process died): commit what was written
-  return h->reader && kernel_.OnRelease(h->ino, h->ticket);
+  if (!h->reader) return false;
+  h->reader->StopBackground();  // no page cache store after the descriptor is gone
+  return kernel_.OnRelease(h->ino, h->ticket);
 }
 
 Fs<void> MountFs::Unlink(Ino parent, const std::string& name) {

@@ -368,11 +368,22 @@ int ServeFuse(const FuseOptions& options, const std::function<std::unique_ptr<Mo
     }
   }
   state.fs = make();  // after the fork: its threads belong to the daemon
+  state.fs->SetPagePusher([se](uint64_t ino, uint64_t offset, std::string_view bytes) {
+    fuse_bufvec buf{};  // FUSE_BUFVEC_INIT's fields (the macro is a C compound literal)
+    buf.count = 1;
+    buf.buf[0].size = bytes.size();
+    buf.buf[0].mem = const_cast<char*>(bytes.data());  // only read by libfuse
+    buf.buf[0].fd = -1;
+    int rc =
+        fuse_lowlevel_notify_store(se, ino, static_cast<off_t>(offset), &buf, FUSE_BUF_NO_SPLICE);
+    if (rc != 0 && rc != -ENOENT) Log(LogLevel::kDebug, "storing pages of inode {}: {}", ino, rc);
+  });
   Log(LogLevel::kInfo, "serving {} on {} (pid {})", options.fsname, options.mountpoint, ::getpid());
   fuse_loop_config* config = fuse_loop_cfg_create();
   fuse_loop_cfg_set_max_threads(config, 32);
   int rc = fuse_session_loop_mt(se, config);
   fuse_loop_cfg_destroy(config);
+  state.fs->SetPagePusher(nullptr);  // waits for a store in progress; none after this
   fuse_session_unmount(se);
   fuse_remove_signal_handlers(se);
   fuse_session_destroy(se);

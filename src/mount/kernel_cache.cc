@@ -79,6 +79,16 @@ void KernelCache::OnAttrReply(uint64_t ino, const std::string& etag, uint64_t& s
   }
 }
 
+bool KernelCache::MayStore(uint64_t ino, const CacheTicket& ticket) {
+  if (!ticket.cached) return false;
+  MutexLock lock(mu_);
+  auto it = states_.find(ino);
+  if (it == states_.end()) return false;
+  const State& s = it->second;
+  return s.owner && !s.owner->empty() && ticket.owner_gen == s.owner_gen && !s.superseded &&
+         s.clean;
+}
+
 void KernelCache::OnWriteOpen(uint64_t ino) {
   MutexLock lock(mu_);
   State& s = states_[ino];

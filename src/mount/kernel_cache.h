@@ -65,6 +65,11 @@ class KernelCache final {
   // them, supersedes the owner's readers if they are another version's, and raises `size` to the
   // owner's while those readers are open (see 4.).
   void OnAttrReply(uint64_t ino, const std::string& etag, uint64_t& size);
+  // Whether bytes of the version a descriptor reads through the cache (`ticket`) may be put into
+  // the kernel's page cache now: it is still the owner, not superseded, and the cache is known
+  // to hold only its pages. (The caller must rule out a write open racing with the store: the
+  // mount stores only when it is read-only, and only while that descriptor is open.)
+  bool MayStore(uint64_t ino, const CacheTicket& ticket);
   // A write open (O_TRUNC) or create of `ino`.
   void OnWriteOpen(uint64_t ino);
   // The kernel dropped the inode (its lookup count reached zero): nothing of it is cached.

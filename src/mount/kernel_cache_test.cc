@@ -138,5 +138,37 @@ TEST(KernelCacheTest, AForgottenInodeStartsOver) {
   EXPECT_TRUE(c.invalidate_attr);  // nothing known about what the kernel holds
 }
 
+TEST(KernelCacheTest, PagesMayBeStoredOnlyForTheCleanOwnerThatIsNotSuperseded) {
+  KernelCache k;
+  uint64_t size = 100;
+  k.OnAttrReply(kIno, "v1", size);
+  CacheTicket t1;
+  k.OnReadOpen(kIno, "v1", 100, &t1);
+  EXPECT_FALSE(k.MayStore(kIno, t1));  // the kernel's drop at open is not proven yet
+  ASSERT_TRUE(k.OnRead(kIno, t1));
+  EXPECT_TRUE(k.MayStore(kIno, t1));
+  CacheTicket direct;
+  k.OnReadOpen(kIno, "v2", 200, &direct);  // v2 while v1 is read: around the cache
+  EXPECT_FALSE(k.MayStore(kIno, direct));
+  EXPECT_FALSE(k.MayStore(kIno, t1));  // v1's readers are superseded now
+  k.OnRelease(kIno, t1);
+  k.OnRelease(kIno, direct);
+  CacheTicket t2;
+  k.OnReadOpen(kIno, "v2", 200, &t2);  // v2 owns the cache from here on
+  ASSERT_TRUE(k.OnRead(kIno, t2));
+  EXPECT_TRUE(k.MayStore(kIno, t2));
+  EXPECT_FALSE(k.MayStore(kIno, t1));  // an earlier owner's ticket
+  k.OnWriteOpen(kIno);
+  EXPECT_FALSE(k.MayStore(kIno, t2));
+}
+
+TEST(KernelCacheTest, AVersionWithoutAnETagIsNeverStored) {
+  KernelCache k;
+  CacheTicket t;
+  k.OnReadOpen(kIno, "", 100, &t);
+  k.OnRead(kIno, t);
+  EXPECT_FALSE(k.MayStore(kIno, t));
+}
+
 }  // namespace
 }  // namespace ferry::mount

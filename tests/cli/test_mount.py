@@ -414,6 +414,74 @@ def test_reads_never_mix_versions_while_the_object_is_overwritten(ferry, prefix,
     assert os.stat(path).st_size == size_of(latest[0])
 
 
+def test_random_readers_with_a_cache_dir_never_see_two_versions(ferry, prefix, s3, bucket, mount,
+                                                               tmp_path):
+    """The same, for random readers on a read-only mount with --cache-dir: their reads start the
+    cache fill, whose spans also go into the kernel's page cache. Every 4 KiB read of one open
+    file is that file's version (aligned, so it holds whole 8-byte numbers), or ESTALE."""
+    import threading
+
+    key = prefix.split("/", 3)[3] + "hot-rand.bin"
+    base = 12 << 20
+    size_of = lambda v: base + (v % 4) * 300000
+    s3.put_object(Bucket=bucket, Key=key, Body=version_bytes(1, size_of(1)))
+    mnt = mount(prefix, "--read-only", "--metadata-ttl", "1", "--cache-dir", tmp_path / "cache")
+    path = mnt / "hot-rand.bin"
+    stop = threading.Event()
+    latest = [1]
+    results = {"opens": 0, "reads": 0, "estale": 0, "mixed": [], "other": []}
+    lock = threading.Lock()
+
+    def writer():
+        v = 1
+        while not stop.wait(0.7):
+            v += 1
+            s3.put_object(Bucket=bucket, Key=key, Body=version_bytes(v, size_of(v)))
+            latest[0] = v
+
+    def reader(seed):
+        rnd = random.Random(seed)
+        while not stop.is_set():
+            seen = set()
+            try:
+                with open(path, "rb", buffering=0) as f:
+                    size = os.fstat(f.fileno()).st_size
+                    for _ in range(200):
+                        off = rnd.randrange(size // 4096) * 4096
+                        chunk = os.pread(f.fileno(), 4096, off)
+                        seen.update(int.from_bytes(chunk[i:i + 8], "little") for i in range(0, len(chunk) - 7, 8))
+                        with lock:
+                            results["reads"] += 1
+            except OSError as e:
+                with lock:
+                    if e.errno == errno.ESTALE:
+                        results["estale"] += 1
+                    else:
+                        results["other"].append(repr(e))
+                continue
+            with lock:
+                results["opens"] += 1
+                if len(seen) != 1:
+                    results["mixed"].append(sorted(seen)[:5])
+
+    threads = [threading.Thread(target=writer)] + [threading.Thread(target=reader, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    time.sleep(20)
+    stop.set()
+    for t in threads:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads)
+    print(f"opens: {results['opens']}, reads {results['reads']}, {results['estale']} ESTALE, "
+          f"{len(results['mixed'])} mixed, versions written: {latest[0]}")
+    assert not results["mixed"], f"opens whose reads mixed versions: {results['mixed'][:5]}"
+    assert not results["other"], results["other"][:5]
+    assert results["opens"] >= 10 and latest[0] >= 10
+    time.sleep(2.5)
+    data = path.read_bytes()
+    assert len(data) == size_of(latest[0]) and data == version_bytes(latest[0], len(data))
+
+
 def test_kill_9_during_a_write_leaves_no_partial_object(ferry, prefix, s3, bucket, tmp_path):
     """Issue 10's kill -9 matrix, the mount write: a file streamed through the mount (3-20 MiB,
     so both the single PUT and the multipart path) while the daemon is killed at a random moment:
