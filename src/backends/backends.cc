@@ -75,7 +75,8 @@ Result<storage::S3StoreOptions> ResolveS3Options(const ParsedUrl& url, const Bac
                                  .http = std::move(http),
                                  .retry = options.retry,
                                  .part_size = options.part_size,
-                                 .upload_concurrency = options.upload_concurrency};
+                                 .upload_concurrency = options.upload_concurrency,
+                                 .body_check = options.body_check};
 }
 
 }  // namespace
@@ -93,6 +94,18 @@ Status ApplyEnvironmentOverrides(BackendOptions& options) {
   FERRY_RETURN_IF_ERROR(ReadSeconds(env, "FERRY_LOW_SPEED_TIME", 1, 3600, options.low_speed_time));
   FERRY_RETURN_IF_ERROR(
       ReadSeconds(env, "FERRY_THROTTLE_BUDGET", 0, 86400, options.retry.throttle_budget));
+  if (auto v = env.Get("FERRY_S3_BODY_CHECKSUM")) {
+    using B = storage::S3StoreOptions::BodyCheck;
+    if (*v == "auto") {
+      options.body_check = B::kAuto;
+    } else if (*v == "sha256") {
+      options.body_check = B::kSha256;
+    } else if (*v == "md5") {
+      options.body_check = B::kMd5;
+    } else {
+      return InvalidArgument("FERRY_S3_BODY_CHECKSUM='" + *v + "': expected auto, sha256 or md5");
+    }
+  }
   return Status();
 }
 

@@ -13,6 +13,7 @@
 #include "base/environment.h"
 #include "base/retry.h"
 #include "storage/registry.h"
+#include "storage/s3/s3_store.h"
 #include "storage/url.h"
 
 namespace ferry::backends {
@@ -30,6 +31,8 @@ struct BackendOptions {
   std::chrono::seconds low_speed_time{30};
   uint64_t part_size = 8ull << 20;
   int upload_concurrency = 4;
+  // FERRY_S3_BODY_CHECKSUM=auto|sha256|md5 (storage::S3StoreOptions::body_check).
+  storage::S3StoreOptions::BodyCheck body_check = storage::S3StoreOptions::BodyCheck::kAuto;
   // The global flags --profile, --endpoint-url, --region and --no-sign-request: the S3 settings
   // of s3:// URLs written without a "PROFILE:" prefix ("" = not given; then AWS_PROFILE,
   // AWS_ENDPOINT_URL(_S3), AWS_REGION and the profile decide, as in the AWS CLI). A

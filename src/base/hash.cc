@@ -1,5 +1,11 @@
 #include "base/hash.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#elif defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
@@ -22,6 +28,18 @@ Sha256Digest Sha256(std::string_view data) { return Digest<32>(EVP_sha256(), dat
 std::string Sha256Hex(std::string_view data) { return HexEncode(Sha256(data)); }
 
 Md5Digest Md5(std::string_view data) { return Digest<16>(EVP_md5(), data); }
+
+bool Sha256IsHardwareAccelerated() {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned int eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  return (ebx & (1u << 29)) != 0;  // CPUID.(EAX=7,ECX=0):EBX.SHA
+#elif defined(__aarch64__)
+  return (::getauxval(AT_HWCAP) & HWCAP_SHA2) != 0;
+#else
+  return false;
+#endif
+}
 
 Sha256Digest HmacSha256(std::span<const uint8_t> key, std::string_view data) {
   Sha256Digest out{};

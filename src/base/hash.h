@@ -16,6 +16,9 @@ Sha256Digest Sha256(std::string_view data);
 std::string Sha256Hex(std::string_view data);
 Sha256Digest HmacSha256(std::span<const uint8_t> key, std::string_view data);
 Md5Digest Md5(std::string_view data);
+// Whether this CPU computes SHA-256 in hardware (x86 SHA extensions, Arm SHA2): then SHA-256 is
+// 2-3x faster than MD5, which has no such instructions.
+bool Sha256IsHardwareAccelerated();
 
 std::string Base64Encode(std::span<const uint8_t> bytes);
 

@@ -14,6 +14,8 @@ these ways:
                         1 byte every --trickle-interval seconds (default 0.4): slow enough to be
                         useless, fast enough to defeat a "1 byte/s" timeout
   --trickle-after-up BYTES  the same for bytes sent by the client (uploads)
+  --flip-up BYTES       flip one bit of the byte at offset BYTES of what the client sends and
+                        pass everything on (a body damaged on the way; TCP's checksum missed it)
   --delay-ms MS         hold every chunk for MS milliseconds (all connections)
   --rate BYTES          at most BYTES per second each way on every connection (a slow link)
 Connections after the first N pass through untouched. --pass-first K lets the first K through
@@ -121,7 +123,11 @@ class Proxy:
                     time.sleep(self.args.delay_ms / 1000.0)
                 if rate:
                     time.sleep(len(chunk) / rate)
-                if limit is not None and sent + len(chunk) >= limit:
+                if mode == "flip" and limit is not None and sent + len(chunk) > limit:
+                    at = limit - sent
+                    chunk = chunk[:at] + bytes([chunk[at] ^ 0x01]) + chunk[at + 1:]
+                    limit = None
+                if mode != "flip" and limit is not None and sent + len(chunk) >= limit:
                     dst.sendall(chunk[: max(0, limit - sent)])
                     if mode == "trickle":
                         self.trickle(src, dst, chunk[max(0, limit - sent):], upload)
@@ -219,6 +225,8 @@ class Proxy:
             up_limit, up_mode = a.reset_after_up, "reset"
         elif faulty and a.trickle_after_up is not None:
             up_limit, up_mode = a.trickle_after_up, "trickle"
+        elif faulty and a.flip_up is not None:
+            up_limit, up_mode = a.flip_up, "flip"
         threading.Thread(target=self.pump, args=(client, upstream, up_limit, up_mode, True),
                          daemon=True).start()
         self.pump(upstream, client, limit, mode)
@@ -253,6 +261,7 @@ def main():
     p.add_argument("--retry-after", type=int)
     p.add_argument("--trickle-after", type=int)
     p.add_argument("--trickle-after-up", type=int)
+    p.add_argument("--flip-up", type=int)
     p.add_argument("--trickle-interval", type=float, default=0.4)
     p.add_argument("--stall-ms", type=int, default=0)
     p.add_argument("--fault-seconds", type=float)

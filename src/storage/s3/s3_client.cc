@@ -57,9 +57,13 @@ Result<http::Response> S3Client::Once(const S3Call& call, const http::BodySink& 
   req.headers.push_back({"Host", host});
 
   FERRY_ASSIGN_OR_RETURN(aws::Credentials creds, opt_.credentials->GetCredentials());
+  const bool sign_body = call.sign_body || (call.verify_body && !creds.anonymous && Sha256Body());
+  if (call.verify_body && !sign_body) {
+    req.headers.push_back({"Content-MD5", Base64Encode(Md5(call.body))});
+  }
   if (!creds.anonymous) {
     auto now = std::chrono::system_clock::now();
-    std::string payload = call.sign_body   ? Sha256Hex(call.body)
+    std::string payload = sign_body        ? Sha256Hex(call.body)
                           : call.send_body ? std::string(aws::kUnsignedPayload)
                                            : std::string(aws::kEmptyPayloadSha256);
     req.headers.push_back({"x-amz-date", FormatAmzDate(now)});
@@ -165,6 +169,10 @@ Status S3ErrorToStatus(const S3Call& call, const std::string& url, const http::R
     hint = call.method == "PUT" ? "object exists" : "object changed";
   } else if (st == 416) {
     sc = StatusCode::kOutOfRange;
+  } else if (code == "BadDigest" || code == "XAmzContentSHA256Mismatch") {
+    // The body the server received is not the one hashed: damaged on the way. Sent again.
+    sc = StatusCode::kUnavailable;
+    hint = "the body arrived damaged; sent again";
   } else if (throttled || st >= 500 || code == "RequestTimeout") {
     sc = st == 501 ? StatusCode::kUnimplemented : StatusCode::kUnavailable;
     if (throttled) {

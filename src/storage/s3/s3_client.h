@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/hash.h"
 #include "base/retry.h"
 #include "http/http_client.h"
 #include "storage/s3/s3_store.h"
@@ -23,6 +24,8 @@ struct S3Call {
   std::string_view body;
   bool send_body = false;
   bool sign_body = false;  // hash the body into the signature (small XML bodies)
+  // An uploaded object body: the server must verify it (S3StoreOptions::body_check says how).
+  bool verify_body = false;
   // An object body moves (GetObject, PutObject, UploadPart): held to the HTTP client's
   // minimum-progress rule (http::Request::data_transfer).
   bool data_transfer = false;
@@ -49,6 +52,12 @@ class S3Client final {
                   std::string_view resume = "");
 
  private:
+  // Whether verified bodies go as a signed SHA-256 payload (else Content-MD5).
+  bool Sha256Body() const {
+    using B = S3StoreOptions::BodyCheck;
+    static const bool fast = Sha256IsHardwareAccelerated();
+    return opt_.body_check == B::kSha256 || (opt_.body_check == B::kAuto && fast);
+  }
   S3StoreOptions opt_;
   std::atomic<uint64_t> retries_{0};
   ThrottleReporter throttle_reporter_;

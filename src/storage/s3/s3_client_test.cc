@@ -43,6 +43,15 @@ TEST(S3ErrorToStatusTest, RetryAfterRidesAlong) {
   EXPECT_EQ(Map(Answer(503, "SlowDown")).detail().retry_after, std::chrono::milliseconds(0));
 }
 
+TEST(S3ErrorToStatusTest, ABodyDamagedOnTheWayIsSentAgain) {
+  for (const char* code : {"BadDigest", "XAmzContentSHA256Mismatch"}) {
+    Status s = Map(Answer(400, code));
+    EXPECT_TRUE(IsRetryable(s)) << code;
+    EXPECT_FALSE(IsThrottled(s)) << code;
+  }
+  EXPECT_FALSE(IsRetryable(Map(Answer(400, "InvalidDigest"))));  // a malformed header: ours
+}
+
 TEST(S3ErrorToStatusTest, OtherErrorsAreNotThrottling) {
   Status internal = Map(Answer(500, "InternalError"));
   EXPECT_TRUE(IsRetryable(internal));

@@ -28,9 +28,9 @@ Result<std::string> UploadPart(S3Client& client, const std::string& key,
               .method = "PUT",
               .key = key,
               .query = {{"partNumber", std::to_string(part_number)}, {"uploadId", upload_id}},
-              .headers = {{"Content-MD5", Base64Encode(Md5(data))}},
               .body = data,
               .send_body = true,
+              .verify_body = true,
               .data_transfer = true};
   FERRY_ASSIGN_OR_RETURN(auto resp, client.Call(call));
   auto etag = resp.Header("etag");

@@ -29,6 +29,12 @@ struct S3StoreOptions {
   uint64_t part_size = 8ull << 20;
   int upload_concurrency = 4;
   uint64_t max_single_copy = 5ull << 30;  // CopyObject limit; larger copies stream
+  // How the server is made to verify each uploaded body (PutObject, UploadPart): its SHA-256 in
+  // the signature (x-amz-content-sha256; S3, RGW and MinIO reject a body that does not match)
+  // or Content-MD5. kAuto: SHA-256 where the CPU has SHA instructions and requests are signed,
+  // else MD5 (FERRY_S3_BODY_CHECKSUM=auto|sha256|md5; anonymous requests always use MD5).
+  enum class BodyCheck { kAuto, kSha256, kMd5 };
+  BodyCheck body_check = BodyCheck::kAuto;
 };
 
 std::shared_ptr<Store> MakeS3Store(S3StoreOptions options);

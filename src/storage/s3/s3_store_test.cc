@@ -5,8 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <map>
+#include <mutex>
+#include <string>
 
 #include "aws/credentials.h"
+#include "base/hash.h"
 #include "http/http_client.h"
 #include "http/testing/local_http_server.h"
 
@@ -78,6 +82,57 @@ TEST(S3StoreReadTest, StalledReadResumesPinnedToTheFirstAnswersEtag) {
   ASSERT_EQ(requests.size(), 2u);
   EXPECT_EQ(requests[1].headers["if-match"], "\"0123abcd\"");
   EXPECT_NE(requests[1].headers["range"], "bytes=0-");
+}
+
+// How an upload's body is made verifiable by the server (S3StoreOptions::body_check).
+struct SentPut {
+  std::map<std::string, std::string> headers;
+  std::string body;
+};
+
+SentPut PutThrough(S3StoreOptions::BodyCheck check, bool anonymous) {
+  SentPut sent;
+  std::mutex mu;
+  LocalHttpServer server([&](const ServerRequest& r) {
+    std::lock_guard lock(mu);
+    if (r.method == "PUT") sent = {r.headers, r.body};
+    return ServerResponse{200, {{"ETag", "\"e\""}}, ""};
+  });
+  auto store = MakeS3Store(S3StoreOptions{
+      .bucket = "bucket",
+      .endpoint = {.scheme = "http",
+                   .authority = "127.0.0.1:" + std::to_string(server.port()),
+                   .region = "us-east-1",
+                   .path_style = true,
+                   .custom = true},
+      .credentials = std::make_shared<aws::StaticCredentialsProvider>(aws::Credentials{
+          .access_key_id = "AKIDEXAMPLE", .secret_access_key = "s3cr3t", .anonymous = anonymous}),
+      .http = std::make_shared<http::Client>(http::ClientOptions{}),
+      .retry = RetryPolicy{.base_delay = std::chrono::milliseconds(1)},
+      .body_check = check});
+  EXPECT_TRUE(store->WriteAll("k", "the body").ok());
+  std::lock_guard lock(mu);
+  return sent;
+}
+
+TEST(S3StoreWriteTest, Sha256CheckSignsTheBodyAndSendsNoMd5) {
+  SentPut p = PutThrough(S3StoreOptions::BodyCheck::kSha256, false);
+  EXPECT_EQ(p.body, "the body");
+  EXPECT_EQ(p.headers["x-amz-content-sha256"], Sha256Hex("the body"));
+  EXPECT_FALSE(p.headers.contains("content-md5"));
+}
+
+TEST(S3StoreWriteTest, Md5CheckSendsContentMd5AndAnUnsignedPayload) {
+  SentPut p = PutThrough(S3StoreOptions::BodyCheck::kMd5, false);
+  EXPECT_EQ(p.headers["content-md5"], Base64Encode(Md5("the body")));
+  EXPECT_EQ(p.headers["x-amz-content-sha256"], "UNSIGNED-PAYLOAD");
+}
+
+TEST(S3StoreWriteTest, AnonymousRequestsAlwaysCarryContentMd5) {
+  SentPut p = PutThrough(S3StoreOptions::BodyCheck::kSha256, true);
+  EXPECT_EQ(p.headers["content-md5"], Base64Encode(Md5("the body")));
+  EXPECT_FALSE(p.headers.contains("x-amz-content-sha256"));
+  EXPECT_FALSE(p.headers.contains("authorization"));
 }
 
 }  // namespace

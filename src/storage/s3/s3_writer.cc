@@ -133,9 +133,9 @@ Result<ObjectInfo> PutObject(S3Client& client, const std::string& key, std::stri
   S3Call call{.op = "PutObject",
               .method = "PUT",
               .key = key,
-              .headers = {{"Content-MD5", Base64Encode(Md5(data))}},
               .body = data,
               .send_body = true,
+              .verify_body = true,
               .data_transfer = true};
   for (const auto& [k, v] : options.metadata) call.headers.push_back({"x-amz-meta-" + k, v});
   if (!options.content_type.empty()) call.headers.push_back({"Content-Type", options.content_type});
