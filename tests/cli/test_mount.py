@@ -7,12 +7,11 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
-from conftest import ROOT, Proxy, base_env
+from conftest import Proxy
 
 
 @pytest.fixture
