@@ -90,7 +90,13 @@ class Server:
     def stop(self):
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(timeout=30)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                say("demo: ferry serve did not stop within 30 s of SIGTERM; killed. Its log ends:\n"
+                    + pathlib.Path(self.log).read_text()[-3000:])
 
 
 def make_images(directory):
@@ -149,6 +155,23 @@ def run_training(cmd, env, interrupt_at=None, deadline_s=200):
             line = lines.get(timeout=max(0.0, deadline - time.time()))
         except queue.Empty:
             tree, pids = process_tree(p.pid)
+            # Python processes print their threads' stacks on SIGABRT (PYTHONFAULTHANDLER); give
+            # the tracebacks a moment to come through ferry run's output.
+            for line in tree.splitlines()[1:]:
+                if "python" in line:
+                    try:
+                        os.kill(int(line.split()[0]), signal.SIGABRT)
+                    except (ProcessLookupError, ValueError):
+                        pass
+            until = time.time() + 3
+            while time.time() < until:
+                try:
+                    line = lines.get(timeout=max(0.0, until - time.time()))
+                except queue.Empty:
+                    break
+                if line is None:
+                    break
+                seen.append(line)
             for pid in pids:
                 try:
                     os.kill(pid, signal.SIGKILL)
@@ -156,7 +179,7 @@ def run_training(cmd, env, interrupt_at=None, deadline_s=200):
                     pass
             raise SystemExit(f"demo: the attempt is still running after {deadline_s} s "
                              f"(SIGTERM sent: {sent}, ferry run exited: {p.poll() is not None}); "
-                             f"its last output:\n" + "".join(seen[-40:]) +
+                             f"its last output:\n" + "".join(seen[-150:]) +
                              f"\nits processes:\n{tree}")
         if line is None:
             break
@@ -248,7 +271,9 @@ def main():
         say(f"  {len(tars)} shards, {human(sum(p.stat().st_size for p in tars))}, index {index.name}")
 
         step(3, "training under ferry run --track, interrupted once (attempt 1)")
-        job_env = dict(env, FERRY_RUN_ID="shapes-demo", TMPDIR=str(node))
+        # PYTHONFAULTHANDLER: an attempt stuck past its deadline gets SIGABRT and prints where
+        # each of its Python processes stood (run_training).
+        job_env = dict(env, FERRY_RUN_ID="shapes-demo", TMPDIR=str(node), PYTHONFAULTHANDLER="1")
         cmd = train_command(ferry, server, nas, node / "job", index)
         rc1, stopped = run_training(cmd, job_env, interrupt_at=30)
         say(f"  attempt 1 ended with exit code {rc1} at step {stopped}")
@@ -304,10 +329,12 @@ def main():
             server = None
         say("\ndemo finished")
     finally:
-        if server:
-            server.stop()
-        subprocess.run([sys.executable, ROOT / "tests/tools/pypi_standin.py", "stop", standin],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            if server:
+                server.stop()
+        finally:
+            subprocess.run([sys.executable, ROOT / "tests/tools/pypi_standin.py", "stop", standin],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 if __name__ == "__main__":

@@ -19,10 +19,11 @@ def test_the_demo_tells_the_whole_story(ferry_bin, rgw, tmp_path):
                             "--python-path", env["PYTHONPATH"], "--dir", str(tmp_path / "demo")],
                            env=env, capture_output=True, text=True, timeout=540)
     except subprocess.TimeoutExpired as e:
-        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-        raise AssertionError("the demo ran past 540 s; its output:\n" + out[-6000:]) from None
+        text = lambda b: b.decode() if isinstance(b, bytes) else (b or "")  # noqa: E731
+        raise AssertionError("the demo ran past 540 s; its output:\n" + text(e.stdout)[-6000:] +
+                             "\nits errors:\n" + text(e.stderr)[-12000:]) from None
     out = p.stdout
-    assert p.returncode == 0, out[-3000:] + p.stderr[-3000:]
+    assert p.returncode == 0, out[-3000:] + p.stderr[-12000:]
     assert out.rstrip().endswith("demo finished"), out[-2000:]
     assert re.search(r"4 shards, [\d.]+ MiB", out)
     m = re.search(r"attempt 1 ended with exit code 143 at step (\d+)", out)
