@@ -139,13 +139,19 @@ def main():
     stop = []
     # Only this process gets SIGTERM from ferry run: the workers keep serving while it saves.
     signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
+    # The loader's workers are forked here, before the tracker starts its sender thread: a fork
+    # while another thread holds a lock (an allocator's, a library's) can leave a worker stuck.
+    dataset.set_epoch(epoch)
+    batches = iter(loader)
     log = Logger(args.mlflow, {"lr": args.lr, "batch_size": args.batch_size,
                                "epochs": args.epochs, "workers": args.workers})
     started = time.time()
     while epoch < args.epochs:
-        dataset.set_epoch(epoch)
+        if batches is None:
+            dataset.set_epoch(epoch)
+            batches = iter(loader)  # persistent workers: no new fork
         correct = total = 0
-        for x, y, keys in ferry.data.timed(loader, "train"):
+        for x, y, keys in ferry.data.timed(batches, "train"):
             out = model(x)
             loss = nn.functional.cross_entropy(out, y)
             optim.zero_grad()
@@ -169,6 +175,7 @@ def main():
             if step % args.checkpoint_every == 0:
                 save_checkpoint(args.out, state())
                 request_sync()
+        batches = None
         epoch, seen = epoch + 1, 0
         dataset.set_epoch(epoch)  # the checkpoint's loader position: the start of the next epoch
         save_checkpoint(args.out, state())
