@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <optional>
 #include <string_view>
+#include <thread>
 
 #include "base/mutex.h"
 
@@ -11,6 +14,7 @@ namespace ferry::mount {
 struct BlockCacheFill::State {
   std::shared_ptr<const PinnedObject> object;
   Fetched fetched;
+  MemoryBudget* budget = nullptr;
   std::atomic<uint64_t> next{0};  // first block of the next span to take
   std::atomic<bool> cancel{false};
   Mutex mu;
@@ -29,6 +33,11 @@ struct BlockCacheFill::State {
       for (uint64_t b = first; b < last && !missing; ++b) missing = !cache.Has(key, etag, b);
       if (!missing) continue;
       const uint64_t start = first * B, length = std::min(last * B, size) - start;
+      std::optional<MemoryBudget::Lease> lease;
+      while (budget && !cancel && !(lease = budget->TryTake(length))) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      if (cancel) break;
       auto got = object->Get(start, length);
       if (!got.ok()) break;
       for (uint64_t b = first; b < last; ++b) {
@@ -42,10 +51,11 @@ struct BlockCacheFill::State {
 };
 
 BlockCacheFill::BlockCacheFill(std::shared_ptr<const PinnedObject> object, ThreadPool& pool,
-                               Fetched fetched)
+                               Fetched fetched, MemoryBudget* budget)
     : state_(std::make_shared<State>()) {
   state_->object = std::move(object);
   state_->fetched = std::move(fetched);
+  state_->budget = budget;
   for (int i = 0; i < kStreams; ++i) pool.Submit([s = state_] { s->Work(); });
 }
 

@@ -5,13 +5,16 @@
 // opens and mounts. kStreams tasks on the pool each take the next kBlocksPerGet blocks not yet
 // cached and fetch them with one GET pinned to the version; a failed GET ends that task (reads
 // still fetch what they need block by block). Each span fetched is also handed to `fetched`
-// (when given), which the mount uses to put it into the kernel's page cache.
+// (when given), which the mount uses to put it into the kernel's page cache. With a `budget`,
+// each GET holds a lease on it for its span (the mount's --max-memory); a task whose lease does
+// not fit waits for one.
 
 #include <functional>
 #include <memory>
 #include <string_view>
 
 #include "base/thread_pool.h"
+#include "mount/memory_budget.h"
 #include "mount/pinned_object.h"
 
 namespace ferry::mount {
@@ -26,7 +29,7 @@ class BlockCacheFill final {
 
   // `object` must have a cache. Starts the tasks on `pool`.
   BlockCacheFill(std::shared_ptr<const PinnedObject> object, ThreadPool& pool,
-                 Fetched fetched = nullptr);
+                 Fetched fetched = nullptr, MemoryBudget* budget = nullptr);
   // Stops the fill and waits for its tasks (they write to the cache, which the mount owns).
   ~BlockCacheFill();
   BlockCacheFill(const BlockCacheFill&) = delete;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -67,6 +68,30 @@ TEST_F(BlockCacheFillTest, HandsEverySpanItFetchesToTheCallback) {
     joined += bytes;
   }
   EXPECT_EQ(joined, data_);
+}
+
+TEST_F(BlockCacheFillTest, EachGetHoldsALeaseOnTheMemoryBudget) {
+  BlockCache cache(dir_, 100 * kB);
+  auto object = std::make_shared<PinnedObject>(store_, "obj", etag_, data_.size(), &cache);
+  MemoryBudget budget(8 * kB);  // one span at a time
+  ThreadPool pool(3);
+  Mutex mu;
+  uint64_t peak = 0;
+  {
+    BlockCacheFill fill(
+        object, pool,
+        [&](uint64_t, std::string_view) {
+          MutexLock lock(mu);
+          peak = std::max(peak, budget.used());
+        },
+        &budget);
+    pool.WaitIdle();
+  }
+  EXPECT_EQ(store_->reads(), 3);
+  EXPECT_LE(peak, 8 * kB);
+  EXPECT_GT(peak, 0u);
+  EXPECT_EQ(budget.used(), 0u);  // every lease returned
+  for (uint64_t b = 0; b < 21; ++b) EXPECT_TRUE(cache.Has("obj", etag_, b)) << b;
 }
 
 TEST_F(BlockCacheFillTest, SpansAlreadyCachedAreNotFetchedAgain) {

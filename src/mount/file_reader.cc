@@ -57,7 +57,7 @@ Result<std::string> FileReader::ReadRandom(uint64_t offset, uint64_t end) {
   const uint64_t size = object_->size();
   if (random_reads >= 2 && object_->cache()) {
     if (!fill_ && size > 4 * BlockCache::kBlock) {
-      fill_ = std::make_unique<BlockCacheFill>(object_, pool_, fetched_);
+      fill_ = std::make_unique<BlockCacheFill>(object_, pool_, fetched_, &budget_);
     }
   } else if (random_reads >= 2 && !fetched_whole_ && size <= kWholeObjectLimit) {
     if (auto lease = budget_.TryTake(size)) {
