@@ -273,7 +273,7 @@ def main():
         step(3, "training under ferry run --track, interrupted once (attempt 1)")
         # PYTHONFAULTHANDLER: an attempt stuck past its deadline gets SIGABRT and prints where
         # each of its Python processes stood (run_training).
-        job_env = dict(env, FERRY_RUN_ID="shapes-demo", TMPDIR=str(node), PYTHONFAULTHANDLER="1")
+        job_env = dict(env, FERRY_RUN_ID="shapes-demo", PYTHONFAULTHANDLER="1")
         cmd = train_command(ferry, server, nas, node / "job", index)
         rc1, stopped = run_training(cmd, job_env, interrupt_at=30)
         say(f"  attempt 1 ended with exit code {rc1} at step {stopped}")

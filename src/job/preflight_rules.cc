@@ -7,6 +7,17 @@
 
 namespace ferry::job {
 
+std::optional<std::string> TmpdirTooLong(std::string_view tmpdir) {
+  // sun_path holds 108 bytes with the NUL; multiprocessing adds "/pymp-" + 8 and
+  // "/listener-" + 8 (tempfile and its own random names).
+  constexpr size_t kSunPath = 107, kAdded = 32;
+  if (tmpdir.size() + kAdded <= kSunPath) return std::nullopt;
+  return "TMPDIR '" + std::string(tmpdir) + "' is " + std::to_string(tmpdir.size()) +
+         " characters: Python's multiprocessing cannot make its Unix sockets under it (at most " +
+         std::to_string(kSunPath - kAdded) +
+         "), so PyTorch DataLoader workers that hand tensors over hang; set a shorter TMPDIR";
+}
+
 namespace {
 
 using Pair = std::pair<std::string, std::string>;

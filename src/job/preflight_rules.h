@@ -14,6 +14,9 @@
 //   OutputPersistence   an output directory on a filesystem that vanishes with the container or
 //                       the machine (overlay, tmpfs) whose destination is local and just as
 //                       fleeting: the results would not survive the job
+// A preflight warning:
+//   TmpdirTooLong       a TMPDIR too long for the Unix sockets Python's multiprocessing makes
+//                       under it (PyTorch's DataLoader workers hand tensors over through one)
 //
 // Pure functions of their arguments (CheckInputsApartFromOutputs resolves paths through the
 // function it is given), so each rule is unit-tested without a filesystem.
@@ -53,6 +56,12 @@ Status CheckInputsApartFromOutputs(
 // is on a fleeting filesystem (Persistence kContainer or kRam) and its destination is local and
 // fleeting too; the warning ferry has always given when only a local destination is fleeting;
 // nothing otherwise. `destination` is absent when the destination is not local (s3://).
+// The warning line when `tmpdir` leaves no room for multiprocessing's socket path
+// (TMPDIR/pymp-XXXXXXXX/listener-XXXXXXXX, at most 107 bytes): there, a DataLoader worker's
+// batch fails to pickle in a queue feeder thread ("AF_UNIX path too long"), is dropped, and the
+// training waits for it forever.
+std::optional<std::string> TmpdirTooLong(std::string_view tmpdir);
+
 struct PersistenceFinding {
   bool error = false;
   std::string line;

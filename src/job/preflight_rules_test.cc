@@ -156,4 +156,13 @@ TEST(OutputPersistence, FleetingDirWithAFleetingLocalDestinationIsAnError) {
 }
 
 }  // namespace
+TEST(TmpdirTooLong, RoomForMultiprocessingsSocketPathOrAWarning) {
+  EXPECT_FALSE(TmpdirTooLong("/tmp"));
+  EXPECT_FALSE(TmpdirTooLong(std::string(75, 'a')));  // 75 + 32 = 107: the longest that fits
+  auto line = TmpdirTooLong("/" + std::string(75, 'a'));
+  ASSERT_TRUE(line);
+  EXPECT_NE(line->find("is 76 characters"), std::string::npos) << *line;
+  EXPECT_NE(line->find("set a shorter TMPDIR"), std::string::npos) << *line;
+}
+
 }  // namespace ferry::job

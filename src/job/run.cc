@@ -63,6 +63,7 @@ class StoreRunWork final : public RunWork {
     for (const auto& o : plan.outputs) outputs.emplace_back(o.dir, o.url);
     PreflightReport report = RunPreflight(registry_, plan.options.inputs, outputs);
     for (const auto& o : plan.outputs) CheckDestinationOwner(plan, o, report);
+    if (auto line = TmpdirTooLong(plan.tmpdir)) report.warnings.push_back(*line);
     return report;
   }
 

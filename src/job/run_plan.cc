@@ -91,8 +91,9 @@ Result<std::string> ExpandTemplate(const std::string& tmpl, const RunIdentity& i
 
 Result<RunPlan> PlanRun(const RunOptions& options, const Environment& env, pid_t pid) {
   RunPlan plan{.options = options, .id = DetectIdentity(env), .outputs = {}};
+  plan.tmpdir = env.GetOr("TMPDIR", "/tmp");
   std::string& trigger = plan.options.trigger_file;
-  if (trigger.empty()) trigger = env.GetOr("TMPDIR", "/tmp") + "/ferry-sync-" + std::to_string(pid);
+  if (trigger.empty()) trigger = plan.tmpdir + "/ferry-sync-" + std::to_string(pid);
   trigger = std::filesystem::absolute(trigger).string();
   // Every template is checked now, whatever the attempt turns out to be.
   RunIdentity probe = plan.id;

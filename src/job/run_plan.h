@@ -40,6 +40,7 @@ struct RunPlan {
   std::optional<ResumeSource> resumed_from;
   // Added to the command's environment after ferry's own (RunWork::ExtraEnvironment).
   std::vector<std::pair<std::string, std::string>> extra_env;
+  std::string tmpdir;  // the command's TMPDIR ("/tmp" when unset)
 };
 
 // Errors are the user's (an unknown template field, --resume without an output): a usage error.

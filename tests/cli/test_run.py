@@ -670,3 +670,19 @@ def test_fleeting_output_without_a_remote_destination_fails_the_preflight(ferry,
         assert p.returncode == 0, p.stderr.decode()
     finally:
         shutil.rmtree(shm, ignore_errors=True)
+
+
+def test_a_tmpdir_too_long_for_unix_sockets_is_warned_about(ferry, prefix, tmp_path):
+    """Python's multiprocessing makes its Unix sockets under TMPDIR (PyTorch's DataLoader workers
+    hand tensors over through one); past 75 characters the bind fails inside a queue feeder
+    thread, the batch is dropped and training waits forever. The preflight says so."""
+    long_tmp = tmp_path / ("t" * max(1, 80 - len(str(tmp_path))))
+    long_tmp.mkdir()
+    assert len(str(long_tmp)) > 75
+    p = ferry.run(*run_args(tmp_path, prefix, "exit 0"), env={"TMPDIR": str(long_tmp)})
+    err = p.stderr.decode()
+    assert p.returncode == 0, err
+    assert f"TMPDIR '{long_tmp}' is {len(str(long_tmp))} characters" in err, err
+    assert "set a shorter TMPDIR" in err
+    p = ferry.run(*run_args(tmp_path, prefix + "short/", "exit 0"), env={"TMPDIR": "/tmp"})
+    assert p.returncode == 0 and b"shorter TMPDIR" not in p.stderr
