@@ -142,6 +142,7 @@ class GuardTest : public ::testing::Test {
       if (from_script < 0 || ::dup2(ready[1], 9) != 9) ::_exit(1);
       ::close(ready[0]);
       if (ready[1] != 9) ::close(ready[1]);
+      PassDescriptorToCommands(9);  // as if ferry's caller had handed it down
       sigset_t none;
       sigemptyset(&none);
       PosixProcessLauncher launcher(none, policy);

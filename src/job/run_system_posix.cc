@@ -1,12 +1,17 @@
 #include "job/run_system_posix.h"
 
+#include <dirent.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "base/log.h"
 
@@ -19,6 +24,45 @@ namespace {
 timespec ToTimespec(std::chrono::milliseconds d) {
   if (d.count() < 0) d = std::chrono::milliseconds(0);
   return {static_cast<time_t>(d.count() / 1000), static_cast<long>(d.count() % 1000) * 1000000};
+}
+
+// The descriptors above 2 open when the process started (read before main): what ferry's own
+// caller handed down (a scheduler's PMI socket, a shell's `3<file`). A command ferry starts keeps
+// those and nothing else: libcurl's sockets, ifstreams and other descriptors ferry opened itself
+// have no close-on-exec and would otherwise leak into the training process (and its workers).
+std::vector<int> OpenDescriptorsAbove2() {
+  std::vector<int> fds;
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (!dir) return fds;
+  const int own = ::dirfd(dir);
+  while (dirent* e = ::readdir(dir)) {
+    char* end = nullptr;
+    long fd = std::strtol(e->d_name, &end, 10);
+    if (end != e->d_name && *end == '\0' && fd > 2 && fd != own)
+      fds.push_back(static_cast<int>(fd));
+  }
+  ::closedir(dir);
+  std::sort(fds.begin(), fds.end());
+  return fds;
+}
+std::vector<int> kept_for_commands = OpenDescriptorsAbove2();
+
+// In the child before exec (async-signal-safe): closes [first, last].
+void CloseRange(int first, int last) {
+  if (first > last) return;
+  if (::close_range(static_cast<unsigned>(first), static_cast<unsigned>(last), 0) == 0) return;
+  const int limit = std::min(last, 65535);  // kernels before 5.9
+  for (int fd = first; fd <= limit; ++fd) ::close(fd);
+}
+
+// Every descriptor above 2 except those the process started with.
+void CloseDescriptorsFerryOpened() {
+  int from = 3;
+  for (int fd : kept_for_commands) {
+    CloseRange(from, fd - 1);
+    from = std::max(from, fd + 1);
+  }
+  CloseRange(from, INT_MAX);
 }
 
 // Takes one of `signals` if it is pending; 0 when none is.
@@ -58,6 +102,12 @@ class ThreadTask final : public BackgroundTask {
 };
 
 }  // namespace
+
+void PassDescriptorToCommands(int fd) {
+  if (fd <= 2 || std::binary_search(kept_for_commands.begin(), kept_for_commands.end(), fd)) return;
+  kept_for_commands.insert(std::upper_bound(kept_for_commands.begin(), kept_for_commands.end(), fd),
+                           fd);
+}
 
 PosixSignalSource::PosixSignalSource() {
   sigemptyset(&held_);
@@ -172,6 +222,7 @@ Result<pid_t> PosixProcessLauncher::Start(
       ::dup2(tee_out, STDOUT_FILENO);  // dup2 clears close-on-exec on the copies
       ::dup2(tee_err, STDERR_FILENO);
     }
+    CloseDescriptorsFerryOpened();
     ::execvpe(args[0], args.data(), envp.data());
     const char* why = std::strerror(errno);
     ssize_t ignored = ::write(STDERR_FILENO, cannot_run.data(), cannot_run.size());

@@ -52,6 +52,12 @@ struct StopPolicy {
 // Start() forks a guard (run_guard.h) before the command and tells it what ferry sends the
 // command; StopLeftovers() releases it once nothing is left, or the destructor once the command
 // was reaped. A launcher destroyed while its command still runs leaves the guard to stop it.
+// A command started by PosixProcessLauncher inherits descriptors 0-2, those this process was
+// started with, and those passed here; every other descriptor (libcurl's sockets, ferry's own
+// pipes and files, most without close-on-exec) is closed before exec. Not thread-safe: call
+// before starting commands.
+void PassDescriptorToCommands(int fd);
+
 class PosixProcessLauncher final : public ProcessLauncher {
  public:
   // `child_mask`: the signal mask the command starts with (PosixSignalSource::original_mask).

@@ -686,3 +686,26 @@ def test_a_tmpdir_too_long_for_unix_sockets_is_warned_about(ferry, prefix, tmp_p
     assert "set a shorter TMPDIR" in err
     p = ferry.run(*run_args(tmp_path, prefix + "short/", "exit 0"), env={"TMPDIR": "/tmp"})
     assert p.returncode == 0 and b"shorter TMPDIR" not in p.stderr
+
+
+def test_the_command_inherits_only_the_descriptors_ferry_was_given(ferry, prefix, tmp_path):
+    """The command sees what ferry's caller handed down (a descriptor passed here) and nothing
+    that ferry opened itself: libcurl's sockets to S3 and ferry's own pipes used to leak into the
+    training process and every DataLoader worker."""
+    listing = tmp_path / "fds.txt"
+    passed = os.open(os.devnull, os.O_RDONLY)
+    try:
+        p = subprocess.run([ferry.binary, *map(str, run_args(tmp_path, prefix,
+                                                            f"ls -l /proc/$$/fd > {listing}"))],
+                           env=base_env(ferry.rgw), pass_fds=(passed,), capture_output=True,
+                           timeout=120)
+    finally:
+        os.close(passed)
+    assert p.returncode == 0, p.stderr.decode()
+    fds = {}
+    for line in listing.read_text().splitlines()[1:]:
+        name, _, target = line.split()[-3:]
+        fds[int(name)] = target
+    assert fds.get(passed) == "/dev/null", fds
+    extra = {fd: t for fd, t in fds.items() if fd > 2 and fd != passed and not t.startswith("/proc/")}
+    assert extra == {}, fds
