@@ -126,16 +126,31 @@ def train_command(ferry, server, nas, job_dir, shards):
 
 
 def process_tree(root_pid):
-    """`ps` lines of root_pid and its descendants (what a hung attempt was doing), their pids."""
-    out = subprocess.run(["ps", "-eo", "pid,ppid,stat,etime,wchan:20,args", "--forest"],
-                         capture_output=True, text=True).stdout.splitlines()
-    keep, pids = out[:1], {root_pid}
-    for line in out[1:]:
-        f = line.split(None, 2)
-        if len(f) > 1 and (int(f[0]) in pids or int(f[1]) in pids):
-            pids.add(int(f[0]))
-            keep.append(line)
-    return "\n".join(keep), pids
+    """Lines (pid, parent, state, kernel wait, name) for root_pid and its descendants, and their
+    pids: what a hung attempt was doing. From /proc/PID/stat, which never blocks (ps reads
+    /proc/PID/cmdline, which waits for the process's memory lock, and once hung in CI)."""
+    procs = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            stat = open(f"/proc/{d}/stat").read()
+            wchan = open(f"/proc/{d}/wchan").read()
+        except OSError:
+            continue
+        name, rest = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()
+        procs[int(d)] = (int(rest[1]), rest[0], wchan, name)
+    pids, changed = {root_pid}, True
+    while changed:
+        changed = False
+        for pid, (ppid, *_) in procs.items():
+            if ppid in pids and pid not in pids:
+                pids.add(pid)
+                changed = True
+    lines = ["  PID  PPID STATE WAIT                 NAME"]
+    lines += [f"{pid:5} {procs[pid][0]:5} {procs[pid][1]:5} {procs[pid][2]:20.20} {procs[pid][3]}"
+              for pid in sorted(pids) if pid in procs]
+    return "\n".join(lines), pids
 
 
 def run_training(cmd, env, interrupt_at=None, deadline_s=200):
@@ -158,7 +173,7 @@ def run_training(cmd, env, interrupt_at=None, deadline_s=200):
             # Python processes print their threads' stacks on SIGABRT (PYTHONFAULTHANDLER); give
             # the tracebacks a moment to come through ferry run's output.
             for line in tree.splitlines()[1:]:
-                if "python" in line:
+                if line.split()[-1].startswith("python"):
                     try:
                         os.kill(int(line.split()[0]), signal.SIGABRT)
                     except (ProcessLookupError, ValueError):
