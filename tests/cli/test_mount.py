@@ -348,6 +348,41 @@ def versions_in(data):
     return seen
 
 
+def overwrite_while_reading(s3, bucket, key, size_of, readers, seconds):
+    """Replaces `key` with versions 2, 3, ... (version_bytes, size_of(v)) every 0.7 s while each
+    of `readers` (called with a stop Event) runs for `seconds`; returns the last version."""
+    import threading
+    stop = threading.Event()
+    latest = [1]
+
+    def writer():
+        v = 1
+        while not stop.wait(0.7):
+            v += 1
+            s3.put_object(Bucket=bucket, Key=key, Body=version_bytes(v, size_of(v)))
+            latest[0] = v
+
+    threads = [threading.Thread(target=writer)] + [threading.Thread(target=r, args=(stop,))
+                                                   for r in readers]
+    for t in threads:
+        t.start()
+    time.sleep(seconds)
+    stop.set()
+    for t in threads:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads)
+    return latest[0]
+
+
+def assert_a_new_open_reads_version(path, size_of, v):
+    """After the metadata TTL, a new open sees version v whole, with its size (not the size the
+    kernel had cached for an earlier one)."""
+    time.sleep(2.5)
+    data = path.read_bytes()
+    assert len(data) == size_of(v) and data == version_bytes(v, len(data))
+    assert os.stat(path).st_size == size_of(v)
+
+
 def test_reads_never_mix_versions_while_the_object_is_overwritten(ferry, prefix, s3, bucket, mount):
     """Issue 10, finding 3: an object replaced every second or so while readers open and read it
     whole through the mount. Each complete read is exactly one version (its bytes and its size),
@@ -360,19 +395,10 @@ def test_reads_never_mix_versions_while_the_object_is_overwritten(ferry, prefix,
     s3.put_object(Bucket=bucket, Key=key, Body=version_bytes(1, size_of(1)))
     mnt = mount(prefix, "--metadata-ttl", "1")
     path = mnt / "hot.bin"
-    stop = threading.Event()
-    latest = [1]
     results = {"whole": 0, "estale": 0, "mixed": [], "other": []}
     lock = threading.Lock()
 
-    def writer():
-        v = 1
-        while not stop.wait(0.7):
-            v += 1
-            s3.put_object(Bucket=bucket, Key=key, Body=version_bytes(v, size_of(v)))
-            latest[0] = v
-
-    def reader():
+    def reader(stop):
         while not stop.is_set():
             try:
                 with open(path, "rb") as f:
@@ -392,25 +418,13 @@ def test_reads_never_mix_versions_while_the_object_is_overwritten(ferry, prefix,
                 else:
                     results["mixed"].append((vs, len(data)))
 
-    threads = [threading.Thread(target=writer)] + [threading.Thread(target=reader) for _ in range(3)]
-    for t in threads:
-        t.start()
-    time.sleep(25)
-    stop.set()
-    for t in threads:
-        t.join(timeout=60)
-    assert not any(t.is_alive() for t in threads)
+    last = overwrite_while_reading(s3, bucket, key, size_of, [reader] * 3, 25)
     print(f"reads: {results['whole']} whole, {results['estale']} ESTALE, "
-          f"{len(results['mixed'])} mixed, versions written: {latest[0]}")
+          f"{len(results['mixed'])} mixed, versions written: {last}")
     assert not results["mixed"], f"reads mixing versions (versions, length): {results['mixed'][:5]}"
     assert not results["other"], results["other"][:5]
-    assert results["whole"] >= 10 and latest[0] >= 10
-    # Once the writer stops, a new open sees the last version whole (after the metadata TTL),
-    # with its size, not the size the kernel had cached for an earlier one.
-    time.sleep(2.5)
-    data = path.read_bytes()
-    assert len(data) == size_of(latest[0]) and data == version_bytes(latest[0], len(data))
-    assert os.stat(path).st_size == size_of(latest[0])
+    assert results["whole"] >= 10 and last >= 10
+    assert_a_new_open_reads_version(path, size_of, last)
 
 
 def test_random_readers_with_a_cache_dir_never_see_two_versions(ferry, prefix, s3, bucket, mount,
@@ -426,19 +440,10 @@ def test_random_readers_with_a_cache_dir_never_see_two_versions(ferry, prefix, s
     s3.put_object(Bucket=bucket, Key=key, Body=version_bytes(1, size_of(1)))
     mnt = mount(prefix, "--read-only", "--metadata-ttl", "1", "--cache-dir", tmp_path / "cache")
     path = mnt / "hot-rand.bin"
-    stop = threading.Event()
-    latest = [1]
     results = {"opens": 0, "reads": 0, "estale": 0, "mixed": [], "other": []}
     lock = threading.Lock()
 
-    def writer():
-        v = 1
-        while not stop.wait(0.7):
-            v += 1
-            s3.put_object(Bucket=bucket, Key=key, Body=version_bytes(v, size_of(v)))
-            latest[0] = v
-
-    def reader(seed):
+    def reader(stop, seed):
         rnd = random.Random(seed)
         while not stop.is_set():
             seen = set()
@@ -463,22 +468,14 @@ def test_random_readers_with_a_cache_dir_never_see_two_versions(ferry, prefix, s
                 if len(seen) != 1:
                     results["mixed"].append(sorted(seen)[:5])
 
-    threads = [threading.Thread(target=writer)] + [threading.Thread(target=reader, args=(i,)) for i in range(3)]
-    for t in threads:
-        t.start()
-    time.sleep(20)
-    stop.set()
-    for t in threads:
-        t.join(timeout=60)
-    assert not any(t.is_alive() for t in threads)
+    readers = [lambda stop, i=i: reader(stop, i) for i in range(3)]
+    last = overwrite_while_reading(s3, bucket, key, size_of, readers, 20)
     print(f"opens: {results['opens']}, reads {results['reads']}, {results['estale']} ESTALE, "
-          f"{len(results['mixed'])} mixed, versions written: {latest[0]}")
+          f"{len(results['mixed'])} mixed, versions written: {last}")
     assert not results["mixed"], f"opens whose reads mixed versions: {results['mixed'][:5]}"
     assert not results["other"], results["other"][:5]
-    assert results["opens"] >= 10 and latest[0] >= 10
-    time.sleep(2.5)
-    data = path.read_bytes()
-    assert len(data) == size_of(latest[0]) and data == version_bytes(latest[0], len(data))
+    assert results["opens"] >= 10 and last >= 10
+    assert_a_new_open_reads_version(path, size_of, last)
 
 
 def test_kill_9_during_a_write_leaves_no_partial_object(ferry, prefix, s3, bucket, tmp_path):

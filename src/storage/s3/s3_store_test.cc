@@ -29,9 +29,10 @@ ServerResponse Object(const ServerRequest& r, bool honour_range) {
       r, kBody, {{"ETag", "\"0123abcd\""}, {"x-amz-meta-ferry-crc32c", "00c0ffee"}}, honour_range);
 }
 
-std::shared_ptr<Store> Make(const LocalHttpServer& server,
-                            std::chrono::seconds low_speed_time = std::chrono::seconds(30)) {
-  return MakeS3Store(S3StoreOptions{
+// Options for a store on `server` (bucket "bucket", path-style, static credentials).
+S3StoreOptions OptionsFor(const LocalHttpServer& server,
+                          std::chrono::seconds low_speed_time = std::chrono::seconds(30)) {
+  return S3StoreOptions{
       .bucket = "bucket",
       .endpoint = {.scheme = "http",
                    .authority = "127.0.0.1:" + std::to_string(server.port()),
@@ -41,7 +42,12 @@ std::shared_ptr<Store> Make(const LocalHttpServer& server,
       .credentials = std::make_shared<aws::StaticCredentialsProvider>(
           aws::Credentials{.access_key_id = "AKIDEXAMPLE", .secret_access_key = "s3cr3t"}),
       .http = std::make_shared<http::Client>(http::ClientOptions{.low_speed_time = low_speed_time}),
-      .retry = RetryPolicy{.base_delay = std::chrono::milliseconds(1)}});
+      .retry = RetryPolicy{.base_delay = std::chrono::milliseconds(1)}};
+}
+
+std::shared_ptr<Store> Make(const LocalHttpServer& server,
+                            std::chrono::seconds low_speed_time = std::chrono::seconds(30)) {
+  return MakeS3Store(OptionsFor(server, low_speed_time));
 }
 
 TEST(S3StoreReadTest, ServerAnswering200ToARangeStillGivesTheRightBytes) {
@@ -98,18 +104,11 @@ SentPut PutThrough(S3StoreOptions::BodyCheck check, bool anonymous) {
     if (r.method == "PUT") sent = {r.headers, r.body};
     return ServerResponse{200, {{"ETag", "\"e\""}}, ""};
   });
-  auto store = MakeS3Store(S3StoreOptions{
-      .bucket = "bucket",
-      .endpoint = {.scheme = "http",
-                   .authority = "127.0.0.1:" + std::to_string(server.port()),
-                   .region = "us-east-1",
-                   .path_style = true,
-                   .custom = true},
-      .credentials = std::make_shared<aws::StaticCredentialsProvider>(aws::Credentials{
-          .access_key_id = "AKIDEXAMPLE", .secret_access_key = "s3cr3t", .anonymous = anonymous}),
-      .http = std::make_shared<http::Client>(http::ClientOptions{}),
-      .retry = RetryPolicy{.base_delay = std::chrono::milliseconds(1)},
-      .body_check = check});
+  S3StoreOptions options = OptionsFor(server);
+  options.credentials = std::make_shared<aws::StaticCredentialsProvider>(aws::Credentials{
+      .access_key_id = "AKIDEXAMPLE", .secret_access_key = "s3cr3t", .anonymous = anonymous});
+  options.body_check = check;
+  auto store = MakeS3Store(std::move(options));
   EXPECT_TRUE(store->WriteAll("k", "the body").ok());
   std::lock_guard lock(mu);
   return sent;
