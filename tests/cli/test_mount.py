@@ -374,6 +374,15 @@ def overwrite_while_reading(s3, bucket, key, size_of, readers, seconds):
     return latest[0]
 
 
+def note_read_error(results, lock, e):
+    """ESTALE is an allowed answer (counted); any other error is kept to fail the test."""
+    with lock:
+        if e.errno == errno.ESTALE:
+            results["estale"] += 1
+        else:
+            results["other"].append(repr(e))
+
+
 def assert_a_new_open_reads_version(path, size_of, v):
     """After the metadata TTL, a new open sees version v whole, with its size (not the size the
     kernel had cached for an earlier one)."""
@@ -404,11 +413,7 @@ def test_reads_never_mix_versions_while_the_object_is_overwritten(ferry, prefix,
                 with open(path, "rb") as f:
                     data = f.read()
             except OSError as e:
-                with lock:
-                    if e.errno == errno.ESTALE:
-                        results["estale"] += 1
-                    else:
-                        results["other"].append(repr(e))
+                note_read_error(results, lock, e)
                 continue
             vs = versions_in(data)
             ok = len(vs) == 1 and len(data) == size_of(vs[0]) and data == version_bytes(vs[0], len(data))
@@ -457,11 +462,7 @@ def test_random_readers_with_a_cache_dir_never_see_two_versions(ferry, prefix, s
                         with lock:
                             results["reads"] += 1
             except OSError as e:
-                with lock:
-                    if e.errno == errno.ESTALE:
-                        results["estale"] += 1
-                    else:
-                        results["other"].append(repr(e))
+                note_read_error(results, lock, e)
                 continue
             with lock:
                 results["opens"] += 1
