@@ -1,5 +1,11 @@
-"""What the `ferry run` tests share (test_run.py, test_run_signals.py)."""
+"""What the `ferry run` tests share (test_run.py, test_run_signals.py, test_run_preflight.py)."""
 import json
+
+
+def run_args(tmp_path, dst, script, *extra):
+    """`ferry run --out TMP/out=DST --interval 1 EXTRA -- bash -c SCRIPT`."""
+    return ["run", "--out", f"{tmp_path / 'out'}={dst}", "--interval", "1", *extra, "--",
+            "bash", "-c", script]
 
 
 def manifest(ferry, url):
