@@ -63,13 +63,15 @@ Result<UploadInfo> MultipartUploads::Create(const MultipartPlan& plan) {
     }
     u->size = size;
     u->part_size = ps;
-    u->direct = store_->capabilities().part_writes && size > 0 && ps % kSubPartSize == 0 &&
-                (size + kSubPartSize - 1) / kSubPartSize <= kMaxParts;
+    const storage::Capabilities caps = store_->capabilities();
+    u->sub_size = caps.local_files ? kLocalSubPartSize : kSubPartSize;
+    u->direct = caps.part_writes && size > 0 && ps % u->sub_size == 0 &&
+                (caps.local_files || (size + u->sub_size - 1) / u->sub_size <= kMaxParts);
   }
   if (u->direct) {
     storage::PartWriteOptions o;
     o.size = u->size;
-    o.part_size = kSubPartSize;
+    o.part_size = u->sub_size;
     FERRY_ASSIGN_OR_RETURN(auto writer, store_->NewPartWriter(u->key, o));
     u->resume_token = writer->resume_token();
     MutexLock lock(u->mu);
@@ -77,7 +79,8 @@ Result<UploadInfo> MultipartUploads::Create(const MultipartPlan& plan) {
   }
   nlohmann::json j{{"path", u->path},           {"num_parts", u->num_parts},
                    {"direct", u->direct},       {"size", u->size},
-                   {"part_size", u->part_size}, {"resume_token", u->resume_token}};
+                   {"part_size", u->part_size}, {"sub_part_size", u->sub_size},
+                   {"resume_token", u->resume_token}};
   FERRY_RETURN_IF_ERROR(store_->WriteAll(Dir(u->id) + "/upload.json", j.dump()).status());
   {
     MutexLock lock(mu_);
@@ -113,6 +116,10 @@ Result<std::shared_ptr<MultipartUploads::Upload>> MultipartUploads::Open(
   u->direct = j.value("direct", false);
   u->size = j.value("size", uint64_t{0});
   u->part_size = j.value("part_size", uint64_t{0});
+  u->sub_size = j.value("sub_part_size", kSubPartSize);  // state written before it was recorded
+  if (u->direct && (u->sub_size == 0 || u->part_size % u->sub_size != 0)) {
+    return Internal("upload state of '" + std::string(upload_id) + "' is corrupt");
+  }
   u->resume_token = j.value("resume_token", "");
   MutexLock lock(mu_);
   auto [it, inserted] = open_.emplace(u->id, u);
@@ -137,7 +144,7 @@ Result<PartInfo> MultipartUploads::WritePart(std::string_view upload_id, int num
     if (u->direct && !u->writer) {
       storage::PartWriteOptions o;
       o.size = u->size;
-      o.part_size = kSubPartSize;
+      o.part_size = u->sub_size;
       o.resume_token = u->resume_token;
       auto w = store_->NewPartWriter(u->key, o);
       if (!w.ok()) {
@@ -171,8 +178,8 @@ Result<PartInfo> MultipartUploads::WritePart(std::string_view upload_id, int num
     // The body is read straight into the sub-part buffer (the server fills a read up to the
     // buffer's size) and each full buffer goes to the PartWriter: one copy from the socket,
     // one into the store.
-    int sub = static_cast<int>((number - 1) * (u->part_size / kSubPartSize)) + 1;
-    const size_t cap = static_cast<size_t>(std::min<uint64_t>(kSubPartSize, expected + 1));
+    int sub = static_cast<int>((number - 1) * (u->part_size / u->sub_size)) + 1;
+    const size_t cap = static_cast<size_t>(std::min<uint64_t>(u->sub_size, expected + 1));
     std::unique_ptr<char[]> buf(new char[cap]);
     BodyVerifier verify(checks, /*want_crc32c=*/true);
     size_t fill = 0;
@@ -184,7 +191,7 @@ Result<PartInfo> MultipartUploads::WritePart(std::string_view upload_id, int num
         return InvalidArgument("part " + std::to_string(number) + " is longer than " +
                                std::to_string(expected) + " bytes");
       }
-      if (fill == kSubPartSize || (n == 0 && fill > 0)) {
+      if (fill == u->sub_size || (n == 0 && fill > 0)) {
         FERRY_RETURN_IF_ERROR(writer->WritePart(sub++, std::string_view(buf.get(), fill)));
         fill = 0;
       }

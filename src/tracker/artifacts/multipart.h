@@ -6,11 +6,11 @@
 // its connection (or a restarted server) resumes with only the missing ones.
 //
 // Two ways to hold the parts (chosen by Create):
-//  - direct: the client declared the total size and a part size that is a multiple of
-//    kSubPartSize, and the store has part writes (local: pwrite into one temporary file;
-//    S3: a multipart upload). Each part streams into storage::PartWriter sub-parts of
-//    kSubPartSize (one sub-part buffered per connection); Complete() is the PartWriter's
-//    commit, so the data is written once.
+//  - direct: the client declared the total size and a part size that is a multiple of the
+//    store's sub-part size (kSubPartSize; kLocalSubPartSize for local files), and the store has
+//    part writes (local: pwrite into one temporary file; S3: a multipart upload). Each part
+//    streams into storage::PartWriter sub-parts of that size (one sub-part buffered per
+//    connection); Complete() is the PartWriter's commit, so the data is written once.
 //  - staged (any store, any part sizes, stock MLflow clients that send only num_parts): each part
 //    is an object of its own below the upload's directory, published atomically when it is
 //    complete; Complete() concatenates them into a Writer and deletes them.
@@ -41,6 +41,9 @@ namespace ferry::tracker::artifacts {
 // Direct parts are written to the PartWriter in pieces of this size: an S3 part must be at
 // least 5 MiB, and a single buffer of this size per connection bounds memory.
 inline constexpr uint64_t kSubPartSize = 8ull << 20;
+// The piece size for stores of local files (pwrite at any offset): 1 MiB keeps each piece in
+// the CPU's cache between the socket read, the CRC32C and the pwrite, and the buffer small.
+inline constexpr uint64_t kLocalSubPartSize = 1ull << 20;
 inline constexpr int kMaxParts = 10000;  // as S3
 
 struct MultipartPlan {

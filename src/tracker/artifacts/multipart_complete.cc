@@ -75,7 +75,7 @@ Result<storage::ObjectInfo> MultipartUploads::Complete(std::string_view path,
     if (!u->writer) {
       storage::PartWriteOptions o;
       o.size = u->size;
-      o.part_size = kSubPartSize;
+      o.part_size = u->sub_size;
       o.resume_token = u->resume_token;
       auto w = store_->NewPartWriter(u->key, o);
       if (!w.ok()) {

@@ -16,6 +16,7 @@ struct MultipartUploads::Upload {
   int num_parts = 0;
   bool direct = false;
   uint64_t size = 0, part_size = 0;
+  uint64_t sub_size = kSubPartSize;  // direct: the PartWriter's part size
   std::string resume_token;
   Mutex mu;
   std::unique_ptr<storage::PartWriter> writer GUARDED_BY(mu);  // direct; opened on demand
