@@ -62,41 +62,71 @@ class Rgw:
         subprocess.run([str(ROOT / "tests/tools/rgw.sh"), "stop", str(self.dir)], check=False)
 
 
-def timed(cmd, env, before=None):
+def kernel_threads_cpu():
+    """User+system CPU seconds that all kernel threads (writeback flushers, kworkers, ksoftirqd)
+    have used so far: the work a tool leaves to the kernel, e.g. writing back the files it did
+    not fsync, which its own rusage does not show."""
+    total = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()  # fields from 3 (state) on
+        if int(fields[6]) & 0x00200000:  # field 9, flags: PF_KTHREAD
+            total += int(fields[11]) + int(fields[12])  # fields 14, 15: utime, stime
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def timed(cmd, env, before=None, durable=False):
     """Runs cmd once; returns (seconds, peak RSS in MiB, user+system CPU seconds of the process
-    and its waited-for children). Raises on failure."""
+    and its waited-for children, kernel threads' CPU seconds or None). durable: the clock stops
+    after a sync(2) that follows the tool, so every tool's files are on disk when it stops,
+    and the kernel threads' CPU over that span is returned (the writeback the tool left to the
+    kernel; Ferry fsyncs in its own threads, so its rusage has it already). Raises on failure."""
     if before:
         before()
+    if durable:
+        os.sync()
+        k0 = kernel_threads_cpu()
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
+    if durable:
+        os.sync()
     secs = time.perf_counter() - start
+    kcpu = kernel_threads_cpu() - k0 if durable else None
     err = proc.stderr.read().decode(errors="replace")
     proc.stderr.close()
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed: {err[-2000:]}")
-    return secs, usage.ru_maxrss / 1024.0, usage.ru_utime + usage.ru_stime
+    return secs, usage.ru_maxrss / 1024.0, usage.ru_utime + usage.ru_stime, kcpu
 
 
-def measure(name, cmd, env, repeats, before=None):
-    runs = [timed(cmd, env, before) for _ in range(repeats)]
-    secs = statistics.median(r[0] for r in runs)
-    rss = max(r[1] for r in runs)
-    cpu = statistics.median(r[2] for r in runs)
-    return {"tool": name, "seconds": secs, "all": [round(r[0], 2) for r in runs], "rss_mib": rss,
-            "cpu": cpu}
+def summarize(name, runs):
+    out = {"tool": name, "seconds": statistics.median(r[0] for r in runs),
+           "all": [round(r[0], 2) for r in runs], "rss_mib": max(r[1] for r in runs),
+           "cpu": statistics.median(r[2] for r in runs)}
+    if all(r[3] is not None for r in runs):
+        out["kcpu"] = statistics.median(r[3] for r in runs)
+    return out
 
 
-def measure_alternating(cmds, env, repeats, before=None):
+def measure(name, cmd, env, repeats, before=None, durable=False):
+    return summarize(name, [timed(cmd, env, before, durable) for _ in range(repeats)])
+
+
+def measure_alternating(cmds, env, repeats, before=None, durable=False):
     """Like measure() for several tools ({name: cmd}), taking turns (ferry, peer, ..., ferry,
     peer, ...) so that load from other work on the machine falls on every tool alike."""
     runs = {name: [] for name in cmds}
     for _ in range(repeats):
         for name, cmd in cmds.items():
-            runs[name].append(timed(cmd, env, before))
-    return [{"tool": name, "seconds": statistics.median(r[0] for r in rs),
-             "all": [round(r[0], 2) for r in rs], "rss_mib": max(r[1] for r in rs),
-             "cpu": statistics.median(r[2] for r in rs)} for name, rs in runs.items()]
+            runs[name].append(timed(cmd, env, before, durable))
+    return [summarize(name, rs) for name, rs in runs.items()]
 
 
 def print_table(title, amount, results, unit=1 << 20, rate_name="MiB/s", cpu_per=None):
@@ -106,18 +136,25 @@ def print_table(title, amount, results, unit=1 << 20, rate_name="MiB/s", cpu_per
     per GiB of `amount`, with Ferry's CPU relative to the most frugal peer's."""
     ferry = next(r for r in results if r["tool"] == "ferry")
     with_cpu = all("cpu" in r for r in results)
+    with_k = with_cpu and all("kcpu" in r for r in results)
     per, per_label = cpu_per or (amount / (1 << 30), "CPU s/GiB")
     print(f"\n### {title}")
     cpu_head = f" CPU s | {per_label} |" if with_cpu else ""
+    if with_k:  # durable runs: the kernel threads' CPU (writeback left to them) is added
+        cpu_head = f" CPU s | kernel threads CPU s | {per_label} (both) |"
     print(f"| tool | median s | runs | {rate_name} | peak RSS MiB | ferry speed-up |{cpu_head}")
-    print("|---|---:|---|---:|---:|---:|" + ("---:|---:|" if with_cpu else ""))
+    print("|---|---:|---|---:|---:|---:|" + ("---:|" * cpu_head.count("|")))
+    total = (lambda r: r["cpu"] + r["kcpu"]) if with_k else (lambda r: r["cpu"])
     for r in results:
         rate = amount / unit / r["seconds"]
         ratio = r["seconds"] / ferry["seconds"]
-        cpu = f" {r['cpu']:.2f} | {r['cpu'] / per:.3f} |" if with_cpu else ""
+        cpu = f" {r['cpu']:.2f} | {total(r) / per:.3f} |" if with_cpu else ""
+        if with_k:
+            cpu = f" {r['cpu']:.2f} | {r['kcpu']:.2f} | {total(r) / per:.3f} |"
         print(f"| {r['tool']} | {r['seconds']:.2f} | {r['all']} | {rate:,.0f} | {r['rss_mib']:.0f} | "
               f"{'—' if r is ferry else f'{ratio:.2f}x'} |{cpu}")
     if with_cpu and len(results) > 1:
-        best = min((r for r in results if r is not ferry), key=lambda r: r["cpu"])
-        print(f"\nferry CPU / least peer CPU ({best['tool']}): {ferry['cpu'] / best['cpu']:.2f}x")
+        best = min((r for r in results if r is not ferry), key=total)
+        what = "CPU incl. kernel threads" if with_k else "CPU"
+        print(f"\nferry {what} / least peer's ({best['tool']}): {total(ferry) / total(best):.2f}x")
     sys.stdout.flush()

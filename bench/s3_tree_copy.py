@@ -7,7 +7,10 @@ on the same RGW and the same data, with peak RSS.
 Cases: small = 10,000 files of 64 KiB; small2k = 2,000 files of 64 KiB; medium = 200 files of
 16 MiB; gib = one 1 GiB file; large = one 4 GiB file. Each table also gives every client's CPU
 (user+system seconds of the process and its children, from wait4) per GiB, or per 1,000 objects
-for the small cases, and Ferry's CPU relative to the most frugal peer's.
+for the small cases, and Ferry's CPU relative to the most frugal peer's. With --durable each
+download ends with sync(2) inside its timed span and the kernel threads' CPU over that span
+(the page-cache writeback that rclone and aws-cli leave to the kernel's flusher threads, while
+Ferry fsyncs each file in its own threads) is counted for every tool.
 RGW uses bluestore in .bench/rgw-tree (sized for the data). Each tool uploads to its own prefix,
 then downloads it into an empty directory; prefixes are removed between cases to bound disk use.
 """
@@ -57,6 +60,10 @@ def main():
     ap.add_argument("--rgw-dir", help="RGW directory (tests/tools/rgw.sh; default .bench/rgw-tree)")
     ap.add_argument("--ferry-flags", default="", help="extra flags for ferry cp, e.g. '--transfers 32'")
     ap.add_argument("--tools", default="", help="only these tools (comma-separated names as printed)")
+    ap.add_argument("--durable", action="store_true",
+                    help="downloads end with sync(2) inside the timed span, and the kernel "
+                         "threads' CPU (writeback the peers leave to the kernel; Ferry fsyncs "
+                         "itself) is added to every tool's")
     a = ap.parse_args()
     work = ROOT / ".bench"
     work.mkdir(exist_ok=True)
@@ -95,7 +102,8 @@ def main():
         # Upload every tool first, then download, so each download reads its own tool's objects.
         up = measure_alternating({n: c[0] for n, c in tools.items()}, env, a.repeats)
         print_table(f"{case}: upload {count} x {size >> 10} KiB (local -> RGW)", total, up, cpu_per=cpu_per)
-        down = measure_alternating({n: c[1] for n, c in tools.items()}, env, a.repeats, before=clean_out)
+        down = measure_alternating({n: c[1] for n, c in tools.items()}, env, a.repeats,
+                                   before=clean_out, durable=a.durable)
         print_table(f"{case}: download {count} x {size >> 10} KiB (RGW -> local)", total, down,
                     cpu_per=cpu_per)
         clean_out()

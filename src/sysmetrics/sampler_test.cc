@@ -20,21 +20,6 @@ void Write(const std::filesystem::path& p, const std::string& text) {
   std::ofstream(p) << text;
 }
 
-TEST(NvmlTest, AbsentLibraryIsNoGpusAndOneReason) {
-  std::string why;
-  auto nvml = Nvml::Load(&why, "libferry-no-such-nvml.so.1");
-  EXPECT_EQ(nvml, nullptr);
-  EXPECT_NE(why.find("libferry-no-such-nvml.so.1 not found"), std::string::npos) << why;
-}
-
-TEST(NvmlTest, LibraryWithoutNvmlSymbolsIsNoGpus) {
-  std::string why;
-  // libm is present everywhere and has no nvmlInit_v2.
-  auto nvml = Nvml::Load(&why, "libm.so.6");
-  EXPECT_EQ(nvml, nullptr);
-  EXPECT_NE(why.find("lacks nvmlInit_v2"), std::string::npos) << why;
-}
-
 TEST(SamplerTest, GpuMetricsUseMlflowNames) {
   GpuReading g{.utilization_percent = 87,
                .memory_used_bytes = 40'000'000'000ull,

@@ -14,6 +14,7 @@
 #include <filesystem>
 
 #include "base/crc32c.h"
+#include "base/mutex.h"
 #include "base/errno_status.h"
 #include "base/strings.h"
 #include "storage/local/local_internal.h"
@@ -44,6 +45,11 @@ class LocalPartWriter final : public PartWriter {
       return InvalidArgument("Write '" + path_ + "': part " + std::to_string(number) +
                              " ends past the declared size");
     }
+    // The kernel lets one pwrite() into a file run at a time (the inode lock of buffered writes on
+    // ext4, xfs, tmpfs and NFS), and its waiters spin on the lock's owner: with 8 parts on 2
+    // cores that was 7% of ferry serve's CPU. Waiting here sleeps instead; receiving and checking
+    // the other parts' bytes goes on meanwhile.
+    MutexLock lock(write_mu_);
     while (!data.empty()) {
       ssize_t n = ::pwrite(fd_, data.data(), data.size(), static_cast<off_t>(offset));
       if (n < 0) {
@@ -98,6 +104,7 @@ class LocalPartWriter final : public PartWriter {
   std::string key_, path_, dir_, tmp_;
   int fd_;
   PartWriteOptions options_;
+  Mutex write_mu_;
 };
 
 }  // namespace
