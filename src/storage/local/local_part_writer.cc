@@ -14,8 +14,8 @@
 #include <filesystem>
 
 #include "base/crc32c.h"
-#include "base/mutex.h"
 #include "base/errno_status.h"
+#include "base/mutex.h"
 #include "base/strings.h"
 #include "storage/local/local_internal.h"
 #include "storage/local/local_store.h"

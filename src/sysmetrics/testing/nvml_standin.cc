@@ -22,7 +22,7 @@ constexpr int kSuccess = 0, kUninitialized = 1, kInvalidArgument = 2, kNotSuppor
 struct Device {
   unsigned int index;
 };
-Device g_devices[16] = {{0}, {1}, {2}, {3}, {4},  {5},  {6},  {7},
+Device g_devices[16] = {{0}, {1}, {2},  {3},  {4},  {5},  {6},  {7},
                         {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}};
 int g_init_count = 0;
 
@@ -86,8 +86,8 @@ __attribute__((visibility("default"))) int nvmlDeviceGetHandleByIndex_v2(unsigne
   return kSuccess;
 }
 
-__attribute__((visibility("default"))) int nvmlDeviceGetUtilizationRates(
-    void* device, nvmlUtilization_t* u) {
+__attribute__((visibility("default"))) int nvmlDeviceGetUtilizationRates(void* device,
+                                                                         nvmlUtilization_t* u) {
   if (int e = Check(device); e != kSuccess) return e;
   if (!u) return kInvalidArgument;
   unsigned int i = static_cast<Device*>(device)->index;
@@ -96,8 +96,7 @@ __attribute__((visibility("default"))) int nvmlDeviceGetUtilizationRates(
   return kSuccess;
 }
 
-__attribute__((visibility("default"))) int nvmlDeviceGetMemoryInfo(void* device,
-                                                                   nvmlMemory_t* m) {
+__attribute__((visibility("default"))) int nvmlDeviceGetMemoryInfo(void* device, nvmlMemory_t* m) {
   if (int e = Check(device); e != kSuccess) return e;
   if (!m) return kInvalidArgument;
   unsigned long long i = static_cast<Device*>(device)->index;

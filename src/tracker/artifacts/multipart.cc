@@ -77,9 +77,12 @@ Result<UploadInfo> MultipartUploads::Create(const MultipartPlan& plan) {
     MutexLock lock(u->mu);
     u->writer = std::move(writer);
   }
-  nlohmann::json j{{"path", u->path},           {"num_parts", u->num_parts},
-                   {"direct", u->direct},       {"size", u->size},
-                   {"part_size", u->part_size}, {"sub_part_size", u->sub_size},
+  nlohmann::json j{{"path", u->path},
+                   {"num_parts", u->num_parts},
+                   {"direct", u->direct},
+                   {"size", u->size},
+                   {"part_size", u->part_size},
+                   {"sub_part_size", u->sub_size},
                    {"resume_token", u->resume_token}};
   FERRY_RETURN_IF_ERROR(store_->WriteAll(Dir(u->id) + "/upload.json", j.dump()).status());
   {
