@@ -153,8 +153,12 @@ def print_table(title, amount, results, unit=1 << 20, rate_name="MiB/s", cpu_per
             cpu = f" {r['cpu']:.2f} | {r['kcpu']:.2f} | {total(r) / per:.3f} |"
         print(f"| {r['tool']} | {r['seconds']:.2f} | {r['all']} | {rate:,.0f} | {r['rss_mib']:.0f} | "
               f"{'—' if r is ferry else f'{ratio:.2f}x'} |{cpu}")
-    if with_cpu and len(results) > 1:
-        best = min((r for r in results if r is not ferry), key=total)
+    peers = [r for r in results if not r["tool"].startswith("ferry")]
+    if with_cpu and peers:
+        best = min(peers, key=total)
         what = "CPU incl. kernel threads" if with_k else "CPU"
-        print(f"\nferry {what} / least peer's ({best['tool']}): {total(ferry) / total(best):.2f}x")
+        for r in results:
+            if r["tool"].startswith("ferry"):
+                print(f"\n{r['tool']} {what} / least peer's ({best['tool']}): "
+                      f"{total(r) / total(best):.2f}x")
     sys.stdout.flush()

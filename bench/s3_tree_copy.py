@@ -60,6 +60,8 @@ def main():
     ap.add_argument("--rgw-dir", help="RGW directory (tests/tools/rgw.sh; default .bench/rgw-tree)")
     ap.add_argument("--ferry-flags", default="", help="extra flags for ferry cp, e.g. '--transfers 32'")
     ap.add_argument("--tools", default="", help="only these tools (comma-separated names as printed)")
+    ap.add_argument("--ferry-chunked", action="store_true",
+                    help="also ferry with FERRY_S3_BODY_CHECKSUM=chunked (parts in signed chunks)")
     ap.add_argument("--durable", action="store_true",
                     help="downloads end with sync(2) inside the timed span, and the kernel "
                          "threads' CPU (writeback the peers leave to the kernel; Ferry fsyncs "
@@ -90,13 +92,21 @@ def main():
                               f"s3://{b}/{case}/aws/"],
                              ["aws", "s3", "cp", "--recursive", "--only-show-errors",
                               f"s3://{b}/{case}/aws/", str(out)])}
+        if a.ferry_chunked:  # the same ferry, parts sent in signed chunks (docs/configuration.md)
+            chunked = ["env", "FERRY_S3_BODY_CHECKSUM=chunked"]
+            tools["ferry chunked"] = (
+                [*chunked, ferry, "cp", "-r", "--no-progress", "--no-skip", *ff, str(src),
+                 f"s3://{b}/{case}/ferrych/"],
+                [*chunked, ferry, "cp", "-r", "--no-progress", "--no-skip", *ff,
+                 f"s3://{b}/{case}/ferrych/", str(out)])
         for t in a.rclone_transfers.split(","):
             flags = ["--transfers", t, "--checkers", t, "--ignore-times"]
             tools[f"rclone --transfers {t}"] = (
                 ["rclone", "copy", *flags, str(src), f"rgw:{b}/{case}/rclone{t}/"],
                 ["rclone", "copy", *flags, f"rgw:{b}/{case}/rclone{t}/", str(out)])
         if a.tools:
-            tools = {k: v for k, v in tools.items() if k == "ferry" or k in a.tools.split(",")}
+            tools = {k: v for k, v in tools.items()
+                     if k in ("ferry", "ferry chunked") or k in a.tools.split(",")}
         # Small objects: CPU per 1,000 objects; large ones: per GiB.
         cpu_per = (count / 1000, "CPU s/1k obj") if count >= 1000 else None
         # Upload every tool first, then download, so each download reads its own tool's objects.

@@ -80,10 +80,21 @@ SigningResult SignV4(const SigningInput& input, const Credentials& creds, std::s
       date + "/" + std::string(region) + "/" + std::string(service) + "/aws4_request";
   r.string_to_sign =
       "AWS4-HMAC-SHA256\n" + amz_date + "\n" + scope + "\n" + Sha256Hex(r.canonical_request);
-  r.signature = HexEncode(HmacSha256(SigningKey(creds, date, region, service), r.string_to_sign));
+  r.signing_key = SigningKey(creds, date, region, service);
+  r.signature = HexEncode(HmacSha256(r.signing_key, r.string_to_sign));
+  r.amz_date = amz_date;
+  r.scope = scope;
   r.authorization = "AWS4-HMAC-SHA256 Credential=" + creds.access_key_id + "/" + scope +
                     ",SignedHeaders=" + r.signed_headers + ",Signature=" + r.signature;
   return r;
+}
+
+std::string ChunkSignature(const SigningResult& request, std::string_view previous,
+                           const Sha256Digest& chunk_sha256) {
+  std::string to_sign = "AWS4-HMAC-SHA256-PAYLOAD\n" + request.amz_date + "\n" + request.scope +
+                        "\n" + std::string(previous) + "\n" + std::string(kEmptyPayloadSha256) +
+                        "\n" + HexEncode(chunk_sha256);
+  return HexEncode(HmacSha256(request.signing_key, to_sign));
 }
 
 std::vector<std::pair<std::string, std::string>> PresignV4(const SigningInput& input,

@@ -11,11 +11,14 @@
 #include <vector>
 
 #include "aws/credentials.h"
+#include "base/hash.h"
 #include "base/time_format.h"
 
 namespace ferry::aws {
 
 inline constexpr std::string_view kUnsignedPayload = "UNSIGNED-PAYLOAD";
+// The payload hash of a body sent in aws-chunked encoding, each chunk signed (ChunkSignature).
+inline constexpr std::string_view kStreamingPayload = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD";
 inline constexpr std::string_view kEmptyPayloadSha256 =
     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
@@ -30,10 +33,18 @@ struct SigningInput {
 struct SigningResult {
   std::string canonical_request;
   std::string string_to_sign;
-  std::string signed_headers;  // "host;x-amz-date"
-  std::string signature;       // hex
-  std::string authorization;   // full Authorization header value
+  std::string signed_headers;   // "host;x-amz-date"
+  std::string signature;        // hex
+  std::string authorization;    // full Authorization header value
+  std::string amz_date, scope;  // "20130524T000000Z", "20130524/us-east-1/s3/aws4_request"
+  Sha256Digest signing_key{};   // for chunk signatures
 };
+
+// The signature of one chunk of an aws-chunked body (AWS's "Signature Calculations for the
+// Authorization Header: Transferring Payload in Multiple Chunks"): `previous` is the request's
+// signature for the first chunk, then the previous chunk's; the last chunk is empty.
+std::string ChunkSignature(const SigningResult& request, std::string_view previous,
+                           const Sha256Digest& chunk_sha256);
 
 SigningResult SignV4(const SigningInput& input, const Credentials& creds, std::string_view region,
                      std::string_view service, SystemTime now);

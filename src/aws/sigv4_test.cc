@@ -57,6 +57,32 @@ TEST(SigV4Test, S3PutObjectWithPayloadAndEncodedKey) {
   EXPECT_EQ(r.signature, "98ad721746da40c64f1a55b78f14c238d841ea1380cd77a1b5971af0ece108bd");
 }
 
+TEST(SigV4Test, S3ChunkedUploadSeedAndChunkSignatures) {
+  // AWS's streaming example: 66,560 bytes of 'a' in chunks of 65,536 and 1,024, then the empty
+  // final chunk, each signed with the previous signature.
+  SigningInput in{.method = "PUT",
+                  .encoded_path = "/examplebucket/chunkObject.txt",
+                  .headers = {{"Host", "s3.amazonaws.com"},
+                              {"x-amz-date", "20130524T000000Z"},
+                              {"x-amz-storage-class", "REDUCED_REDUNDANCY"},
+                              {"x-amz-content-sha256", std::string(kStreamingPayload)},
+                              {"Content-Encoding", "aws-chunked"},
+                              {"x-amz-decoded-content-length", "66560"},
+                              {"Content-Length", "66824"}},
+                  .payload_hash = std::string(kStreamingPayload)};
+  auto r = SignV4(in, kS3ExampleCreds, "us-east-1", "s3", Time("2013-05-24T00:00:00Z"));
+  EXPECT_EQ(r.signed_headers,
+            "content-encoding;content-length;host;x-amz-content-sha256;x-amz-date;"
+            "x-amz-decoded-content-length;x-amz-storage-class");
+  EXPECT_EQ(r.signature, "4f232c4386841ef735655705268965c44a0e4690baa4adea153f7db9fa80a0a9");
+  std::string first = ChunkSignature(r, r.signature, Sha256(std::string(65536, 'a')));
+  EXPECT_EQ(first, "ad80c730a21e5b8d04586a2213dd63b9a0e99e0e2307b0ade35a65485a288648");
+  std::string second = ChunkSignature(r, first, Sha256(std::string(1024, 'a')));
+  EXPECT_EQ(second, "0055627c9e194cb4542bae2aa5492e3c1575bbb81b612b7d234b86a503ef5497");
+  EXPECT_EQ(ChunkSignature(r, second, Sha256("")),
+            "b6c6ea8a5354eaf15b3cb7646744f4275b71ea724fed81ceb9323e279d449df9");
+}
+
 TEST(SigV4Test, S3GetBucketLifecycleWithValuelessParameter) {
   SigningInput in{.method = "GET",
                   .encoded_path = "/",

@@ -102,8 +102,11 @@ Status ApplyEnvironmentOverrides(BackendOptions& options) {
       options.body_check = B::kSha256;
     } else if (*v == "md5") {
       options.body_check = B::kMd5;
+    } else if (*v == "chunked") {
+      options.body_check = B::kChunked;
     } else {
-      return InvalidArgument("FERRY_S3_BODY_CHECKSUM='" + *v + "': expected auto, sha256 or md5");
+      return InvalidArgument("FERRY_S3_BODY_CHECKSUM='" + *v +
+                             "': expected auto, chunked, sha256 or md5");
     }
   }
   return Status();

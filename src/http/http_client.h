@@ -37,7 +37,10 @@ struct Request {
   std::string method = "GET";
   std::string url;  // fully encoded
   Headers headers;
-  std::string_view body;   // request body, not owned; sent with Content-Length
+  std::string_view body;  // request body, not owned; sent with Content-Length
+  // When not empty, the body is these pieces one after another (not owned; `body` is ignored):
+  // a framed body (aws-chunked) sent without first copying it into one buffer.
+  std::vector<std::string_view> body_pieces;
   bool send_body = false;  // PUT/POST with `body` (may be empty)
   // An object body moves up or down: hold it to ClientOptions::low_speed_limit. Leave it false
   // where the server may legitimately think for long and answer in a trickle (CopyObject and

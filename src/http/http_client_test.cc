@@ -63,6 +63,18 @@ TEST(HttpClientTest, SendsBodies) {
   EXPECT_EQ(resp->body, "POST:");
 }
 
+TEST(HttpClientTest, SendsABodyOfPiecesInOrder) {
+  LocalHttpServer server([](const ServerRequest& r) { return ServerResponse{200, {}, r.body}; });
+  Client client;
+  std::string big(3 << 20, 'x');  // more than one of curl's 1 MiB upload buffers
+  big[12345] = 'y';
+  http::Request req{.method = "PUT", .url = server.base_url() + "/k", .send_body = true};
+  req.body_pieces = {"head;", "", big, "\r\n", "0;", "\r\n"};
+  auto resp = client.Send(req);
+  ASSERT_TRUE(resp.ok()) << resp.status().ToString();
+  EXPECT_EQ(resp->body, "head;" + big + "\r\n0;\r\n");
+}
+
 TEST(HttpClientTest, SinkErrorAbortsTransfer) {
   LocalHttpServer server([](const ServerRequest&) {
     return ServerResponse{200, {}, std::string(1 << 20, 'x')};

@@ -4,6 +4,7 @@
 #include "aws/sigv4.h"
 #include "base/hash.h"
 #include "base/log.h"
+#include "base/sha256_lanes.h"
 #include "base/strings.h"
 #include "storage/remote/ranged_get.h"
 #include "storage/url.h"
@@ -19,7 +20,70 @@ std::string HostHeader(const aws::S3Endpoint& ep) {
   return std::string(a);
 }
 
+// aws-chunked framing of `body`: each chunk "HEX;chunk-signature=SIG\r\n" DATA "\r\n", then
+// the empty final chunk. The chunks' hashes are computed together (Sha256Each); each signature
+// chains on the previous one, starting from the request's.
+constexpr size_t kChunk = kSha256LaneMaxMessage;
+
+struct ChunkFrames {
+  std::vector<std::string> frames;  // one header per chunk and the final "0;...\r\n\r\n"
+  std::vector<std::string_view> pieces;
+};
+
+size_t ChunkedLength(size_t n) {
+  auto frame = [](size_t len) {
+    char hex[32];
+    return static_cast<size_t>(std::snprintf(hex, sizeof hex, "%zx", len)) +
+           std::string_view(";chunk-signature=").size() + 64 + 2;
+  };
+  size_t total = frame(0) + 2;
+  for (size_t off = 0; off < n; off += kChunk) {
+    size_t len = std::min(kChunk, n - off);
+    total += frame(len) + len + 2;
+  }
+  return total;
+}
+
+void FrameChunks(std::string_view body, const aws::SigningResult& seed, ChunkFrames& out) {
+  std::vector<std::string_view> chunks;
+  for (size_t off = 0; off < body.size(); off += kChunk) chunks.push_back(body.substr(off, kChunk));
+  std::vector<Sha256Digest> hashes = Sha256Each(chunks);
+  std::string previous = seed.signature;
+  out.frames.reserve(chunks.size() + 1);
+  for (size_t i = 0; i <= chunks.size(); ++i) {
+    Sha256Digest h = i < chunks.size() ? hashes[i] : Sha256("");
+    previous = aws::ChunkSignature(seed, previous, h);
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "%zx", i < chunks.size() ? chunks[i].size() : size_t{0});
+    out.frames.push_back(std::string(hex) + ";chunk-signature=" + previous + "\r\n" +
+                         (i < chunks.size() ? "" : "\r\n"));
+  }
+  out.pieces.reserve(3 * chunks.size() + 1);
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    out.pieces.push_back(out.frames[i]);
+    out.pieces.push_back(chunks[i]);
+    out.pieces.push_back("\r\n");
+  }
+  out.pieces.push_back(out.frames.back());
+}
+
+// An answer that says the server does not take aws-chunked bodies (rather than that this body
+// arrived damaged, which is a signature mismatch and retried as such).
+bool RefusesChunkedBodies(const http::Response& resp) {
+  if (resp.status == 501) return true;
+  if (resp.status != 400) return false;
+  auto err = aws::ParseS3Error(resp.body);
+  return err && (err->code == "NotImplemented" || err->code == "InvalidRequest" ||
+                 err->code == "InvalidArgument");
+}
+
 }  // namespace
+
+bool S3Client::ChunkedBody(const S3Call& call) const {
+  using B = S3StoreOptions::BodyCheck;
+  if (!call.chunked_ok || !call.verify_body || chunked_refused_.load()) return false;
+  return opt_.body_check == B::kChunked;
+}
 
 std::string S3Client::UrlFor(std::string_view key) const {
   return FormatS3Url(opt_.bucket, key, opt_.url_profile);
@@ -57,13 +121,21 @@ Result<http::Response> S3Client::Once(const S3Call& call, const http::BodySink& 
   req.headers.push_back({"Host", host});
 
   FERRY_ASSIGN_OR_RETURN(aws::Credentials creds, opt_.credentials->GetCredentials());
+  const bool chunked = !creds.anonymous && ChunkedBody(call);
   const bool sign_body = call.sign_body || (call.verify_body && !creds.anonymous && Sha256Body());
   if (call.verify_body && !sign_body) {
     req.headers.push_back({"Content-MD5", Base64Encode(Md5(call.body))});
   }
+  ChunkFrames framed;
+  if (chunked) {
+    req.headers.push_back({"Content-Encoding", "aws-chunked"});
+    req.headers.push_back({"x-amz-decoded-content-length", std::to_string(call.body.size())});
+    req.headers.push_back({"Content-Length", std::to_string(ChunkedLength(call.body.size()))});
+  }
   if (!creds.anonymous) {
     auto now = std::chrono::system_clock::now();
-    std::string payload = sign_body        ? Sha256Hex(call.body)
+    std::string payload = chunked          ? std::string(aws::kStreamingPayload)
+                          : sign_body      ? Sha256Hex(call.body)
                           : call.send_body ? std::string(aws::kUnsignedPayload)
                                            : std::string(aws::kEmptyPayloadSha256);
     req.headers.push_back({"x-amz-date", FormatAmzDate(now)});
@@ -76,18 +148,56 @@ Result<http::Response> S3Client::Once(const S3Call& call, const http::BodySink& 
     for (const auto& h : req.headers) {
       std::string lower = ToLower(h.name);
       if (lower == "host" || StartsWith(lower, "x-amz-") || lower == "content-md5" ||
-          lower == "range" || lower == "if-match" || lower == "if-none-match") {
+          lower == "range" || lower == "if-match" || lower == "if-none-match" ||
+          lower == "content-encoding" || lower == "content-length") {
         in.headers.emplace_back(h.name, h.value);
       }
     }
     auto sig = aws::SignV4(in, creds, ep.region, "s3", now);
     req.headers.push_back({"Authorization", sig.authorization});
+    if (chunked) {
+      FrameChunks(call.body, sig, framed);
+      req.body_pieces = framed.pieces;
+      size_t framed_size = 0;
+      for (std::string_view p : framed.pieces) framed_size += p.size();
+      if (framed_size != ChunkedLength(call.body.size())) {
+        return Internal("aws-chunked framing of " + std::to_string(call.body.size()) +
+                        " bytes is " + std::to_string(framed_size) + " bytes, expected " +
+                        std::to_string(ChunkedLength(call.body.size())));
+      }
+    }
   }
 
   auto resp = opt_.http->Send(req, sink, on_start);
   std::string url = UrlFor(call.bucket_level ? "" : call.key);
   if (!resp.ok()) {
     return resp.status().WithContext(call.op + " '" + url + "' at " + ep.scheme + "://" + host);
+  }
+  if (!resp->ok() && chunked && RefusesChunkedBodies(*resp)) {
+    // A server without aws-chunked support: signed SHA-256 payloads from now on.
+    if (!chunked_refused_.exchange(true)) {
+      Log(LogLevel::kWarn,
+          "{}://{} refused an aws-chunked upload body (HTTP {}); sending each part with its "
+          "SHA-256 in the signature instead",
+          ep.scheme, host, resp->status);
+    }
+    return Once(call, sink, on_start);
+  }
+  if (!resp->ok() && chunked && resp->status == 403) {
+    auto err = aws::ParseS3Error(resp->body);
+    if (err && err->code == "SignatureDoesNotMatch") {
+      // A chunk whose signature does not match: damaged on the way, or wrong credentials (the
+      // request's own signature). Sent once more with the SHA-256 of the whole body in the
+      // signature, which tells the two apart: wrong credentials fail again, as such.
+      Status why(StatusCode::kUnavailable,
+                 call.op + " '" + url + "' failed: HTTP 403 SignatureDoesNotMatch (a chunk's " +
+                     "signature did not match: the body arrived damaged, or the credentials are " +
+                     "wrong; sent again with its SHA-256 in the signature)");
+      CountRetry(call, why, std::chrono::milliseconds(0));
+      S3Call plain = call;
+      plain.chunked_ok = false;
+      return Once(plain, sink, on_start);
+    }
   }
   if (!resp->ok()) return S3ErrorToStatus(call, url, *resp);
   return resp;

@@ -26,6 +26,9 @@ struct S3Call {
   bool sign_body = false;  // hash the body into the signature (small XML bodies)
   // An uploaded object body: the server must verify it (S3StoreOptions::body_check says how).
   bool verify_body = false;
+  // The body may go in aws-chunked encoding (UploadPart: a part has no Content-Encoding of its
+  // own to keep, unlike PutObject's object).
+  bool chunked_ok = false;
   // An object body moves (GetObject, PutObject, UploadPart): held to the HTTP client's
   // minimum-progress rule (http::Request::data_transfer).
   bool data_transfer = false;
@@ -56,10 +59,14 @@ class S3Client final {
   bool Sha256Body() const {
     using B = S3StoreOptions::BodyCheck;
     static const bool fast = Sha256IsHardwareAccelerated();
-    return opt_.body_check == B::kSha256 || (opt_.body_check == B::kAuto && fast);
+    return opt_.body_check == B::kSha256 || opt_.body_check == B::kChunked ||
+           (opt_.body_check == B::kAuto && fast);
   }
+  // Whether a verified body of a call that allows it goes in signed chunks.
+  bool ChunkedBody(const S3Call& call) const;
   S3StoreOptions opt_;
   std::atomic<uint64_t> retries_{0};
+  std::atomic<bool> chunked_refused_{false};  // the server answered a chunked body with a refusal
   ThrottleReporter throttle_reporter_;
 };
 

@@ -31,6 +31,7 @@ Result<std::string> UploadPart(S3Client& client, const std::string& key,
               .body = data,
               .send_body = true,
               .verify_body = true,
+              .chunked_ok = true,
               .data_transfer = true};
   FERRY_ASSIGN_OR_RETURN(auto resp, client.Call(call));
   auto etag = resp.Header("etag");

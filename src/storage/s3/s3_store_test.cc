@@ -134,5 +134,85 @@ TEST(S3StoreWriteTest, AnonymousRequestsAlwaysCarryContentMd5) {
   EXPECT_FALSE(p.headers.contains("authorization"));
 }
 
+// An aws-chunked body decoded: the payload, and each chunk's size; "" payload when malformed.
+std::pair<std::string, std::vector<size_t>> DecodeChunked(std::string_view body) {
+  std::string out;
+  std::vector<size_t> sizes;
+  while (true) {
+    size_t semi = body.find(";chunk-signature=");
+    size_t eol = body.find("\r\n");
+    if (semi == std::string_view::npos || eol != semi + 17 + 64) return {"", {}};
+    size_t len = std::stoul(std::string(body.substr(0, semi)), nullptr, 16);
+    body.remove_prefix(eol + 2);
+    if (body.size() < len + 2 || body.substr(len, 2) != "\r\n") return {"", {}};
+    sizes.push_back(len);
+    out += body.substr(0, len);
+    body.remove_prefix(len + 2);
+    if (len == 0) return {body.empty() ? out : "", sizes};
+  }
+}
+
+// A part written through a server that records the part's request; `refuse` answers the first
+// aws-chunked part with 501 NotImplemented, as a server without chunked uploads would.
+std::vector<SentPut> PartThrough(S3StoreOptions::BodyCheck check, const std::string& data,
+                                 bool refuse) {
+  std::vector<SentPut> parts;
+  std::mutex mu;
+  LocalHttpServer server([&](const ServerRequest& r) {
+    std::lock_guard lock(mu);
+    if (r.method == "POST" && r.target.find("uploads") != std::string::npos) {
+      return ServerResponse{200,
+                            {},
+                            "<InitiateMultipartUploadResult><UploadId>u1</UploadId>"
+                            "</InitiateMultipartUploadResult>"};
+    }
+    if (r.method == "PUT") {
+      parts.push_back({r.headers, r.body});
+      if (refuse && r.headers.contains("x-amz-decoded-content-length")) {
+        return ServerResponse{501, {}, "<Error><Code>NotImplemented</Code></Error>"};
+      }
+    }
+    return ServerResponse{200, {{"ETag", "\"e\""}}, ""};
+  });
+  S3StoreOptions options = OptionsFor(server);
+  options.body_check = check;
+  auto store = MakeS3Store(std::move(options));
+  auto w = store->NewPartWriter("k", {.size = data.size(), .part_size = 5ull << 20});
+  EXPECT_TRUE(w.ok()) << w.status().ToString();
+  if (w.ok()) {
+    Status st = (*w)->WritePart(1, data);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+  }
+  std::lock_guard lock(mu);
+  return parts;
+}
+
+TEST(S3StoreWriteTest, ChunkedCheckSendsAPartInSignedChunks) {
+  std::string data(200'000, 'p');
+  data[140'000] = 'q';
+  auto parts = PartThrough(S3StoreOptions::BodyCheck::kChunked, data, false);
+  ASSERT_EQ(parts.size(), 1u);
+  auto& h = parts[0].headers;
+  EXPECT_EQ(h["x-amz-content-sha256"], "STREAMING-AWS4-HMAC-SHA256-PAYLOAD");
+  EXPECT_EQ(h["content-encoding"], "aws-chunked");
+  EXPECT_EQ(h["x-amz-decoded-content-length"], "200000");
+  EXPECT_EQ(h["content-length"], std::to_string(parts[0].body.size()));
+  EXPECT_NE(h["authorization"].find("content-encoding;content-length;host;"), std::string::npos)
+      << h["authorization"];
+  auto [payload, sizes] = DecodeChunked(parts[0].body);
+  EXPECT_EQ(payload, data);
+  EXPECT_EQ(sizes, (std::vector<size_t>{65534, 65534, 65534, 3398, 0}));
+}
+
+TEST(S3StoreWriteTest, AServerRefusingChunkedBodiesGetsSignedSha256Parts) {
+  std::string data(40'000, 'r');
+  auto parts = PartThrough(S3StoreOptions::BodyCheck::kChunked, data, true);
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_TRUE(parts[0].headers.contains("x-amz-decoded-content-length"));
+  EXPECT_EQ(parts[1].headers["x-amz-content-sha256"], Sha256Hex(data));
+  EXPECT_FALSE(parts[1].headers.contains("content-encoding"));
+  EXPECT_EQ(parts[1].body, data);
+}
+
 }  // namespace
 }  // namespace ferry::storage
