@@ -9,7 +9,6 @@ unless --keep). Prints a markdown table per direction with ferry's speed-up over
 """
 import argparse
 import os
-import pathlib
 import shutil
 import subprocess
 

@@ -12,7 +12,6 @@ full history through get-history, as MLflow's UI and clients read it, times the 
 The fixture (~3.7 GiB for 1e8 points, minutes) is written once and reused when --db exists."""
 import argparse
 import json
-import os
 import pathlib
 import shutil
 import statistics
@@ -123,7 +122,7 @@ def main():
         print(json.dumps(b, indent=None)[:2000], file=sys.stderr)
         print(f"\nweb UI, {len(ids)} runs x {a.points:,} points of 'loss'; {a.table:,}-run table; "
               f"headless Chromium, cold cache, median of {a.repeats}")
-        print(f"| measure | median | all runs |\n|---|---|---|")
+        print("| measure | median | all runs |\n|---|---|---|")
         print(f"| compare view: first chart drawn (navigation start -> drawn) | {med(cmp_ms):.0f} ms | "
               f"{', '.join(f'{x:.0f}' for x in cmp_ms)} |")
         print("| ... its bulk requests, slowest first byte (server query + JSON), in the browser | "
