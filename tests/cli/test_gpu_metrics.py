@@ -10,7 +10,8 @@ import subprocess
 
 import pytest
 
-from serve_helpers import ServeProcess, minimal_env
+import test_run_track
+from serve_helpers import minimal_env
 from test_run_track import ferry_run, env_for, history, run_info, TRACKED_SCRIPT
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -55,13 +56,7 @@ def test_a_driver_that_does_not_start_is_no_gpu_metrics(ferry_bin, standin_dir):
     assert "system/cpu_utilization_percentage" in out["metrics"]
 
 
-@pytest.fixture
-def server(ferry_bin, tmp_path):
-    data = tmp_path / "serve-data"
-    data.mkdir()
-    s = ServeProcess(ferry_bin, data)
-    yield s
-    s.stop()
+server = test_run_track.server  # the `ferry serve` fixture
 
 
 def test_a_tracked_run_has_gpu_metrics_beside_the_scripts(ferry_bin, server, tmp_path,
