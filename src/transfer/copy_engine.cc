@@ -307,7 +307,14 @@ CopyResult RunCopy(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
         "listing '" + src.store->UrlFor(src.key) + "' -> '" + dst.store->UrlFor(dst.key) + "'";
     stall.Begin(planning);
     Result<bool> single = false;
-    if (!src_is_prefix) single = PlanSingle(src, dst, options, submit);
+    if (!src_is_prefix) {
+      // One object: it is the whole plan (what the progress line and the report total).
+      single = PlanSingle(src, dst, options, [&](Item item) {
+        ctx.counters.bytes_total += item.src.size;
+        ++ctx.counters.files_total;
+        submit(std::move(item));
+      });
+    }
     if (!single.ok()) {
       planned = single.status();
     } else if (!*single) {

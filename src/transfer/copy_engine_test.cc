@@ -97,8 +97,12 @@ TEST_F(CopyEngineTest, SingleObjectIntoDirectoryTarget) {
   auto src = storage::MakeMemoryStore("src");
   auto dst = storage::MakeMemoryStore("dst");
   ASSERT_TRUE(src->WriteAll("models/ckpt.pt", "weights").ok());
-  ASSERT_TRUE(Copy(At(src, "models/ckpt.pt"), At(dst, "backup/")).status.ok());
+  auto one = Copy(At(src, "models/ckpt.pt"), At(dst, "backup/"));
+  ASSERT_TRUE(one.status.ok());
   EXPECT_EQ(*dst->ReadAll("backup/ckpt.pt"), "weights");
+  // The one object is the whole plan: the report (cp --json) and the progress line count it.
+  EXPECT_EQ(one.report.files_total, 1u);
+  EXPECT_EQ(one.report.bytes_total, 7u);
   auto dir = Copy(At(src, "models"), At(dst, "x"));
   EXPECT_EQ(dir.status.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(dir.status.message().find("use -r"), std::string::npos);

@@ -83,6 +83,7 @@ def test_server_side_copy_between_buckets(ferry, prefix, tmp_path):
     ferry.run("mb", "s3://ferry-copy-target", check=True)
     r = summary(ferry.run("cp", "--json", prefix + "m.bin", "s3://ferry-copy-target/m.bin", state_dir(tmp_path)))
     assert r["server_side"] == 1
+    assert (r["files"], r["copied"], r["bytes"], r["bytes_copied"]) == (1, 1, 5000, 5000)
     assert ferry.run("cat", "s3://ferry-copy-target/m.bin", check=True).stdout == (tmp_path / "src/m.bin").read_bytes()
 
 
