@@ -97,6 +97,7 @@ set(FERRY_LAYER_THIRD_PARTY
     "yaml-cpp/=job/spec.cc"
     "openssl/=base/hash.cc"
     "isa-l/=base/crc32c.cc"
+    "intel-ipsec-mb.h=base/sha256_lanes.cc"
     "boost/=server"
     "sqlite3.h=tracker/sqlite"
     "libpq-fe.h=tracker/postgres")
