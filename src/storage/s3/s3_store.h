@@ -33,7 +33,7 @@ struct S3StoreOptions {
   // the signature (x-amz-content-sha256; S3, RGW and MinIO reject a body that does not match),
   // or Content-MD5, or (UploadPart only) kChunked: the body in aws-chunked encoding, each 64 KiB
   // chunk's SHA-256 signed (STREAMING-AWS4-HMAC-SHA256-PAYLOAD), the chunks hashed side by side
-  // in SIMD lanes (base/sha256_lanes.h): about half the client's CPU per byte, but RGW 16 spends
+  // in SIMD lanes (base/sha256_lanes.h): about 40% less client CPU per byte, but RGW 16 spends
   // 35% more CPU verifying chunks than one SHA-256, so it is asked for, not automatic. kAuto:
   // SHA-256 where the CPU has SHA instructions, else MD5. Requests must be signed for all but
   // MD5 (FERRY_S3_BODY_CHECKSUM=auto|chunked|sha256|md5; anonymous requests always use MD5). A
