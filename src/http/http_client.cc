@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <span>
 #include <unordered_map>
 
 #include "base/log.h"
@@ -32,8 +33,10 @@ struct Transfer {
   Response* response = nullptr;
   CURL* easy = nullptr;
   curl_socket_t sock = CURL_SOCKET_BAD;  // the connection's socket (for AckNow)
-  size_t body_offset = 0;                // upload position
-  size_t piece = 0, piece_offset = 0;    // the same within Request::body_pieces
+  // The body as pieces (Request::body_pieces, or Request::body as the one piece) and the upload
+  // position within them.
+  std::span<const std::string_view> pieces;
+  size_t piece = 0, piece_offset = 0;
   size_t max_error_body = 0;
   Status sink_status;
   bool status_known = false;
@@ -154,55 +157,35 @@ size_t OnBody(char* data, size_t size, size_t n, void* user) {
   return len;
 }
 
-size_t BodySize(const Request& r) {
-  if (r.body_pieces.empty()) return r.body.size();
-  size_t n = 0;
-  for (std::string_view p : r.body_pieces) n += p.size();
-  return n;
-}
-
 size_t OnRead(char* buffer, size_t size, size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
-  const std::vector<std::string_view>& pieces = t->request->body_pieces;
-  if (pieces.empty()) {
-    std::string_view body = t->request->body;
-    size_t len = std::min(size * n, body.size() - t->body_offset);
-    std::copy_n(body.data() + t->body_offset, len, buffer);
-    t->body_offset += len;
-    return len;
-  }
   size_t room = size * n, len = 0;
-  while (room > 0 && t->piece < pieces.size()) {
-    std::string_view p = pieces[t->piece].substr(t->piece_offset);
+  while (room > 0 && t->piece < t->pieces.size()) {
+    std::string_view p = t->pieces[t->piece].substr(t->piece_offset);
     size_t k = std::min(room, p.size());
     std::copy_n(p.data(), k, buffer + len);
     len += k;
     room -= k;
     t->piece_offset += k;
-    if (t->piece_offset == pieces[t->piece].size()) {
+    if (t->piece_offset == t->pieces[t->piece].size()) {
       ++t->piece;
       t->piece_offset = 0;
     }
   }
-  t->body_offset += len;
   return len;
 }
 
 int OnSeek(void* user, curl_off_t offset, int origin) {
   auto* t = static_cast<Transfer*>(user);
-  if (origin != SEEK_SET || offset < 0 || static_cast<size_t>(offset) > BodySize(*t->request)) {
-    return CURL_SEEKFUNC_CANTSEEK;
-  }
-  t->body_offset = static_cast<size_t>(offset);
+  if (origin != SEEK_SET || offset < 0) return CURL_SEEKFUNC_CANTSEEK;
   // The piece holding that offset.
-  size_t left = t->body_offset;
-  t->piece = 0;
-  t->piece_offset = 0;
-  const auto& pieces = t->request->body_pieces;
-  while (t->piece < pieces.size() && left >= pieces[t->piece].size() && left > 0) {
-    left -= pieces[t->piece].size();
-    ++t->piece;
+  size_t left = static_cast<size_t>(offset), piece = 0;
+  while (piece < t->pieces.size() && left >= t->pieces[piece].size()) {
+    left -= t->pieces[piece].size();
+    ++piece;
   }
+  if (piece == t->pieces.size() && left > 0) return CURL_SEEKFUNC_CANTSEEK;  // past the end
+  t->piece = piece;
   t->piece_offset = left;
   return CURL_SEEKFUNC_OK;
 }
@@ -295,6 +278,13 @@ Result<Response> Client::Send(const Request& request, const BodySink& sink,
              .response = &response,
              .easy = easy,
              .max_error_body = static_cast<size_t>(options_.max_error_body)};
+  if (request.body_pieces.empty()) {
+    t.pieces = std::span(&request.body, 1);
+  } else {
+    t.pieces = request.body_pieces;
+  }
+  size_t body_size = 0;
+  for (std::string_view p : t.pieces) body_size += p.size();
   char errbuf[CURL_ERROR_SIZE] = {0};
 
   curl_easy_setopt(easy, CURLOPT_URL, request.url.c_str());
@@ -352,7 +342,7 @@ Result<Response> Client::Send(const Request& request, const BodySink& sink,
     curl_easy_setopt(easy, CURLOPT_READDATA, &t);
     curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION, OnSeek);
     curl_easy_setopt(easy, CURLOPT_SEEKDATA, &t);
-    curl_easy_setopt(easy, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(BodySize(request)));
+    curl_easy_setopt(easy, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(body_size));
     if (request.method != "PUT")
       curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, request.method.c_str());
   } else if (request.method != "GET") {

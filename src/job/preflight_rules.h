@@ -52,16 +52,16 @@ Status CheckInputsApartFromOutputs(
     const RunOptions& options,
     const std::function<std::string(const std::string&)>& resolve = ResolveLocalDir);
 
-// The preflight's finding about where one output's results live: an error when the output dir
-// is on a fleeting filesystem (Persistence kContainer or kRam) and its destination is local and
-// fleeting too; the warning ferry has always given when only a local destination is fleeting;
-// nothing otherwise. `destination` is absent when the destination is not local (s3://).
 // The warning line when `tmpdir` leaves no room for multiprocessing's socket path
 // (TMPDIR/pymp-XXXXXXXX/listener-XXXXXXXX, at most 107 bytes): there, a DataLoader worker's
 // batch fails to pickle in a queue feeder thread ("AF_UNIX path too long"), is dropped, and the
 // training waits for it forever.
 std::optional<std::string> TmpdirTooLong(std::string_view tmpdir);
 
+// The preflight's finding about where one output's results live: an error when the output dir
+// is on a fleeting filesystem (Persistence kContainer or kRam) and its destination is local and
+// fleeting too; the warning ferry has always given when only a local destination is fleeting;
+// nothing otherwise. `destination` is absent when the destination is not local (s3://).
 struct PersistenceFinding {
   bool error = false;
   std::string line;

@@ -155,7 +155,6 @@ TEST(OutputPersistence, FleetingDirWithAFleetingLocalDestinationIsAnError) {
                                  Verdict(Persistence::kNetwork, "NFS (nfs4)")));
 }
 
-}  // namespace
 TEST(TmpdirTooLong, RoomForMultiprocessingsSocketPathOrAWarning) {
   EXPECT_FALSE(TmpdirTooLong("/tmp"));
   EXPECT_FALSE(TmpdirTooLong(std::string(75, 'a')));  // 75 + 32 = 107: the longest that fits
@@ -165,4 +164,5 @@ TEST(TmpdirTooLong, RoomForMultiprocessingsSocketPathOrAWarning) {
   EXPECT_NE(line->find("set a shorter TMPDIR"), std::string::npos) << *line;
 }
 
+}  // namespace
 }  // namespace ferry::job

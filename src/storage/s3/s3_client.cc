@@ -69,12 +69,9 @@ void FrameChunks(std::string_view body, const aws::SigningResult& seed, ChunkFra
 
 // An answer that says the server does not take aws-chunked bodies (rather than that this body
 // arrived damaged, which is a signature mismatch and retried as such).
-bool RefusesChunkedBodies(const http::Response& resp) {
-  if (resp.status == 501) return true;
-  if (resp.status != 400) return false;
-  auto err = aws::ParseS3Error(resp.body);
-  return err && (err->code == "NotImplemented" || err->code == "InvalidRequest" ||
-                 err->code == "InvalidArgument");
+bool RefusesChunkedBodies(int status, std::string_view code) {
+  return status == 501 || (status == 400 && (code == "NotImplemented" || code == "InvalidRequest" ||
+                                             code == "InvalidArgument"));
 }
 
 }  // namespace
@@ -173,19 +170,20 @@ Result<http::Response> S3Client::Once(const S3Call& call, const http::BodySink& 
   if (!resp.ok()) {
     return resp.status().WithContext(call.op + " '" + url + "' at " + ep.scheme + "://" + host);
   }
-  if (!resp->ok() && chunked && RefusesChunkedBodies(*resp)) {
-    // A server without aws-chunked support: signed SHA-256 payloads from now on.
-    if (!chunked_refused_.exchange(true)) {
-      Log(LogLevel::kWarn,
-          "{}://{} refused an aws-chunked upload body (HTTP {}); sending each part with its "
-          "SHA-256 in the signature instead",
-          ep.scheme, host, resp->status);
-    }
-    return Once(call, sink, on_start);
-  }
-  if (!resp->ok() && chunked && resp->status == 403) {
+  if (!resp->ok() && chunked) {
     auto err = aws::ParseS3Error(resp->body);
-    if (err && err->code == "SignatureDoesNotMatch") {
+    const std::string code = err ? err->code : "";
+    if (RefusesChunkedBodies(static_cast<int>(resp->status), code)) {
+      // A server without aws-chunked support: signed SHA-256 payloads from now on.
+      if (!chunked_refused_.exchange(true)) {
+        Log(LogLevel::kWarn,
+            "{}://{} refused an aws-chunked upload body (HTTP {}); sending each part with its "
+            "SHA-256 in the signature instead",
+            ep.scheme, host, resp->status);
+      }
+      return Once(call, sink, on_start);
+    }
+    if (resp->status == 403 && code == "SignatureDoesNotMatch") {
       // A chunk whose signature does not match: damaged on the way, or wrong credentials (the
       // request's own signature). Sent once more with the SHA-256 of the whole body in the
       // signature, which tells the two apart: wrong credentials fail again, as such.

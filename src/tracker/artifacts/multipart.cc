@@ -69,13 +69,8 @@ Result<UploadInfo> MultipartUploads::Create(const MultipartPlan& plan) {
                 (caps.local_files || (size + u->sub_size - 1) / u->sub_size <= kMaxParts);
   }
   if (u->direct) {
-    storage::PartWriteOptions o;
-    o.size = u->size;
-    o.part_size = u->sub_size;
-    FERRY_ASSIGN_OR_RETURN(auto writer, store_->NewPartWriter(u->key, o));
-    u->resume_token = writer->resume_token();
     MutexLock lock(u->mu);
-    u->writer = std::move(writer);
+    FERRY_RETURN_IF_ERROR(u->OpenWriter(*store_));
   }
   nlohmann::json j{{"path", u->path},
                    {"num_parts", u->num_parts},
@@ -144,17 +139,11 @@ Result<PartInfo> MultipartUploads::WritePart(std::string_view upload_id, int num
       return Status(StatusCode::kAlreadyExists,
                     "part " + std::to_string(number) + " is being uploaded already");
     }
-    if (u->direct && !u->writer) {
-      storage::PartWriteOptions o;
-      o.size = u->size;
-      o.part_size = u->sub_size;
-      o.resume_token = u->resume_token;
-      auto w = store_->NewPartWriter(u->key, o);
-      if (!w.ok()) {
+    if (u->direct) {
+      if (Status s = u->OpenWriter(*store_); !s.ok()) {
         u->writing.erase(number);
-        return w.status();
+        return s;
       }
-      u->writer = std::move(*w);
     }
     writer = u->writer.get();
   }

@@ -72,17 +72,9 @@ Result<storage::ObjectInfo> MultipartUploads::Complete(std::string_view path,
   Result<storage::ObjectInfo> info = Internal("not committed");
   if (u->direct) {
     MutexLock lock(u->mu);
-    if (!u->writer) {
-      storage::PartWriteOptions o;
-      o.size = u->size;
-      o.part_size = u->sub_size;
-      o.resume_token = u->resume_token;
-      auto w = store_->NewPartWriter(u->key, o);
-      if (!w.ok()) {
-        u->finishing = false;
-        return w.status();
-      }
-      u->writer = std::move(*w);
+    if (Status s = u->OpenWriter(*store_); !s.ok()) {
+      u->finishing = false;
+      return s;
     }
     info = u->writer->Commit();
     u->writer.reset();

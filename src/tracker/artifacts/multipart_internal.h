@@ -23,6 +23,17 @@ struct MultipartUploads::Upload {
   std::set<int> writing GUARDED_BY(mu);                        // parts being received now
   bool finishing GUARDED_BY(mu) = false;                       // Complete or Abort running
 
+  // Opens the direct upload's PartWriter unless it is open: a new one while resume_token is
+  // empty (Create), else the one the token names (the first part or Complete after a restart).
+  Status OpenWriter(storage::Store& store) REQUIRES(mu) {
+    if (writer) return Status();
+    FERRY_ASSIGN_OR_RETURN(
+        writer, store.NewPartWriter(
+                    key, {.size = size, .part_size = sub_size, .resume_token = resume_token}));
+    if (resume_token.empty()) resume_token = writer->resume_token();
+    return Status();
+  }
+
   uint64_t PartLength(int number) const {
     return number < num_parts ? part_size : size - static_cast<uint64_t>(num_parts - 1) * part_size;
   }
