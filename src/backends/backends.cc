@@ -49,6 +49,17 @@ Status ReadSeconds(const Environment& env, const char* name, uint64_t min, uint6
   return Status();
 }
 
+// FERRY_DIRECT_IO=auto|off: LocalStoreOptions::direct_io.
+Status ReadDirectIo(const Environment& env, bool& out) {
+  auto v = env.Get("FERRY_DIRECT_IO");
+  if (!v) return Status();
+  if (*v != "auto" && *v != "off") {
+    return InvalidArgument("FERRY_DIRECT_IO='" + *v + "': expected auto or off");
+  }
+  out = *v == "auto";
+  return Status();
+}
+
 // The S3 settings an s3:// URL resolves to: endpoint, region and addressing (the URL's profile
 // prefix, else the global flags; environment; profile) and the credential chain. `http` may be null
 // (a client is made). The FERRY_* overrides of the environment apply.
@@ -83,6 +94,7 @@ Result<storage::S3StoreOptions> ResolveS3Options(const ParsedUrl& url, const Bac
 
 Status ApplyEnvironmentOverrides(BackendOptions& options) {
   const Environment& env = *options.env;
+  FERRY_RETURN_IF_ERROR(ReadDirectIo(env, options.direct_io));
   if (auto v = env.Get("FERRY_LOW_SPEED_LIMIT")) {
     auto n = ParseByteSize(*v);
     if (!n) {
@@ -131,9 +143,13 @@ void RegisterDefaultBackends(storage::StoreRegistry& registry, BackendOptions op
   auto s3_http = std::make_shared<http::Client>(S3HttpOptions(*opts));
   auto web_http = std::make_shared<http::Client>(WebHttpOptions(*opts));
 
-  registry.Register(Scheme::kLocal, [](const ParsedUrl&) -> Result<std::shared_ptr<Store>> {
-    return storage::MakeLocalStore("/");
-  });
+  bool direct_io = opts->direct_io;
+  Status local_status = ReadDirectIo(*opts->env, direct_io);  // the one setting of local paths
+  registry.Register(Scheme::kLocal,
+                    [direct_io, local_status](const ParsedUrl&) -> Result<std::shared_ptr<Store>> {
+                      FERRY_RETURN_IF_ERROR(local_status);
+                      return storage::MakeLocalStore("/", {.direct_io = direct_io});
+                    });
   registry.Register(
       Scheme::kS3,
       [opts, s3_http, env_status](const ParsedUrl& url) -> Result<std::shared_ptr<Store>> {

@@ -31,6 +31,9 @@ struct BackendOptions {
   std::chrono::seconds low_speed_time{30};
   uint64_t part_size = 8ull << 20;
   int upload_concurrency = 4;
+  // FERRY_DIRECT_IO=auto|off: big local files written in parallel parts go past the page cache
+  // on ext4/xfs (storage::LocalStoreOptions::direct_io).
+  bool direct_io = true;
   // FERRY_S3_BODY_CHECKSUM=auto|sha256|md5 (storage::S3StoreOptions::body_check).
   storage::S3StoreOptions::BodyCheck body_check = storage::S3StoreOptions::BodyCheck::kAuto;
   // The global flags --profile, --endpoint-url, --region and --no-sign-request: the S3 settings
@@ -55,7 +58,7 @@ Status ApplyEnvironmentOverrides(BackendOptions& options);
 Status CheckS3Flags(const BackendOptions& options);
 
 // Registers the backends. If ApplyEnvironmentOverrides fails, opening an s3/http(s) URL fails
-// with its error (local paths still work).
+// with its error (local paths still work, unless FERRY_DIRECT_IO is the malformed one).
 void RegisterDefaultBackends(storage::StoreRegistry& registry, BackendOptions options);
 
 // Creates the bucket an s3:// URL names (`ferry mb`); an existing bucket owned by the caller is

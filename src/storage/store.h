@@ -103,6 +103,9 @@ class PartWriter {
   // (local temporary files): lets a resume check parts instead of trusting a journal.
   // Default: kUnimplemented.
   virtual Result<uint32_t> StoredCrc32c(uint64_t offset, uint64_t length);
+  // True while parts go to the device with O_DIRECT, past the page cache (local store on ext4 or
+  // xfs: local_store.h). Default: false.
+  virtual bool direct_io() const { return false; }
 };
 
 struct PartWriteOptions {

@@ -15,11 +15,13 @@ namespace ferry::storage::local_internal {
 
 std::string Etag(const struct stat& st);
 ObjectInfo InfoFromStat(std::string key, const struct stat& st);
+// `direct_io` (here and below): LocalStoreOptions::direct_io (local_store.h).
 Result<std::unique_ptr<Writer>> NewLocalWriter(const std::string& key, const std::string& path,
-                                               const WriteOptions& options);
+                                               const WriteOptions& options, bool direct_io);
 Result<std::unique_ptr<PartWriter>> NewLocalPartWriter(const std::string& key,
                                                        const std::string& path,
-                                                       const PartWriteOptions& options);
+                                                       const PartWriteOptions& options,
+                                                       bool direct_io);
 // Removes the temporary file of an unfinished part write to `path` (Store::AbortPartWrite).
 Status AbortLocalPartWrite(const std::string& path, std::string_view resume_token);
 // A fresh temporary path next to `dir/name`: ".ferry-tmp.NAME.R-C" (the marker in

@@ -4,19 +4,31 @@
 // is the temporary file's name; the copy engine's journal says which parts were written, and
 // StoredCrc32c() lets it check each one against the data actually on disk (a journal line can
 // outlive its data after a power loss, since parts are not fsynced one by one).
+//
+// Direct I/O (local_store.h): where the filesystem is ext4 or xfs and every part starts on a
+// 4 KiB boundary (part_size a multiple of 4 KiB), a second descriptor with O_DIRECT takes each
+// part's 4 KiB-aligned bytes; only the file's last, partial block goes through the page cache.
+// The two never share a page (a direct range ends where the last block starts), so the page
+// cache cannot hold a stale copy of directly written bytes. A filesystem that refuses an O_DIRECT
+// write (EINVAL: other alignment rules) turns direct I/O off for the rest of the file.
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 
+#include "base/aligned_buffer.h"
 #include "base/crc32c.h"
 #include "base/errno_status.h"
+#include "base/log.h"
 #include "base/mutex.h"
 #include "base/strings.h"
+#include "storage/local/direct_io.h"
 #include "storage/local/local_internal.h"
 #include "storage/local/local_store.h"
 
@@ -24,19 +36,32 @@ namespace ferry::storage::local_internal {
 
 namespace {
 
+constexpr size_t kBounceSize = 1u << 20;  // unaligned memory is copied through this much at a time
+
+// A per-thread aligned buffer for parts whose memory is not aligned.
+char* BounceBuffer() {
+  thread_local AlignedBuffer buf = NewAlignedBuffer(kBounceSize, kDirectAlign);
+  return buf.get();
+}
+
 class LocalPartWriter final : public PartWriter {
  public:
   LocalPartWriter(std::string key, std::string path, std::string dir, std::string tmp, int fd,
-                  PartWriteOptions options)
+                  int direct_fd, PartWriteOptions options)
       : key_(std::move(key)),
         path_(std::move(path)),
         dir_(std::move(dir)),
         tmp_(std::move(tmp)),
         fd_(fd),
+        direct_fd_(direct_fd),
+        direct_(direct_fd >= 0),
         options_(std::move(options)) {}
   ~LocalPartWriter() override {
+    CloseDirect();
     if (fd_ >= 0) ::close(fd_);  // keeps the temp file for a resume
   }
+
+  bool direct_io() const override { return direct_.load(std::memory_order_relaxed); }
 
   Status WritePart(int number, std::string_view data) override {
     if (number < 1) return InvalidArgument("part numbers start at 1");
@@ -44,6 +69,12 @@ class LocalPartWriter final : public PartWriter {
     if (offset + data.size() > options_.size) {
       return InvalidArgument("Write '" + path_ + "': part " + std::to_string(number) +
                              " ends past the declared size");
+    }
+    if (direct_.load(std::memory_order_relaxed)) {
+      FERRY_ASSIGN_OR_RETURN(size_t sent, WriteDirect(data, offset));
+      data.remove_prefix(sent);
+      offset += sent;
+      if (data.empty()) return Status();
     }
     // The kernel lets one pwrite() into a file run at a time (the inode lock of buffered writes on
     // ext4, xfs, tmpfs and NFS), and its waiters spin on the lock's owner: with 8 parts on 2
@@ -81,6 +112,7 @@ class LocalPartWriter final : public PartWriter {
 
   Result<ObjectInfo> Commit() override {
     if (fd_ < 0) return Status(StatusCode::kFailedPrecondition, "writer already finished");
+    CloseDirect();  // its writes are on the device; fsync of fd_ commits their extents
     int fd = fd_;
     fd_ = -1;
     return PublishTempFile(fd, tmp_, path_, dir_, key_, options_.write);
@@ -93,6 +125,7 @@ class LocalPartWriter final : public PartWriter {
   }
 
   void Abort() override {
+    CloseDirect();
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
     ::unlink(tmp_.c_str());
@@ -101,8 +134,42 @@ class LocalPartWriter final : public PartWriter {
   std::string resume_token() const override { return tmp_.substr(tmp_.rfind('/') + 1); }
 
  private:
+  // Writes the 4 KiB-aligned front of `data` at `offset` (a part's start, so aligned) with
+  // O_DIRECT; returns how many bytes went (0 when direct I/O was turned off meanwhile). The rest,
+  // under 4 KiB unless the filesystem refused, is the caller's to write through the page cache.
+  Result<size_t> WriteDirect(std::string_view data, uint64_t offset) {
+    const size_t total = data.size() & ~(kDirectAlign - 1);
+    size_t done = 0;
+    while (done < total && direct_.load(std::memory_order_relaxed)) {
+      std::string_view piece = data.substr(done, total - done);
+      if (!IsDirectAligned(piece.data())) {
+        char* bounce = BounceBuffer();
+        if (bounce == nullptr) return Status(StatusCode::kResourceExhausted, "out of memory");
+        piece = piece.substr(0, kBounceSize);
+        std::memcpy(bounce, piece.data(), piece.size());
+        piece = std::string_view(bounce, piece.size());
+      }
+      FERRY_ASSIGN_OR_RETURN(DirectWrite w, PwriteDirect(direct_fd_, piece, offset + done, path_));
+      done += w.written;
+      if (w.refused && direct_.exchange(false)) {
+        Log(LogLevel::kDebug, "'{}': the filesystem refused an O_DIRECT write; buffered from now",
+            path_);
+      }
+      if (w.refused || w.written < piece.size()) break;
+    }
+    return done;
+  }
+
+  void CloseDirect() {
+    direct_.store(false);
+    if (direct_fd_ >= 0) ::close(direct_fd_);
+    direct_fd_ = -1;
+  }
+
   std::string key_, path_, dir_, tmp_;
   int fd_;
+  int direct_fd_;  // O_DIRECT, or -1
+  std::atomic<bool> direct_;
   PartWriteOptions options_;
   Mutex write_mu_;
 };
@@ -124,7 +191,8 @@ Status AbortLocalPartWrite(const std::string& path, std::string_view resume_toke
 
 Result<std::unique_ptr<PartWriter>> NewLocalPartWriter(const std::string& key,
                                                        const std::string& path,
-                                                       const PartWriteOptions& options) {
+                                                       const PartWriteOptions& options,
+                                                       bool direct_io) {
   size_t slash = path.rfind('/');
   std::string dir = path.substr(0, slash == 0 ? 1 : slash);
   std::string name = path.substr(slash + 1);
@@ -165,7 +233,12 @@ Result<std::unique_ptr<PartWriter>> NewLocalPartWriter(const std::string& key,
       return ErrnoToStatus(e, "Write '" + path + "'");
     }
   }
-  return std::unique_ptr<PartWriter>(new LocalPartWriter(key, path, dir, tmp, fd, options));
+  int direct_fd = -1;
+  if (direct_io && options.part_size % kDirectAlign == 0 && DirectIoFilesystem(fd)) {
+    direct_fd = ::open(tmp.c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC);  // -1: buffered writes
+  }
+  return std::unique_ptr<PartWriter>(
+      new LocalPartWriter(key, path, dir, tmp, fd, direct_fd, options));
 }
 
 }  // namespace ferry::storage::local_internal

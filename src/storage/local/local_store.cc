@@ -70,7 +70,8 @@ using local_internal::InfoFromStat;
 
 class LocalStore final : public Store {
  public:
-  explicit LocalStore(std::string root) : root_(std::move(root)) {}
+  LocalStore(std::string root, LocalStoreOptions options)
+      : root_(std::move(root)), options_(options) {}
 
   std::string UrlFor(std::string_view key) const override {
     std::string r = root_;
@@ -143,14 +144,14 @@ class LocalStore final : public Store {
                                             const WriteOptions& options) override {
     auto path = LocalPath(root_, key);
     if (!path.ok()) return path.status().WithContext("Write '" + UrlFor(key) + "'");
-    return local_internal::NewLocalWriter(std::string(key), *path, options);
+    return local_internal::NewLocalWriter(std::string(key), *path, options, options_.direct_io);
   }
 
   Result<std::unique_ptr<PartWriter>> NewPartWriter(std::string_view key,
                                                     const PartWriteOptions& options) override {
     auto path = LocalPath(root_, key);
     if (!path.ok()) return path.status().WithContext("Write '" + UrlFor(key) + "'");
-    return local_internal::NewLocalPartWriter(std::string(key), *path, options);
+    return local_internal::NewLocalPartWriter(std::string(key), *path, options, options_.direct_io);
   }
 
   Status AbortPartWrite(std::string_view key, std::string_view resume_token) override {
@@ -211,14 +212,15 @@ class LocalStore final : public Store {
   }
 
   std::string root_;
+  LocalStoreOptions options_;
   local_internal::ListCursors cursors_;
 };
 
 }  // namespace
 
-std::shared_ptr<Store> MakeLocalStore(std::string root) {
+std::shared_ptr<Store> MakeLocalStore(std::string root, LocalStoreOptions options) {
   if (root.empty()) root = "/";
-  return std::make_shared<LocalStore>(std::move(root));
+  return std::make_shared<LocalStore>(std::move(root), options);
 }
 
 }  // namespace ferry::storage

@@ -21,6 +21,17 @@
 // they always use a ".ferry-tmp." name; the copy engine's journal names it, and a journal that
 // no longer matches its source has its file removed (AbortPartWrite).
 //
+// Direct I/O (LocalStoreOptions::direct_io): on ext4 and xfs a part writer sends the aligned
+// pieces of its parts to the disk with O_DIRECT (offset and length multiples of 4 KiB; a piece
+// that is not in 4 KiB-aligned memory goes through a 1 MiB aligned bounce buffer), and a
+// streaming writer (NewWriter) does the same for everything past its first 8 MiB, gathered in a
+// 1 MiB aligned buffer (so files under 8 MiB are written as before). No copy into
+// the page cache, no dirty pages for writeback to find later, and writers of one file no longer
+// queue on its inode lock. The tail of a part that is not a multiple of 4 KiB, other filesystems
+// (NFS, tmpfs, FUSE, btrfs) and a filesystem that refuses O_DIRECT use ordinary buffered writes.
+// The written file is then not in the page cache: a reader right after the copy reads the disk.
+// Commit() is unchanged (fsync: the extents' metadata and the device's cache).
+//
 // Temporary names carry a marker: ".ferry-tmp.NAME.R-C" where R is 16 random hex digits and C is
 // the CRC32C of "NAME.R" (IsLocalTempName checks it). Only such names are hidden from listings
 // or ever deleted as temporary; a user's own ".ferry-tmp.x" file is an ordinary file.
@@ -38,7 +49,13 @@ inline constexpr std::string_view kLocalTempPrefix = ".ferry-tmp.";
 // True for a file name Ferry made for an unfinished write (prefix and a valid marker).
 bool IsLocalTempName(std::string_view name);
 
-std::shared_ptr<Store> MakeLocalStore(std::string root);
+struct LocalStoreOptions {
+  // O_DIRECT for parallel part writes where the filesystem is ext4 or xfs (see above).
+  // FERRY_DIRECT_IO=off turns it off (backends/backends.h).
+  bool direct_io = true;
+};
+
+std::shared_ptr<Store> MakeLocalStore(std::string root, LocalStoreOptions options = {});
 
 // Validates a local key and returns ROOT/key.
 Result<std::string> LocalPath(const std::string& root, std::string_view key);

@@ -6,12 +6,15 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <random>
 
+#include "base/aligned_buffer.h"
 #include "base/crc32c.h"
 #include "base/errno_status.h"
 #include "base/strings.h"
+#include "storage/local/direct_io.h"
 #include "storage/local/local_internal.h"
 #include "storage/local/local_store.h"
 
@@ -144,35 +147,57 @@ Result<ObjectInfo> PublishTempFile(int fd, const std::string& tmp, const std::st
 
 namespace {
 
+// Direct I/O of a long stream (local_store.h): the first kDirectAfter bytes go through the page
+// cache as for any file; from there on, bytes gather in an aligned kStageSize buffer and each
+// full one is written with O_DIRECT (set on the descriptor with F_SETFL) at the end of the file,
+// which is then always 4 KiB-aligned; the filesystem is asked once, when a stream gets there.
+// Commit() writes the aligned part of what is left directly and the last partial block through the
+// page cache. Small files never reach the switch.
+constexpr uint64_t kDirectAfter = 8u << 20;
+constexpr size_t kStageSize = 1u << 20;
+
 class LocalWriter final : public Writer {
  public:
   LocalWriter(std::string key, std::string path, std::string dir, std::string tmp, int fd,
-              WriteOptions options)
+              bool direct, WriteOptions options)
       : key_(std::move(key)),
         path_(std::move(path)),
         dir_(std::move(dir)),
         tmp_(std::move(tmp)),
         fd_(fd),
+        direct_(direct),
         options_(std::move(options)) {}
   ~LocalWriter() override { Abort(); }
 
   Status Append(std::string_view data) override {
     if (fd_ < 0) return Status(StatusCode::kFailedPrecondition, "writer already finished");
-    while (!data.empty()) {
-      ssize_t n = ::write(fd_, data.data(), data.size());
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        Status s = ErrnoToStatus(errno, "Write '" + path_ + "'");
-        Abort();
-        return s;
+    if (!direct_ || written_ < kDirectAfter) {
+      size_t take =
+          direct_ ? static_cast<size_t>(std::min<uint64_t>(data.size(), kDirectAfter - written_))
+                  : data.size();
+      FERRY_RETURN_IF_ERROR(WriteOrAbort(data.substr(0, take)));
+      data.remove_prefix(take);
+    }
+    if (!data.empty() && !stage_) {  // the stream just got long: direct I/O if it can be
+      if (DirectIoFilesystem(fd_)) stage_ = NewAlignedBuffer(kStageSize, kDirectAlign);
+      if (!stage_) {  // another filesystem, or no memory for the stage: the page cache
+        direct_ = false;
+        return WriteOrAbort(data);
       }
-      data.remove_prefix(static_cast<size_t>(n));
+    }
+    while (!data.empty()) {  // direct_ and past kDirectAfter
+      size_t take = std::min(data.size(), kStageSize - staged_);
+      std::memcpy(stage_.get() + staged_, data.data(), take);
+      staged_ += take;
+      data.remove_prefix(take);
+      if (staged_ == kStageSize) FERRY_RETURN_IF_ERROR(FlushStage());
     }
     return Status();
   }
 
   Result<ObjectInfo> Commit() override {
     if (fd_ < 0) return Status(StatusCode::kFailedPrecondition, "writer already finished");
+    if (staged_ > 0) FERRY_RETURN_IF_ERROR(FlushStage());
     int fd = fd_;
     fd_ = -1;
     return PublishTempFile(fd, tmp_, path_, dir_, key_, options_);
@@ -186,15 +211,70 @@ class LocalWriter final : public Writer {
   }
 
  private:
+  // Writes all of `data` at written_ (the end of the file); on failure the write is abandoned.
+  Status WriteOrAbort(std::string_view data) {
+    while (!data.empty()) {
+      ssize_t n = ::pwrite(fd_, data.data(), data.size(), static_cast<off_t>(written_));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        Status s = ErrnoToStatus(errno, "Write '" + path_ + "'");
+        Abort();
+        return s;
+      }
+      data.remove_prefix(static_cast<size_t>(n));
+      written_ += static_cast<uint64_t>(n);
+    }
+    return Status();
+  }
+
+  // Writes the staged bytes: their aligned front with O_DIRECT, a partial last block (only at
+  // Commit) or everything after a refusal through the page cache.
+  Status FlushStage() {
+    std::string_view rest(stage_.get(), staged_);
+    staged_ = 0;
+    size_t aligned = rest.size() & ~(kDirectAlign - 1);
+    if (direct_ && aligned > 0 && SetDirect(true)) {
+      auto w = PwriteDirect(fd_, rest.substr(0, aligned), written_, path_);
+      if (!w.ok()) {
+        Abort();
+        return w.status();
+      }
+      if (w->refused) direct_ = false;  // other alignment rules: the page cache from now on
+      rest.remove_prefix(w->written);
+      written_ += w->written;
+    }
+    if (rest.empty()) return Status();
+    SetDirect(false);
+    return WriteOrAbort(rest);
+  }
+
+  // Turns O_DIRECT on or off for the descriptor; false (and direct I/O off for good) when the
+  // filesystem refuses it.
+  bool SetDirect(bool on) {
+    if (on == direct_set_) return true;
+    int flags = ::fcntl(fd_, F_GETFL);
+    if (flags < 0 || ::fcntl(fd_, F_SETFL, on ? flags | O_DIRECT : flags & ~O_DIRECT) != 0) {
+      if (on) direct_ = false;
+      return false;
+    }
+    direct_set_ = on;
+    return true;
+  }
+
   std::string key_, path_, dir_, tmp_;  // tmp_ is "" for an unnamed (O_TMPFILE) file
   int fd_;
+  bool direct_;  // direct I/O past kDirectAfter (LocalStoreOptions::direct_io; off once refused)
+  bool direct_set_ = false;  // O_DIRECT is on for fd_ now
+  uint64_t written_ = 0;     // bytes in the file (its offset)
+  AlignedBuffer stage_;      // direct_: bytes not written yet
+  size_t staged_ = 0;
   WriteOptions options_;
 };
 
 }  // namespace
 
 Result<std::unique_ptr<Writer>> NewLocalWriter(const std::string& key, const std::string& path,
-                                               const WriteOptions& options) {
+                                               const WriteOptions& options, bool direct_io) {
   size_t slash = path.rfind('/');
   std::string dir = path.substr(0, slash == 0 ? 1 : slash);
   std::string name = path.substr(slash + 1);
@@ -214,7 +294,7 @@ Result<std::unique_ptr<Writer>> NewLocalWriter(const std::string& key, const std
     fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return ErrnoToStatus(errno, "Write '" + path + "' (create temporary file)");
   }
-  return std::unique_ptr<Writer>(new LocalWriter(key, path, dir, tmp, fd, options));
+  return std::unique_ptr<Writer>(new LocalWriter(key, path, dir, tmp, fd, direct_io, options));
 }
 
 }  // namespace ferry::storage::local_internal

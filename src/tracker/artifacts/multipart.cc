@@ -6,6 +6,7 @@
 #include <memory>
 #include <random>
 
+#include "base/aligned_buffer.h"
 #include "base/strings.h"
 #include "tracker/artifacts/artifact_path.h"
 #include "tracker/artifacts/multipart_internal.h"
@@ -172,7 +173,9 @@ Result<PartInfo> MultipartUploads::WritePart(std::string_view upload_id, int num
     // one into the store.
     int sub = static_cast<int>((number - 1) * (u->part_size / u->sub_size)) + 1;
     const size_t cap = static_cast<size_t>(std::min<uint64_t>(u->sub_size, expected + 1));
-    std::unique_ptr<char[]> buf(new char[cap]);
+    // Page-aligned, so a store that writes with O_DIRECT takes it as it is (local_store.h).
+    AlignedBuffer buf = NewAlignedBuffer(cap);
+    if (!buf) return Status(StatusCode::kResourceExhausted, "out of memory for a part buffer");
     BodyVerifier verify(checks, /*want_crc32c=*/true);
     size_t fill = 0;
     while (true) {
