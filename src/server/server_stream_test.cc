@@ -11,6 +11,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "server/server.h"
@@ -191,6 +192,70 @@ TEST_F(StreamingBodyTest, UnreadBodyClosesTheConnectionAfterTheAnswer) {
   SendAll(fd, "PUT /small HTTP/1.1\r\nHost: t\r\nContent-Length: 5000\r\n\r\n");
   EXPECT_NE(ReadUntil(fd, "\r\n\r\n").find("HTTP/1.1 413"), std::string::npos);
   close(fd);
+}
+
+TEST_F(StreamingBodyTest, ExpectContinueThenAMultiMiBBodyArrivesWhole) {
+  // The first pull goes through the strand (it sends "100 Continue"); the later ones read the
+  // socket on the handler's own thread.
+  constexpr uint64_t kSize = 3ull << 20;
+  int fd = Connect(port_);
+  SendAll(fd, "PUT /sink HTTP/1.1\r\nHost: t\r\nContent-Length: " + std::to_string(kSize) +
+                  "\r\nExpect: 100-continue\r\n\r\n");
+  EXPECT_EQ(ReadUntil(fd, "\r\n\r\n").rfind("HTTP/1.1 100 Continue", 0), 0u);
+  for (uint64_t off = 0; off < kSize; off += 1 << 20) SendAll(fd, Pattern(off, 1 << 20));
+  EXPECT_NE(ReadUntil(fd, std::to_string(kSize) + ":").find(std::to_string(kSize) + ":ok"),
+            std::string::npos);
+  close(fd);
+}
+
+TEST_F(StreamingBodyTest, ShutdownEndsAHandlerWaitingForTheBody) {
+  int fd = Connect(port_);
+  SendAll(fd,
+          "PUT /sink HTTP/1.1\r\nHost: t\r\nContent-Length: 1000000\r\n\r\n" + Pattern(0, 5000));
+  std::this_thread::sleep_for(100ms);  // the handler now waits for the rest
+  auto t0 = std::chrono::steady_clock::now();
+  server_->Shutdown(200ms);
+  Status s = WaitResult();
+  EXPECT_FALSE(s.ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+  close(fd);
+}
+
+TEST(StreamingBodyTimeoutTest, AClientThatStopsSendingTimesOut) {
+  Router router;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<Status> result;
+  ASSERT_TRUE(router
+                  .AddStreaming("PUT", "/sink",
+                                [&](const Request& req) {
+                                  std::vector<char> buf(1 << 20);
+                                  Status s;
+                                  while (true) {
+                                    auto n = req.body_stream->Read(buf.data(), buf.size());
+                                    if (!n.ok()) s = n.status();
+                                    if (!n.ok() || *n == 0) break;
+                                  }
+                                  std::lock_guard lock(mu);
+                                  result = s;
+                                  cv.notify_all();
+                                  return ErrorResponse(s);
+                                })
+                  .ok());
+  ServerOptions o;
+  o.read_timeout = 300ms;
+  Server server(std::move(o), router);
+  ASSERT_TRUE(server.Start().ok());
+  int fd = Connect(server.port());
+  SendAll(fd, "PUT /sink HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\n");
+  std::this_thread::sleep_for(100ms);
+  SendAll(fd, Pattern(0, 1000));  // then nothing more
+  std::unique_lock lock(mu);
+  ASSERT_TRUE(cv.wait_for(lock, 5s, [&] { return result.has_value(); }));
+  EXPECT_NE(result->message().find("timed out"), std::string::npos) << result->message();
+  lock.unlock();
+  close(fd);
+  server.Shutdown(1s);
 }
 
 }  // namespace

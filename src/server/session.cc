@@ -4,7 +4,13 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <exception>
 #include <limits>
@@ -18,6 +24,14 @@ namespace ferry::server {
 namespace {
 // Beast reads at most 64 KiB per socket read into a flat_buffer.
 constexpr size_t kBodyReadBuffer = 64 * 1024;
+
+// The handler's error when the body cannot arrive (both ways of reading it say the same).
+Status BodyReadFailed(std::string_view why) {
+  return Unavailable("reading the request body failed: " + std::string(why));
+}
+std::string ClosedEarly(uint64_t left) {
+  return "the client closed the connection " + std::to_string(left) + " bytes before its end";
+}
 }  // namespace
 
 namespace asio = boost::asio;
@@ -199,7 +213,44 @@ void Session::BodyPull::Finish(Status s, size_t k) {
   cv.NotifyAll();
 }
 
-Result<size_t> Session::ReadBody(char* buf, size_t n) {
+int Session::DupForBody() {
+  if (!raw_body_) return -1;
+  return ::fcntl(stream_.socket().native_handle(), F_DUPFD_CLOEXEC, 0);
+}
+
+Result<size_t> Session::ReadRawDirect(char* buf, size_t n, int fd) {
+  const size_t want = static_cast<size_t>(std::min<uint64_t>(n, body_left_));
+  size_t filled = 0;
+  while (filled < want) {
+    ssize_t k = ::recv(fd, buf + filled, want - filled, MSG_DONTWAIT);
+    if (k > 0) {
+      filled += static_cast<size_t>(k);
+      body_left_ -= static_cast<uint64_t>(k);
+      continue;
+    }
+    if (k == 0) {
+      return BodyReadFailed(ClosedEarly(body_left_));
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      return BodyReadFailed(std::strerror(errno));
+    }
+    struct pollfd p = {.fd = fd, .events = POLLIN, .revents = 0};
+    int r = ::poll(&p, 1, static_cast<int>(core_.options.read_timeout.count()));
+    if (r == 0) return BodyReadFailed("timed out");
+    if (r < 0 && errno != EINTR) {
+      return BodyReadFailed(std::strerror(errno));
+    }
+  }
+  return filled;
+}
+
+Result<size_t> Session::ReadBody(char* buf, size_t n, int direct_fd) {
+  // The strand touches buffer_ and expect_continue_ only inside a read this thread posted and
+  // waited for, so reading them here is ordered after it.
+  if (direct_fd >= 0 && raw_body_ && !expect_continue_ && buffer_.size() == 0) {
+    return ReadRawDirect(buf, n, direct_fd);
+  }
   auto pull = std::make_shared<BodyPull>();
   asio::post(stream_.get_executor(),
              [self = shared_from_this(), buf, n, pull] { self->StartBodyRead(buf, n, 0, pull); });
@@ -244,8 +295,7 @@ void Session::StartBodyRead(char* buf, size_t n, size_t filled, std::shared_ptr<
                         [self = shared_from_this(), buf, n, pull](beast::error_code ec, size_t) {
                           if (ec == http::error::need_buffer) ec = {};
                           if (ec) {
-                            return pull->Finish(
-                                Unavailable("reading the request body failed: " + ec.message()), 0);
+                            return pull->Finish(BodyReadFailed(ec.message()), 0);
                           }
                           size_t now = n - self->stream_parser_->get().body().size;
                           self->StartBodyRead(buf, n, now, pull);
@@ -267,19 +317,16 @@ void Session::ReadRawBody(char* buf, size_t n, size_t filled, std::shared_ptr<Bo
   }
   size_t want = static_cast<size_t>(std::min<uint64_t>(n - filled, body_left_));
   stream_.expires_after(core_.options.read_timeout);
-  stream_.async_read_some(
-      asio::buffer(buf + filled, want),
-      [self = shared_from_this(), buf, n, filled, pull](beast::error_code ec, size_t k) {
-        if (ec) {
-          std::string why = ec == asio::error::eof
-                                ? "the client closed the connection " +
-                                      std::to_string(self->body_left_) + " bytes before its end"
-                                : ec.message();
-          return pull->Finish(Unavailable("reading the request body failed: " + why), 0);
-        }
-        self->body_left_ -= k;
-        self->StartBodyRead(buf, n, filled + k, pull);
-      });
+  stream_.async_read_some(asio::buffer(buf + filled, want), [self = shared_from_this(), buf, n,
+                                                             filled,
+                                                             pull](beast::error_code ec, size_t k) {
+    if (ec) {
+      return pull->Finish(
+          BodyReadFailed(ec == asio::error::eof ? ClosedEarly(self->body_left_) : ec.message()), 0);
+    }
+    self->body_left_ -= k;
+    self->StartBodyRead(buf, n, filled + k, pull);
+  });
 }
 
 void Session::Handle() {
@@ -306,12 +353,16 @@ void Session::Handle() {
     // Holds the session: only while the handler runs (the Request is dropped after it).
     class Reader final : public BodyReader {
      public:
-      explicit Reader(std::shared_ptr<Session> s) : s_(std::move(s)) {}
-      Result<size_t> Read(char* buf, size_t n) override { return s_->ReadBody(buf, n); }
+      explicit Reader(std::shared_ptr<Session> s) : s_(std::move(s)), fd_(s_->DupForBody()) {}
+      ~Reader() override {
+        if (fd_ >= 0) ::close(fd_);
+      }
+      Result<size_t> Read(char* buf, size_t n) override { return s_->ReadBody(buf, n, fd_); }
       std::optional<uint64_t> content_length() const override { return s_->body_length(); }
 
      private:
       std::shared_ptr<Session> s_;
+      int fd_;  // DupForBody()
     };
     req->body_stream = std::make_shared<Reader>(shared_from_this());
   } else {

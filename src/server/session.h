@@ -15,8 +15,10 @@
 // for it, read_timeout per socket read), every other route the whole body as a string, within
 // body_limit. A streamed body with a Content-Length is read from the socket straight into the
 // handler's buffer (after the bytes that arrived with the header), as large as that buffer and
-// never past the body's end; a chunked one goes through Beast's parser (64 KiB per read, one
-// more copy).
+// never past the body's end: once the strand holds none of it, by the worker itself (recv and
+// poll on its duplicate of the socket, read_timeout per wait), so a multi-GiB upload crosses
+// no threads per buffer; a chunked one goes through Beast's parser (64 KiB per read, one more
+// copy).
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
@@ -74,7 +76,14 @@ class Session final : public std::enable_shared_from_this<Session> {
 
   // Streaming routes: reads the next bytes of the request body into `buf` (BodyReader::Read).
   // Called on a worker thread; blocks until the strand has read some bytes or failed.
-  Result<size_t> ReadBody(char* buf, size_t n);
+  // `direct_fd`: the handler's own duplicate of the socket (DupForBody), or -1. With it, a body
+  // of known length is read on the worker itself once the strand has nothing of it buffered
+  // and no "100 Continue" to send: no hop to the strand and back for each buffer.
+  Result<size_t> ReadBody(char* buf, size_t n, int direct_fd);
+  // On the strand, for a streaming request with a Content-Length: a close-on-exec duplicate of
+  // the socket, or -1. Close() shuts the socket down, which ends a wait on the duplicate too; a
+  // duplicate (not the socket's own descriptor) cannot be closed and reused under the worker.
+  int DupForBody();
   std::optional<uint64_t> body_length() const { return body_length_; }
 
   void Start();      // registers with the core and reads the first request
@@ -104,6 +113,8 @@ class Session final : public std::enable_shared_from_this<Session> {
   void OnRead(boost::beast::error_code ec);
   void StartBodyRead(char* buf, size_t n, size_t filled, std::shared_ptr<BodyPull> pull);
   void ReadRawBody(char* buf, size_t n, size_t filled, std::shared_ptr<BodyPull> pull);
+  // ReadBody's worker-side read: recv + poll on `fd` until `buf` is full or the body has ended.
+  Result<size_t> ReadRawDirect(char* buf, size_t n, int fd);
   bool BodyDone() const;
   void Handle();
   void Respond(Response r);
