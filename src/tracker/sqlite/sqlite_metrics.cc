@@ -12,9 +12,11 @@
 // their answer buckets; the two partial ends (< w steps each) are covered by
 // sampling::RangeSummary, which takes the whole finer-level buckets inside a range and recurses
 // into the rest, down to raw points: <= 3 rows per level per end.
+#include <algorithm>
 #include <charconv>
 #include <limits>
 #include <map>
+#include <thread>
 #include <tuple>
 
 #include "tracker/metric_sampling.h"
@@ -285,12 +287,34 @@ Result<std::vector<SampledPoint>> SqliteTrackerStore::GetMetricHistoryBulkInterv
   if (max_results < 1) {
     return InvalidArgument("GetMetricHistoryBulkInterval: max_results must be >= 1");
   }
-  FERRY_ASSIGN_OR_RETURN(Reader r, AcquireReader());
-  FERRY_ASSIGN_OR_RETURN(Transaction tx, Transaction::Begin(*r, false));
-  std::vector<SampledPoint> out;
-  for (const auto& run_id : run_ids) {
-    FERRY_RETURN_IF_ERROR(SampleRun(*r, run_id, key, start_step, end_step, max_results, out));
-  }
+  // The runs are independent: up to kBulkThreads readers (each its own connection and read
+  // transaction) sample contiguous slices of them side by side, and the slices are joined in
+  // the order asked. 100 runs x 1e6 points: most of a query is SQLite reading summary rows.
+  constexpr size_t kBulkThreads = 4;
+  constexpr size_t kRunsPerThread = 8;  // fewer runs than this per slice: not worth a thread
+  const size_t slices =
+      std::clamp<size_t>(std::min<size_t>(run_ids.size() / kRunsPerThread,
+                                          std::max(1u, std::thread::hardware_concurrency())),
+                         1, kBulkThreads);
+  std::vector<std::vector<SampledPoint>> parts(slices);
+  std::vector<Status> status(slices);
+  auto sample = [&](size_t i) {
+    const size_t begin = run_ids.size() * i / slices, end = run_ids.size() * (i + 1) / slices;
+    auto r = AcquireReader();
+    if (!r.ok()) return void(status[i] = r.status());
+    auto tx = Transaction::Begin(**r, false);
+    if (!tx.ok()) return void(status[i] = tx.status());
+    for (size_t k = begin; k < end && status[i].ok(); ++k) {
+      status[i] = SampleRun(**r, run_ids[k], key, start_step, end_step, max_results, parts[i]);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < slices; ++i) threads.emplace_back(sample, i);
+  sample(0);
+  for (auto& t : threads) t.join();
+  for (const Status& st : status) FERRY_RETURN_IF_ERROR(st);
+  std::vector<SampledPoint> out = std::move(parts[0]);
+  for (size_t i = 1; i < slices; ++i) out.insert(out.end(), parts[i].begin(), parts[i].end());
   return out;
 }
 

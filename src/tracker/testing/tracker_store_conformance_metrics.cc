@@ -226,6 +226,32 @@ TEST_P(TrackerStoreConformanceTest, BulkIntervalErrorsAndEmptyAnswers) {
   EXPECT_EQ((*one)[0].timestamp_ms, 1);
 }
 
+TEST_P(TrackerStoreConformanceTest, BulkIntervalOverManyRunsAnswersEachInTheOrderAsked) {
+  // Enough runs for a store to sample them in slices side by side (SQLite: 8 runs per reader);
+  // an unknown run anywhere fails the whole query.
+  std::vector<std::string> ids;
+  for (int r = 0; r < 37; ++r) {
+    RunInfo run = NewRun();
+    std::vector<MetricPoint> points;
+    for (int step = 0; step < 50; ++step) points.push_back({"m", double(r * 1000 + step), 7, step});
+    Log(run.run_id, points);
+    ids.push_back(run.run_id);
+  }
+  std::reverse(ids.begin(), ids.end());  // not creation order
+  auto got = store_->GetMetricHistoryBulkInterval(ids, "m", {}, {}, 1000);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  ASSERT_EQ(got->size(), ids.size() * 50);
+  for (size_t i = 0; i < got->size(); ++i) {
+    const size_t run = i / 50;
+    EXPECT_EQ((*got)[i].run_id, ids[run]) << i;
+    EXPECT_EQ((*got)[i].step, static_cast<int64_t>(i % 50)) << i;
+    EXPECT_EQ((*got)[i].value, double((36 - run) * 1000 + i % 50)) << i;
+  }
+  ids[20] = "nope";
+  EXPECT_EQ(store_->GetMetricHistoryBulkInterval(ids, "m", {}, {}, 10).status(),
+            StatusCode::kNotFound);
+}
+
 TEST_P(TrackerStoreConformanceTest, ConcurrentBatchesToOneRunLoseAndDuplicateNothing) {
   RunInfo run = NewRun();
   constexpr int kThreads = 8, kBatches = 20, kPerBatch = 100;
