@@ -36,6 +36,12 @@ class Rgw:
             self.env[k] = v
         self.endpoint = self.env["FERRY_TEST_S3_ENDPOINT"]
         self.bucket = self.env["FERRY_TEST_S3_BUCKET"]
+        # What the OSD stores objects in (a reused RGW may not be what bluestore_gib asked for).
+        self.objectstore = "unknown"
+        for line in open(self.dir / "ceph.conf"):
+            k, _, v = line.partition("=")
+            if k.strip() == "osd_objectstore":
+                self.objectstore = v.strip()
 
     def client_env(self):
         """Credentials and endpoint the AWS way, for ferry and aws-cli; rclone via its env config."""

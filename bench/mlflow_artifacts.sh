@@ -10,7 +10,11 @@
 # writers fsync before they publish already; a global `sync` there would also wait for other
 # processes' writeback on a shared machine). Only the client's requests are timed: the upload id
 # is cut out of create's answer with the shell, not a Python start-up.
-#   bench/mlflow_artifacts.sh FERRY_BIN [SIZE_MIB=4096] [PARTS=8] [DIR=/tmp/ferry-bench-art] [REPS=3]
+# With PIN=1 in the environment, `ferry serve` and `ferry cp` run on CPU 0 and the curl clients on
+# CPU 1: the clients stand for the GPU node, which is another machine in a real deployment, so the
+# server gets the same one core as the copy it is compared with, and the clients' CPU is not taken
+# from either.
+#   [PIN=1] bench/mlflow_artifacts.sh FERRY_BIN [SIZE_MIB=4096] [PARTS=8] [DIR=/tmp/ferry-bench-art] [REPS=3]
 set -euo pipefail
 FERRY=${1:?usage: $0 FERRY_BIN [SIZE_MIB] [PARTS] [DIR] [REPS]}
 SIZE_MIB=${2:-4096}
@@ -21,6 +25,14 @@ PART_MIB=$((SIZE_MIB / PARTS))
 SIZE=$((SIZE_MIB << 20))
 PART=$((PART_MIB << 20))
 API=/api/2.0/mlflow-artifacts
+ON_SERVER=()
+ON_CLIENT=()
+if [[ ${PIN:-0} == 1 ]]; then
+  (( $(nproc) >= 2 )) || { echo "PIN=1 needs two CPUs" >&2; exit 2; }
+  ON_SERVER=(taskset -c 0)
+  ON_CLIENT=(taskset -c 1)
+  echo "pinned: ferry serve and ferry cp on CPU 0, curl on CPU 1"
+fi
 
 rm -rf "$DIR"
 mkdir -p "$DIR/parts"
@@ -36,7 +48,7 @@ cpu_of() { awk '{s += $1 + $2} END {printf "%.2f", s}' "$@"; }  # /usr/bin/time 
 srv_cpu() { awk '{printf "%.2f", ($14 + $15) / 100}' "/proc/$SERVE_PID/stat"; }
 serve_start() {
   rm -rf "$DIR/data"
-  "$FERRY" serve --data "$DIR/data" --listen 127.0.0.1:0 2> "$DIR/serve.log" &
+  "${ON_SERVER[@]}" "$FERRY" serve --data "$DIR/data" --listen 127.0.0.1:0 2> "$DIR/serve.log" &
   SERVE_PID=$!
   for _ in $(seq 200); do
     URL=$(grep -o 'http://127.0.0.1:[0-9]*' "$DIR/serve.log" || true)
@@ -57,7 +69,7 @@ for rep in $(seq "$REPS"); do
   rm -rf "$DIR/cpdst"
   sync
   t0=$(now)
-  /usr/bin/time -f "%U %S" -o "$DIR/cp.time" "$FERRY" cp "$DIR/src.bin" "$DIR/cpdst/ckpt.bin" > /dev/null
+  /usr/bin/time -f "%U %S" -o "$DIR/cp.time" "${ON_SERVER[@]}" "$FERRY" cp "$DIR/src.bin" "$DIR/cpdst/ckpt.bin" > /dev/null
   sync "$DIR/cpdst/ckpt.bin"
   t1=$(now)
   [[ $(sha256sum "$DIR/cpdst/ckpt.bin" | cut -c1-64) == "$SUM" ]]
@@ -71,7 +83,7 @@ for rep in $(seq "$REPS"); do
   rm -f "$DIR"/curl.*.time
   C0=$(srv_cpu)
   t0=$(now)
-  CREATED=$(curl -sS --fail -X POST \
+  CREATED=$("${ON_CLIENT[@]}" curl -sS --fail -X POST \
     --data "{\"num_parts\":$PARTS,\"size\":$SIZE,\"part_size\":$PART}" \
     "$URL$API/mpu/create/1/run/artifacts/ckpt.bin")
   ID=$(grep -o '"upload_id": *"[0-9a-f]*"' <<< "$CREATED" | grep -o '[0-9a-f]\{32\}')
@@ -79,12 +91,12 @@ for rep in $(seq "$REPS"); do
   pids=()
   for f in "$DIR"/parts/p*; do
     /usr/bin/time -f "%U %S" -o "$DIR/curl.$n.time" \
-      curl -sS --fail -o /dev/null -T "$f" "$URL$API/mpu/part/$ID/$n" &
+      "${ON_CLIENT[@]}" curl -sS --fail -o /dev/null -T "$f" "$URL$API/mpu/part/$ID/$n" &
     pids+=($!)
     n=$((n + 1))
   done
   for p in "${pids[@]}"; do wait "$p"; done  # not `wait`: ferry serve is a job too
-  curl -sS --fail -o /dev/null -X POST --data "{\"upload_id\":\"$ID\"}" \
+  "${ON_CLIENT[@]}" curl -sS --fail -o /dev/null -X POST --data "{\"upload_id\":\"$ID\"}" \
     "$URL$API/mpu/complete/1/run/artifacts/ckpt.bin"
   sync "$DIR/data/tracker/artifacts/1/run/artifacts/ckpt.bin"
   t1=$(now)
@@ -102,7 +114,7 @@ for rep in $(seq "$REPS"); do
   serve_start
   sync
   t0=$(now)
-  curl -sS --fail -o /dev/null -T "$DIR/src.bin" "$URL$API/artifacts/1/run/artifacts/ckpt.bin"
+  "${ON_CLIENT[@]}" curl -sS --fail -o /dev/null -T "$DIR/src.bin" "$URL$API/artifacts/1/run/artifacts/ckpt.bin"
   sync "$DIR/data/tracker/artifacts/1/run/artifacts/ckpt.bin"
   t1=$(now)
   [[ $(sha256sum "$DIR/data/tracker/artifacts/1/run/artifacts/ckpt.bin" | cut -c1-64) == "$SUM" ]]

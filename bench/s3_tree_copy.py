@@ -62,6 +62,8 @@ def main():
     ap.add_argument("--tools", default="", help="only these tools (comma-separated names as printed)")
     ap.add_argument("--ferry-chunked", action="store_true",
                     help="also ferry with FERRY_S3_BODY_CHECKSUM=chunked (parts in signed chunks)")
+    ap.add_argument("--ferry-buffered", action="store_true",
+                    help="also ferry with FERRY_DIRECT_IO=off (local writes through the page cache)")
     ap.add_argument("--durable", action="store_true",
                     help="downloads end with sync(2) inside the timed span, and the kernel "
                          "threads' CPU (writeback the peers leave to the kernel; Ferry fsyncs "
@@ -73,7 +75,7 @@ def main():
     env = rgw.client_env()
     ferry = ferry_binary()
     b = rgw.bucket
-    print(f"server: Ceph RGW 16 (bluestore) at {rgw.endpoint}; repeats: {a.repeats}")
+    print(f"server: Ceph RGW 16 ({rgw.objectstore}) at {rgw.endpoint}; repeats: {a.repeats}")
     for case in a.cases.split(","):
         count, size = CASES[case]
         src = work / f"tree-{case}"
@@ -86,19 +88,22 @@ def main():
 
         # --no-skip: repeats re-copy, like the peers' --ignore-times (Ferry would skip unchanged).
         ff = a.ferry_flags.split()
-        tools = {"ferry": ([ferry, "cp", "-r", "--no-progress", "--no-skip", *ff, str(src), f"s3://{b}/{case}/ferry/"],
-                           [ferry, "cp", "-r", "--no-progress", "--no-skip", *ff, f"s3://{b}/{case}/ferry/", str(out)]),
+
+        def ferry_pair(sub, *env):
+            """(upload, download) commands of ferry with `env` settings, under prefix `sub`."""
+            cmd = [*(["env", *env] if env else []), ferry, "cp", "-r", "--no-progress", "--no-skip", *ff]
+            return ([*cmd, str(src), f"s3://{b}/{case}/{sub}/"],
+                    [*cmd, f"s3://{b}/{case}/{sub}/", str(out)])
+
+        tools = {"ferry": ferry_pair("ferry"),
                  "aws-cli": (["aws", "s3", "cp", "--recursive", "--only-show-errors", str(src),
                               f"s3://{b}/{case}/aws/"],
                              ["aws", "s3", "cp", "--recursive", "--only-show-errors",
                               f"s3://{b}/{case}/aws/", str(out)])}
         if a.ferry_chunked:  # the same ferry, parts sent in signed chunks (docs/configuration.md)
-            chunked = ["env", "FERRY_S3_BODY_CHECKSUM=chunked"]
-            tools["ferry chunked"] = (
-                [*chunked, ferry, "cp", "-r", "--no-progress", "--no-skip", *ff, str(src),
-                 f"s3://{b}/{case}/ferrych/"],
-                [*chunked, ferry, "cp", "-r", "--no-progress", "--no-skip", *ff,
-                 f"s3://{b}/{case}/ferrych/", str(out)])
+            tools["ferry chunked"] = ferry_pair("ferrych", "FERRY_S3_BODY_CHECKSUM=chunked")
+        if a.ferry_buffered:  # the same ferry, big local files through the page cache
+            tools["ferry buffered"] = ferry_pair("ferrybuf", "FERRY_DIRECT_IO=off")
         for t in a.rclone_transfers.split(","):
             flags = ["--transfers", t, "--checkers", t, "--ignore-times"]
             tools[f"rclone --transfers {t}"] = (
@@ -106,7 +111,7 @@ def main():
                 ["rclone", "copy", *flags, f"rgw:{b}/{case}/rclone{t}/", str(out)])
         if a.tools:
             tools = {k: v for k, v in tools.items()
-                     if k in ("ferry", "ferry chunked") or k in a.tools.split(",")}
+                     if k.startswith("ferry") or k in a.tools.split(",")}
         # Small objects: CPU per 1,000 objects; large ones: per GiB.
         cpu_per = (count / 1000, "CPU s/1k obj") if count >= 1000 else None
         # Upload every tool first, then download, so each download reads its own tool's objects.
