@@ -82,7 +82,7 @@ TEST(HostileInputTest, HugeAttributesAndManyAttributesStayLinear) {
   ASSERT_TRUE(page.ok());
   ASSERT_EQ(page->files.size(), 1u);
   EXPECT_EQ(page->files[0].requires_python->size(), huge.size());
-  EXPECT_LT(ms, 2000.0);
+  EXPECT_LT(ms, 10000.0);  // linear: ~250 ms in the dev build; quadratic would take hours
 }
 
 TEST(HostileInputTest, UnterminatedAndBinaryInputDoesNotFail) {
