@@ -9,10 +9,11 @@
 //      filesystem has no O_TMPFILE (NFS, some FUSE), a named ROOT/a/b/.ferry-tmp.c.<marker>
 //      (O_CREAT|O_EXCL) instead;
 //   2. Append() writes to it; Abort() or a destroyed writer closes (and unlinks) it;
-//   3. Commit(): fsync(file), then give it a name: linkat() of the unnamed file to a temp name
-//      and rename() over ROOT/a/b/c (or linkat() straight to the target for create-only writes,
-//      which fails with EEXIST if the target appeared), then fsync(directory) (unless the
-//      caller syncs the directory later: WriteOptions::sync_directory).
+//   3. Commit(): fsync(file), then give it a name: linkat() of the unnamed file straight to
+//      ROOT/a/b/c, which fails with EEXIST if the target exists; then a create-only write stops
+//      (kAlreadyExists) and any other links it to a temp name and rename()s that over the
+//      target; then fsync(directory) (unless the caller syncs the directory later:
+//      WriteOptions::sync_directory).
 // A crash (kill -9, power loss) while writing leaves nothing on filesystems with O_TMPFILE, and
 // at most a ".ferry-tmp." file elsewhere, which List() never shows. On NFS, rename is atomic on
 // the server, so readers see the old or the new file, never a partial one.

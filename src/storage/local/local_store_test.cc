@@ -67,6 +67,23 @@ TEST_F(LocalStoreTest, InProgressWriteHasNoNameUntilCommit) {
   EXPECT_EQ(FilesOnDisk().size(), 2u);
 }
 
+TEST_F(LocalStoreTest, AFreshFileIsLinkedToItsNameAndAnExistingOneReplaced) {
+  // A fresh file gets its name in one link; an existing one is replaced through a temporary
+  // name and rename. Neither leaves a temporary file behind.
+  ASSERT_TRUE(store_->WriteAll("d/f.bin", "first", {}).ok());
+  EXPECT_EQ(FilesOnDisk(), std::vector<std::string>{"f.bin"});
+  ASSERT_TRUE(store_->WriteAll("d/f.bin", "second, longer", {}).ok());
+  EXPECT_EQ(*store_->ReadAll("d/f.bin"), "second, longer");
+  EXPECT_EQ(FilesOnDisk(), std::vector<std::string>{"f.bin"});
+  // A directory in the way of the name: the link fails with the path in the error.
+  std::filesystem::create_directories(root_ + "/d/sub.bin");
+  auto in_the_way = store_->WriteAll("d/sub.bin", "x", {});
+  ASSERT_FALSE(in_the_way.ok());
+  EXPECT_NE(in_the_way.status().message().find("d/sub.bin"), std::string::npos)
+      << in_the_way.status().ToString();
+  EXPECT_EQ(FilesOnDisk(), std::vector<std::string>{"f.bin"});
+}
+
 TEST_F(LocalStoreTest, InProgressPartWriteIsAMarkedTempFileHiddenFromListing) {
   auto w = store_->NewPartWriter("dir/big.bin", {.size = 10, .part_size = 5});
   ASSERT_TRUE(w.ok());

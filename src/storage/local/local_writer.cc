@@ -107,21 +107,25 @@ Result<ObjectInfo> PublishTempFile(int fd, const std::string& tmp, const std::st
   struct stat st;
   ::fstat(fd, &st);
   if (tmp.empty()) {
-    // An unnamed file: link it straight to the target (create-only) or to a temporary name.
-    std::string target =
-        options.if_none_match ? path : TempPathFor(dir, path.substr(path.rfind('/') + 1));
-    int err = LinkUnnamed(fd, target);
+    // An unnamed file, written and synced: link it straight to the target, which appears
+    // complete in one step. An existing target stops a create-only write; any other write
+    // replaces it through a temporary name and rename (link cannot replace). A fresh copy thus
+    // costs one link instead of a link and a rename.
+    int err = LinkUnnamed(fd, path);
     if (err == EEXIST && options.if_none_match) {
       return fail(Status(StatusCode::kAlreadyExists, "Write '" + path + "': file exists"));
     }
-    if (err != 0) return fail(ErrnoToStatus(err, "Write '" + path + "' (link)"));
-    if (options.if_none_match) {
-      ::close(fd);
+    if (err != 0 && err != EEXIST) return fail(ErrnoToStatus(err, "Write '" + path + "' (link)"));
+    if (err == 0) {
+      ::close(fd);  // fsynced above: the data is on disk whatever close says
       FERRY_RETURN_IF_ERROR(sync_dir());
       ObjectInfo info = InfoFromStat(key, st);
       info.metadata = options.metadata;
       return info;
     }
+    std::string target = TempPathFor(dir, path.substr(path.rfind('/') + 1));
+    err = LinkUnnamed(fd, target);
+    if (err != 0) return fail(ErrnoToStatus(err, "Write '" + path + "' (link)"));
     named = target;
   }
   int rc = ::close(fd);
