@@ -282,18 +282,24 @@ Result<std::unique_ptr<Writer>> NewLocalWriter(const std::string& key, const std
   size_t slash = path.rfind('/');
   std::string dir = path.substr(0, slash == 0 ? 1 : slash);
   std::string name = path.substr(slash + 1);
-  FERRY_RETURN_IF_ERROR(MakeParents(dir).WithContext("Write '" + path + "'"));
   struct stat st;
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     return InvalidArgument("Write '" + path + "': is a directory");
   }
-  // An unnamed file first: nothing is left behind if this process dies before Commit().
+  // An unnamed file first: nothing is left behind if this process dies before Commit(). The
+  // directory is created when the open says it is missing (one syscall less per file of a tree
+  // copy, whose directories exist after their first file).
   std::string tmp;
   int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+  if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
+    FERRY_RETURN_IF_ERROR(MakeParents(dir).WithContext("Write '" + path + "'"));
+    fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+  }
   if (fd < 0) {
     if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL && errno != ENOENT) {
       return ErrnoToStatus(errno, "Write '" + path + "' (create temporary file)");
     }
+    FERRY_RETURN_IF_ERROR(MakeParents(dir).WithContext("Write '" + path + "'"));
     tmp = TempPathFor(dir, name);
     fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return ErrnoToStatus(errno, "Write '" + path + "' (create temporary file)");
