@@ -170,3 +170,15 @@ def python(rgw, tmp_path):
             assert p.returncode == 0, p.stderr[-4000:]
         return p
     return run
+
+
+def wait_until_catching(pid, sig, timeout=20.0):
+    """Waits until process `pid` has a handler for `sig` (SigCgt in /proc/PID/status)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/status") as f:
+            caught = next(int(line.split()[1], 16) for line in f if line.startswith("SigCgt:"))
+        if caught & (1 << (int(sig) - 1)):
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} did not start handling signal {int(sig)} in {timeout} s")

@@ -8,7 +8,7 @@ import subprocess
 import time
 
 
-from conftest import base_env, one_line_error
+from conftest import base_env, one_line_error, wait_until_catching
 
 
 def make_tree(root, files):
@@ -126,6 +126,7 @@ def test_interrupt_keeps_state_and_exits_130(ferry, fault_proxy, prefix, tmp_pat
         env = base_env(rgw, AWS_ENDPOINT_URL=proxy.endpoint)
         proc = subprocess.Popen([ferry.binary, "cp", state_dir(tmp_path), str(tmp_path / "big.bin"),
                                  prefix + "big.bin"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        wait_until_catching(proc.pid, signal.SIGINT)  # the ASan build starts in 1-2 s under load
         time.sleep(1.0)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)

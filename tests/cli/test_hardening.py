@@ -113,21 +113,9 @@ def test_symlink_loops_end_quickly_and_copy_each_file_once(ferry, tmp_path):
         assert files == ["a", "d/b"]
 
 
-def wait_until_catching(pid, sig, timeout=20.0):
-    """Waits until process `pid` has a handler for `sig` (SigCgt in /proc/PID/status)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with open(f"/proc/{pid}/status") as f:
-            caught = next(int(line.split()[1], 16) for line in f if line.startswith("SigCgt:"))
-        if caught & (1 << (int(sig) - 1)):
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"process {pid} did not start handling signal {int(sig)} in {timeout} s")
-
-
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_signals_stop_every_phase_within_a_second(ferry_bin, rgw, tmp_path, sig):
-    from conftest import base_env
+    from conftest import base_env, wait_until_catching
     src = tmp_path / "big"
     for d in range(40):
         (src / f"d{d}").mkdir(parents=True)
