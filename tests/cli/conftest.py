@@ -173,12 +173,14 @@ def python(rgw, tmp_path):
 
 
 def wait_until_catching(pid, sig, timeout=20.0):
-    """Waits until process `pid` has a handler for `sig` (SigCgt in /proc/PID/status)."""
+    """Waits until process `pid` handles `sig`: a handler (SigCgt in /proc/PID/status) or the
+    signal blocked to be waited for (SigBlk: `ferry run` takes its signals with sigtimedwait)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with open(f"/proc/{pid}/status") as f:
-            caught = next(int(line.split()[1], 16) for line in f if line.startswith("SigCgt:"))
-        if caught & (1 << (int(sig) - 1)):
+            masks = {k: int(v, 16) for k, v in (line.split()[:2] for line in f
+                                                  if line.startswith(("SigCgt:", "SigBlk:")))}
+        if (masks["SigCgt:"] | masks["SigBlk:"]) & (1 << (int(sig) - 1)):
             return
         time.sleep(0.01)
     raise AssertionError(f"process {pid} did not start handling signal {int(sig)} in {timeout} s")

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import base_env
+from conftest import base_env, wait_until_catching
 from run_helpers import alive, manifest, run_args
 
 
@@ -53,7 +53,8 @@ def test_sigterm_is_forwarded_with_grace_then_kill(ferry, prefix, tmp_path, trap
     script = trap + "echo w > $FERRY_OUTPUT/last.pt; for i in $(seq 100); do sleep 0.1; done"
     proc = subprocess.Popen([ferry.binary, *run_args(tmp_path, prefix, script, "--grace", "2")],
                             env=base_env(ferry.rgw), stderr=subprocess.PIPE)
-    time.sleep(1.5)
+    wait_until_catching(proc.pid, signal.SIGTERM)  # a sanitized build takes ~1 s to start
+    time.sleep(1.0)
     start = time.time()
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=30)
