@@ -33,8 +33,15 @@ def make_venv(tmp_path):
     return venv
 
 
+def has_debug_info(path):
+    p = subprocess.run(["readelf", "-S", "-W", str(path)], capture_output=True, text=True,
+                       check=True, timeout=60)
+    return ".debug_info" in p.stdout
+
+
 def check_installed(rgw, venv, tmp_path):
-    """bin/ferry runs; ferry.data and ferry._native import from the venv, from another dir."""
+    """bin/ferry runs; ferry.data and ferry._native import from the venv, from another dir; the
+    installed copies carry no debug info (the build's ~200 MB binary is ~8 MB without)."""
     p = subprocess.run([str(venv / "bin/ferry"), "--version"], capture_output=True, text=True,
                        timeout=30)
     assert p.returncode == 0 and p.stdout.strip() == f"ferry {VERSION}", (p.stdout, p.stderr)
@@ -47,6 +54,9 @@ def check_installed(rgw, venv, tmp_path):
     assert q.returncode == 0, q.stderr[-3000:]
     for path in q.stdout.split():
         assert path.startswith(str(venv / "lib")), q.stdout
+    native = q.stdout.split()[1]
+    assert has_debug_info(BUILD_DIR / "src/apps/ferry")  # the build keeps it, for profiling
+    assert not has_debug_info(venv / "bin/ferry") and not has_debug_info(native)
 
 
 def test_pip_install_into_a_venv_gives_the_package_and_the_binary(rgw, tmp_path):
@@ -65,13 +75,15 @@ def test_pip_install_into_a_venv_gives_the_package_and_the_binary(rgw, tmp_path)
 
 
 def test_cmake_install_puts_the_binary_into_prefix_bin(tmp_path):
+    """As the README says it: `cmake --install build/release --strip`."""
     prefix = tmp_path / "prefix"
-    p = subprocess.run(["cmake", "--install", str(BUILD_DIR), "--prefix", str(prefix)],
+    p = subprocess.run(["cmake", "--install", str(BUILD_DIR), "--prefix", str(prefix), "--strip"],
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     p = subprocess.run([str(prefix / "bin/ferry"), "--version"], capture_output=True, text=True,
                        timeout=30)
     assert p.returncode == 0 and p.stdout.strip() == f"ferry {VERSION}", (p.stdout, p.stderr)
+    assert not has_debug_info(prefix / "bin/ferry")
 
 
 @pytest.mark.slow
