@@ -16,6 +16,7 @@ cmake --preset clang >/dev/null
 # `ferry` links every library but the test stores and servers: with those, the thread-safety
 # analysis sees every mutex-protected member.
 cmake --build --preset clang --target ferry ferry_storage_memory ferry_http_testing "${names[@]/%/_fuzzer}"
+echo "fuzz.sh: clang build took $SECONDS s"
 out=$(mktemp -d /tmp/ferry-fuzz.XXXXXX)
 for n in "${names[@]}"; do
   mkdir -p "$out/$n"

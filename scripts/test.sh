@@ -6,14 +6,19 @@
 #   bash scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
+phase() {  # phase NAME COMMAND...: runs it and says how long it took (CI's budget is minutes)
+  local start=$SECONDS
+  "${@:2}"
+  echo "test.sh: $1 took $((SECONDS - start)) s (total $SECONDS s)"
+}
+phase install-deps bash scripts/install-deps.sh
 export AWS_EC2_METADATA_DISABLED=true  # tests never probe a real metadata service
 cmake --preset ci >/dev/null
-cmake --build --preset ci
+phase build cmake --build --preset ci
 bash scripts/format.sh --check
-ctest --preset ci --no-tests=error -j2
+phase ctest ctest --preset ci --no-tests=error -j2
 # libFuzzer targets (URL, tar, S3/STS XML, AWS config, job spec) for a bounded time each, built
 # by clang with ASan/UBSan and the thread-safety analysis; FERRY_FUZZ_SECONDS=0 skips them.
 if [[ ${FERRY_FUZZ_SECONDS:-30} != 0 ]]; then
-  bash scripts/fuzz.sh "${FERRY_FUZZ_SECONDS:-30}"
+  phase clang-build-and-fuzz bash scripts/fuzz.sh "${FERRY_FUZZ_SECONDS:-30}"
 fi
