@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "base/hash.h"
 
 namespace ferry::aws {
@@ -55,6 +57,32 @@ TEST(SigV4Test, S3PutObjectWithPayloadAndEncodedKey) {
   auto r = SignV4(in, kS3ExampleCreds, "us-east-1", "s3", Time("2013-05-24T00:00:00Z"));
   EXPECT_EQ(r.signed_headers, "date;host;x-amz-content-sha256;x-amz-date;x-amz-storage-class");
   EXPECT_EQ(r.signature, "98ad721746da40c64f1a55b78f14c238d841ea1380cd77a1b5971af0ece108bd");
+}
+
+// The signing key is kept per thread between requests: a change of secret, day, region or
+// service must derive a new one, and coming back must give the published signature again.
+TEST(SigV4Test, KeptSigningKeyFollowsSecretDayRegionAndService) {
+  SigningInput in{.method = "GET",
+                  .encoded_path = "/test.txt",
+                  .headers = {{"Host", "examplebucket.s3.amazonaws.com"},
+                              {"Range", "bytes=0-9"},
+                              {"x-amz-content-sha256", std::string(kEmptyPayloadSha256)},
+                              {"x-amz-date", "20130524T000000Z"}},
+                  .payload_hash = std::string(kEmptyPayloadSha256)};
+  const std::string published = "f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41";
+  const SystemTime day = Time("2013-05-24T00:00:00Z");
+  Credentials other = kS3ExampleCreds;
+  other.secret_access_key.back() = 'X';
+  std::vector<SigningResult> variants = {
+      SignV4(in, other, "us-east-1", "s3", day),
+      SignV4(in, kS3ExampleCreds, "us-east-1", "s3", Time("2013-05-25T00:00:00Z")),
+      SignV4(in, kS3ExampleCreds, "eu-west-1", "s3", day),
+      SignV4(in, kS3ExampleCreds, "us-east-1", "sts", day)};
+  for (const auto& v : variants) {
+    EXPECT_NE(v.signature, published);
+    EXPECT_EQ(SignV4(in, kS3ExampleCreds, "us-east-1", "s3", day).signature, published);
+  }
+  EXPECT_EQ(SignV4(in, other, "us-east-1", "s3", day).signature, variants[0].signature);
 }
 
 TEST(SigV4Test, S3ChunkedUploadSeedAndChunkSignatures) {
