@@ -1,5 +1,7 @@
 #include "base/sha256_lanes.h"
 
+#include "base/sha256_ni.h"
+
 #ifdef FERRY_HAVE_IPSEC_MB
 #define NO_COMPAT_IMB_API_053  // the library's old names (SHA1, ...) clash with OpenSSL's
 #include <intel-ipsec-mb.h>
@@ -9,6 +11,32 @@
 #endif
 
 namespace ferry {
+
+namespace {
+
+// The messages the lanes did not take (longer than their limit, or no lanes here): four at a
+// time in interleaved SHA-NI streams where the CPU has them, else OpenSSL one by one.
+void HashTheRest(std::span<const std::string_view> messages, const std::vector<bool>& done,
+                 std::vector<Sha256Digest>& out) {
+  static const bool sha_ni = HaveSha256Ni();
+  std::vector<size_t> rest;
+  std::vector<std::string_view> rest_messages;
+  for (size_t i = 0; i < messages.size(); ++i) {
+    if (done[i]) continue;
+    if (!sha_ni) {
+      out[i] = Sha256(messages[i]);
+      continue;
+    }
+    rest.push_back(i);
+    rest_messages.push_back(messages[i]);
+  }
+  if (rest.empty()) return;
+  std::vector<Sha256Digest> digests(rest.size());
+  Sha256NiEach(rest_messages, digests);
+  for (size_t k = 0; k < rest.size(); ++k) out[rest[k]] = digests[k];
+}
+
+}  // namespace
 
 #ifdef FERRY_HAVE_IPSEC_MB
 namespace {
@@ -67,9 +95,7 @@ std::vector<Sha256Digest> Sha256Each(std::span<const std::string_view> messages)
     }
     for (IMB_JOB* job = IMB_FLUSH_JOB(m); job != nullptr; job = IMB_FLUSH_JOB(m)) collect(job);
   }
-  for (size_t i = 0; i < messages.size(); ++i) {
-    if (!done[i]) out[i] = Sha256(messages[i]);
-  }
+  HashTheRest(messages, done, out);
   return out;
 }
 
@@ -78,9 +104,8 @@ std::string_view Sha256LanesKind() { return ArchName(ThreadManager()); }
 #else  // !FERRY_HAVE_IPSEC_MB
 
 std::vector<Sha256Digest> Sha256Each(std::span<const std::string_view> messages) {
-  std::vector<Sha256Digest> out;
-  out.reserve(messages.size());
-  for (std::string_view m : messages) out.push_back(Sha256(m));
+  std::vector<Sha256Digest> out(messages.size());
+  HashTheRest(messages, std::vector<bool>(messages.size(), false), out);
   return out;
 }
 

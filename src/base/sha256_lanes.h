@@ -2,8 +2,10 @@
 // SHA-256 of many independent messages at once: with Intel's multi-buffer library (libipsec-mb,
 // Debian's libipsec-mb-dev; behind this file alone) up to 16 messages are hashed side by side in
 // the lanes of AVX-512 (or 8 of AVX2) registers, 2.8x the throughput of one SHA-NI stream on the
-// EPYC this was measured on (5.5-6.0 vs 2.1 GB/s, 32-64 KiB messages). Without the library, or for
-// a message it refuses, OpenSSL hashes them one by one; the digests are the same either way.
+// EPYC this was measured on (5.5-6.0 vs 2.1 GB/s, 32-64 KiB messages). Messages the library
+// refuses (longer than kSha256LaneMaxMessage: multipart upload parts) or all of them without it
+// go four at a time through interleaved SHA-NI streams (base/sha256_ni.h; 1.6x one stream), or
+// one by one through OpenSSL on CPUs without SHA-NI; the digests are the same either way.
 //
 // The messages must be independent: SigV4's chunked uploads (aws/sigv4.h) hash each 64 KiB
 // chunk of a part on its own, which is what makes a part's payload hash parallel.
@@ -18,8 +20,8 @@
 
 namespace ferry {
 
-// The largest message the lanes take (longer ones go through OpenSSL): libipsec-mb 1.3 refuses
-// SHA-256 jobs of 65,535 bytes and more. A refused job is hashed by OpenSSL too.
+// The largest message the lanes take (longer ones go through SHA-NI or OpenSSL): libipsec-mb 1.3
+// refuses SHA-256 jobs of 65,535 bytes and more. A refused job is hashed that way too.
 inline constexpr size_t kSha256LaneMaxMessage = 65534;
 
 // Digests of `messages`, in order.

@@ -83,6 +83,10 @@ Result<ObjectInfo> PartWriter::CommitWithMetadata(const std::map<std::string, st
   return Unimplemented("this store cannot add metadata when a part write is committed");
 }
 
+Status PartWriter::WritePartWithSha256(int number, std::string_view data, const Sha256Digest&) {
+  return WritePart(number, data);
+}
+
 Result<uint32_t> PartWriter::StoredCrc32c(uint64_t, uint64_t) {
   return Unimplemented("this store cannot read back unfinished parts");
 }

@@ -276,7 +276,8 @@ CopyResult RunCopy(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
                  .limiter = limiter,
                  .state_dir = Journal::StateDir(options.state_dir),
                  .src_caps = src.store->capabilities(),
-                 .dst_caps = dst_caps};
+                 .dst_caps = dst_caps,
+                 .part_threads = part_threads};
   Status first_error;
   Status planned;
   std::atomic<uint64_t> not_tried{0};

@@ -11,8 +11,11 @@
 #include <random>
 
 #include "base/crc32c.h"
+#include "base/hash.h"
+#include "base/mutex.h"
 #include "storage/local/local_store.h"
 #include "storage/memory/memory_store.h"
+#include "storage/store_wrapper.h"
 #include "storage/testing/fault_store.h"
 
 namespace ferry::transfer {
@@ -182,6 +185,107 @@ TEST_F(CopyEngineTest, LargeLocalFileIsReadOnceAndItsChecksumRecordedAtCommit) {
   ASSERT_TRUE(info.ok());
   EXPECT_EQ(info->metadata[kCrcMetadataKey], Crc32cHex(Crc32cOf(data)));
   EXPECT_TRUE(*dst->ReadAll("big.bin") == data);
+}
+
+// A destination whose parts go with their SHA-256 (as S3's do): a part writer that asks for the
+// digests, checks each against its part and counts the parts that came with one.
+class Sha256PartsStore final : public storage::StoreWrapper {
+ public:
+  using StoreWrapper::StoreWrapper;
+  Result<std::unique_ptr<storage::PartWriter>> NewPartWriter(
+      std::string_view key, const storage::PartWriteOptions& options) override {
+    FERRY_ASSIGN_OR_RETURN(auto inner, StoreWrapper::NewPartWriter(key, options));
+    return std::unique_ptr<storage::PartWriter>(new Writer(std::move(inner), this));
+  }
+  int hashed_parts() const { return hashed_parts_.load(); }
+  int wrong_digests() const { return wrong_digests_.load(); }
+
+ private:
+  class Writer final : public storage::PartWriter {
+   public:
+    Writer(std::unique_ptr<storage::PartWriter> inner, Sha256PartsStore* store)
+        : inner_(std::move(inner)), store_(store) {}
+    bool wants_sha256() const override { return true; }
+    Status WritePartWithSha256(int number, std::string_view data,
+                               const Sha256Digest& sha256) override {
+      ++store_->hashed_parts_;
+      if (sha256 != Sha256(data)) ++store_->wrong_digests_;
+      return inner_->WritePart(number, data);
+    }
+    Status WritePart(int number, std::string_view data) override {
+      return inner_->WritePart(number, data);
+    }
+    Result<std::map<int, std::string>> StoredParts() override { return inner_->StoredParts(); }
+    Result<storage::ObjectInfo> Commit() override { return inner_->Commit(); }
+    Result<storage::ObjectInfo> CommitWithMetadata(
+        const std::map<std::string, std::string>& metadata) override {
+      return inner_->CommitWithMetadata(metadata);
+    }
+    void Abort() override { inner_->Abort(); }
+    std::string resume_token() const override { return inner_->resume_token(); }
+
+   private:
+    std::unique_ptr<storage::PartWriter> inner_;
+    Sha256PartsStore* store_;
+  };
+  std::atomic<int> hashed_parts_{0}, wrong_digests_{0};
+};
+
+// To such a store a local file's parts are read in order by one thread and hashed four at a
+// time (SendHashedParts): every part arrives with its right digest, the file is read once.
+TEST_F(CopyEngineTest, LocalFilePartsGoWithTheirSha256ComputedFourAtATime) {
+  std::string root = state_ + "/local";
+  std::filesystem::create_directories(root);
+  std::string data = Bytes((41 << 20) + 12345, 9);  // 9 parts of 5 MiB, the last shorter
+  std::ofstream(root + "/big.bin", std::ios::binary) << data;
+  auto faulty =
+      std::make_shared<storage::testing::FaultInjectingStore>(storage::MakeLocalStore(root));
+  auto dst = std::make_shared<Sha256PartsStore>(storage::MakeMemoryStore("dst"));
+  auto r = Copy(At(faulty, "big.bin"), At(dst, "big.bin"));
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(faulty->reads(), 9);
+  EXPECT_EQ(dst->hashed_parts(), 9);
+  EXPECT_EQ(dst->wrong_digests(), 0);
+  EXPECT_TRUE(*dst->ReadAll("big.bin") == data);
+  EXPECT_EQ(dst->Stat("big.bin")->metadata[kCrcMetadataKey], Crc32cHex(Crc32cOf(data)));
+}
+
+// A read failing inside a group: the groups before it are stored, nothing is committed, and the
+// next run resumes from them, sending again a stored part that changed in place.
+TEST_F(CopyEngineTest, HashedPartsResumeAfterAFailedReadAndResendAChangedPart) {
+  std::string root = state_ + "/local";
+  std::filesystem::create_directories(root);
+  std::string path = root + "/big.bin";
+  std::string data = Bytes(41 << 20, 10);
+  std::ofstream(path, std::ios::binary) << data;
+  auto faulty =
+      std::make_shared<storage::testing::FaultInjectingStore>(storage::MakeLocalStore(root));
+  auto dst = std::make_shared<Sha256PartsStore>(storage::MakeMemoryStore("dst"));
+  options_.part_concurrency = 1;
+  faulty->FailReadsFrom(6);  // parts 1-4 (the first group) are stored, part 6's read fails
+  EXPECT_FALSE(Copy(At(faulty, "big.bin"), At(dst, "big.bin")).status.ok());
+  EXPECT_EQ(dst->Stat("big.bin").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(dst->hashed_parts(), 4);
+
+  struct stat before {};
+  ASSERT_EQ(::stat(path.c_str(), &before), 0);
+  data[(5 << 20) + 10] ^= 0x01;  // part 2 changes in place
+  {
+    std::fstream f(path, std::ios::binary | std::ios::in | std::ios::out);
+    f.seekp((5 << 20) + 10);
+    f.put(data[(5 << 20) + 10]);
+  }
+  const struct timespec times[2] = {before.st_atim, before.st_mtim};
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+
+  faulty->FailReadsFrom(0);
+  auto r = Copy(At(faulty, "big.bin"), At(dst, "big.bin"));
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(r.report.bytes_resumed, 15u << 20);  // parts 1, 3 and 4
+  EXPECT_EQ(dst->hashed_parts(), 4 + 6);         // then part 2 and parts 5-9
+  EXPECT_EQ(dst->wrong_digests(), 0);
+  EXPECT_TRUE(*dst->ReadAll("big.bin") == data);
+  EXPECT_EQ(dst->Stat("big.bin")->metadata[kCrcMetadataKey], Crc32cHex(Crc32cOf(data)));
 }
 
 // Resuming a one-read upload reads the parts an earlier run stored again: a part rewritten in

@@ -175,6 +175,8 @@ Status SourceStillAsListed(RunContext& ctx, const Item& item) {
 }
 
 // Reads [offset, offset+len) of the source into `buf`, honouring the rate limit and progress.
+}  // namespace
+
 Status ReadRange(RunContext& ctx, const Item& item, uint64_t offset, uint64_t len, std::string& buf,
                  ObjectInfo* info) {
   buf.clear();
@@ -200,6 +202,28 @@ Status ReadRange(RunContext& ctx, const Item& item, uint64_t offset, uint64_t le
   }
   return s;
 }
+
+Status SendPart(RunContext& ctx, PartsJob& job, int n, std::string_view data,
+                const Sha256Digest* sha256) {
+  const bool resumed = job.done.contains(n);
+  const uint64_t len = data.size();
+  if (resumed) ctx.counters.bytes_done -= len;  // counted as resumed
+  uint32_t crc = Crc32cOf(data);
+  job.crcs[static_cast<size_t>(n - 1)] = crc;
+  if (resumed && crc == job.done.at(n)) return Status();
+  if (resumed) {
+    Log(LogLevel::kWarn, "part {} of '{}' changed since the interrupted copy; sending it again", n,
+        job.src_url);
+    ctx.bytes_resumed -= len;
+  }
+  Status s =
+      sha256 ? job.writer.WritePartWithSha256(n, data, *sha256) : job.writer.WritePart(n, data);
+  if (!s.ok()) ctx.counters.bytes_done -= len;
+  if (s.ok() && job.journal) job.journal->PartDone(n, crc).IgnoreError();
+  return s;
+}
+
+namespace {
 
 Result<Outcome> CopyWhole(RunContext& ctx, const Item& item) {
   uint64_t size = item.src.size;
@@ -250,28 +274,6 @@ Result<Outcome> CopyWhole(RunContext& ctx, const Item& item) {
   if (ctx.options.verify) FERRY_RETURN_IF_ERROR(VerifyWritten(ctx, item, crc));
   return Outcome{Outcome::kCopied, crc};
 }
-
-// Waits for a set of part tasks.
-class Latch final {
- public:
-  explicit Latch(int pending) : pending_(pending) {}
-  void Done(Status s) EXCLUDES(mu_) {
-    MutexLock lock(mu_);
-    if (!s.ok() && first_error_.ok()) first_error_ = std::move(s);
-    if (--pending_ == 0) cv_.NotifyAll();
-  }
-  Status Wait() EXCLUDES(mu_) {
-    MutexLock lock(mu_);
-    cv_.Wait(lock, [&]() REQUIRES(mu_) { return pending_ == 0; });
-    return first_error_;
-  }
-
- private:
-  Mutex mu_;
-  CondVar cv_;
-  int pending_ GUARDED_BY(mu_);
-  Status first_error_ GUARDED_BY(mu_);
-};
 
 Result<Outcome> CopyInParts(RunContext& ctx, const Item& item) {
   const uint64_t size = item.src.size;
@@ -330,43 +332,40 @@ Result<Outcome> CopyInParts(RunContext& ctx, const Item& item) {
   // is then computed from this run's bytes only. A part that differs is uploaded again.
   const bool recheck = crc_at_commit && !done.empty();
   Latch latch(recheck ? count : count - static_cast<int>(done.size()));
-  for (int n = 1; n <= count; ++n) {
-    const bool resumed = done.contains(n);
-    if (resumed && !recheck) continue;
-    ctx.part_pool.Submit([&, n, resumed] {
-      if (ctx.cancelled()) return latch.Done(Status(StatusCode::kCancelled, "copy interrupted"));
-      uint64_t offset = part_size * static_cast<uint64_t>(n - 1);
-      uint64_t len = std::min(part_size, size - offset);
-      Status s;
-      {
-        ByteSemaphore::Lease lease = ctx.memory.Acquire(len);
-        // Reused per thread: a fresh 8 MiB buffer per part costs thousands of page faults.
-        thread_local std::string buf;
-        s = ReadRange(ctx, item, offset, len, buf, nullptr);
-        if (s.ok() && resumed) ctx.counters.bytes_done -= len;  // counted as resumed
-        bool upload = s.ok();
-        if (s.ok()) {
-          uint32_t crc = Crc32cOf(buf);
-          crcs[static_cast<size_t>(n - 1)] = crc;
-          if (resumed && crc == done.at(n)) {
-            upload = false;
-          } else if (resumed) {
-            Log(LogLevel::kWarn,
-                "part {} of '{}' changed since the interrupted copy; sending it again", n, src_url);
-            ctx.bytes_resumed -= len;
-          }
+  PartsJob job{.item = item,
+               .writer = *writer,
+               .journal = journal.get(),
+               .done = done,
+               .recheck = recheck,
+               .size = size,
+               .part_size = part_size,
+               .count = count,
+               .crcs = crcs,
+               .latch = latch,
+               .src_url = src_url};
+  if (read_src && writer->wants_sha256()) {
+    SendHashedParts(ctx, job);  // one reader, parts hashed four at a time
+  } else {
+    for (int n = 1; n <= count; ++n) {
+      const bool resumed = done.contains(n);
+      if (resumed && !recheck) continue;
+      ctx.part_pool.Submit([&, n, resumed] {
+        if (ctx.cancelled()) {
+          return latch.Done(Status(StatusCode::kCancelled, "copy interrupted"));
         }
-        if (upload) {
-          s = writer->WritePart(n, buf);
-          if (!s.ok()) ctx.counters.bytes_done -= len;
-          if (s.ok() && journal) {
-            journal->PartDone(n, crcs[static_cast<size_t>(n - 1)]).IgnoreError();
-          }
+        const uint64_t len = job.PartLength(n);
+        Status s;
+        {
+          ByteSemaphore::Lease lease = ctx.memory.Acquire(len);
+          // Reused per thread: a fresh 8 MiB buffer per part costs thousands of page faults.
+          thread_local std::string buf;
+          s = ReadRange(ctx, item, job.PartOffset(n), len, buf, nullptr);
+          if (s.ok()) s = SendPart(ctx, job, n, buf, nullptr);
+          if (buf.capacity() > 2 * part_size) std::string().swap(buf);  // keep at most ~2 parts
         }
-        if (buf.capacity() > 2 * part_size) std::string().swap(buf);  // keep at most ~2 parts
-      }
-      latch.Done(std::move(s));
-    });
+        latch.Done(std::move(s));
+      });
+    }
   }
   // The parts cannot be used by a later run: discard them and the journal.
   auto abandon = [&] {

@@ -131,10 +131,11 @@ Result<http::Response> S3Client::Once(const S3Call& call, const http::BodySink& 
   }
   if (!creds.anonymous) {
     auto now = std::chrono::system_clock::now();
-    std::string payload = chunked          ? std::string(aws::kStreamingPayload)
-                          : sign_body      ? Sha256Hex(call.body)
-                          : call.send_body ? std::string(aws::kUnsignedPayload)
-                                           : std::string(aws::kEmptyPayloadSha256);
+    std::string payload =
+        chunked          ? std::string(aws::kStreamingPayload)
+        : sign_body      ? (call.body_sha256 ? HexEncode(*call.body_sha256) : Sha256Hex(call.body))
+        : call.send_body ? std::string(aws::kUnsignedPayload)
+                         : std::string(aws::kEmptyPayloadSha256);
     req.headers.push_back({"x-amz-date", FormatAmzDate(now)});
     req.headers.push_back({"x-amz-content-sha256", payload});
     if (!creds.session_token.empty()) {

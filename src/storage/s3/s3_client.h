@@ -3,6 +3,7 @@
 // and retries transient ones. The store and writer files express operations through it.
 
 #include <atomic>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +30,9 @@ struct S3Call {
   // The body may go in aws-chunked encoding (UploadPart: a part has no Content-Encoding of its
   // own to keep, unlike PutObject's object).
   bool chunked_ok = false;
+  // The body's SHA-256 when the caller computed it already (several parts hashed at once:
+  // base/sha256_lanes.h); used where the body is sent with its SHA-256 in the signature.
+  std::optional<Sha256Digest> body_sha256;
   // An object body moves (GetObject, PutObject, UploadPart): held to the HTTP client's
   // minimum-progress rule (http::Request::data_transfer).
   bool data_transfer = false;
@@ -48,6 +52,13 @@ class S3Client final {
   std::string UrlFor(std::string_view key) const;
   const S3StoreOptions& options() const { return opt_; }
   uint64_t retries() const { return retries_.load(); }
+  // Whether an uploaded part goes with its whole SHA-256 in the signature (not Content-MD5, not
+  // aws-chunked), so a caller may pass it in S3Call::body_sha256. Anonymous requests still use
+  // Content-MD5 (the passed digest is then unused).
+  bool SignsPartSha256() const {
+    return Sha256Body() &&
+           (opt_.body_check != S3StoreOptions::BodyCheck::kChunked || chunked_refused_.load());
+  }
   // Counts and logs one retry: an info line each; a stall also as a warning (`resume` says
   // where the retry continues, e.g. "from byte 123"); throttling as a few warnings for the
   // whole store (ThrottleReporter). Thread-safe.

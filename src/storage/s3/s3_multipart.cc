@@ -22,8 +22,8 @@ Result<std::string> CreateMultipartUpload(S3Client& client, const std::string& k
 }
 
 Result<std::string> UploadPart(S3Client& client, const std::string& key,
-                               const std::string& upload_id, int part_number,
-                               std::string_view data) {
+                               const std::string& upload_id, int part_number, std::string_view data,
+                               const Sha256Digest* sha256) {
   S3Call call{.op = "UploadPart",
               .method = "PUT",
               .key = key,
@@ -33,6 +33,7 @@ Result<std::string> UploadPart(S3Client& client, const std::string& key,
               .verify_body = true,
               .chunked_ok = true,
               .data_transfer = true};
+  if (sha256) call.body_sha256 = *sha256;
   FERRY_ASSIGN_OR_RETURN(auto resp, client.Call(call));
   auto etag = resp.Header("etag");
   if (!etag) return Internal("UploadPart '" + client.UrlFor(key) + "': answer has no ETag");

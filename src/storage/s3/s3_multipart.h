@@ -16,8 +16,8 @@ Result<std::string> CreateMultipartUpload(S3Client& client, const std::string& k
                                           const std::string& content_type);
 // Uploads one part with Content-MD5 (the server verifies it); returns the part's ETag.
 Result<std::string> UploadPart(S3Client& client, const std::string& key,
-                               const std::string& upload_id, int part_number,
-                               std::string_view data);
+                               const std::string& upload_id, int part_number, std::string_view data,
+                               const Sha256Digest* sha256 = nullptr);
 // Returns the ETag of the completed object (HEAD is used when the server answers none).
 Result<std::string> CompleteMultipartUpload(S3Client& client, const std::string& key,
                                             const std::string& upload_id,

@@ -18,10 +18,14 @@ class S3PartWriter final : public PartWriter {
         options_(std::move(options)) {}
 
   Status WritePart(int number, std::string_view data) override {
-    FERRY_ASSIGN_OR_RETURN(std::string etag, UploadPart(*client_, key_, upload_id_, number, data));
-    MutexLock lock(mu_);
-    written_[number] = {.number = number, .etag = etag, .size = data.size()};
-    return Status();
+    return Upload(number, data, nullptr);
+  }
+
+  bool wants_sha256() const override { return client_->SignsPartSha256(); }
+
+  Status WritePartWithSha256(int number, std::string_view data,
+                             const Sha256Digest& sha256) override {
+    return Upload(number, data, &sha256);
   }
 
   Result<std::map<int, std::string>> StoredParts() override {
@@ -89,6 +93,14 @@ class S3PartWriter final : public PartWriter {
   std::string resume_token() const override { return upload_id_; }
 
  private:
+  Status Upload(int number, std::string_view data, const Sha256Digest* sha256) {
+    FERRY_ASSIGN_OR_RETURN(std::string etag,
+                           UploadPart(*client_, key_, upload_id_, number, data, sha256));
+    MutexLock lock(mu_);
+    written_[number] = {.number = number, .etag = etag, .size = data.size()};
+    return Status();
+  }
+
   std::shared_ptr<S3Client> client_;
   std::string key_, upload_id_;
   PartWriteOptions options_;

@@ -11,6 +11,7 @@
 
 #include "aws/credentials.h"
 #include "base/hash.h"
+#include "base/strings.h"
 #include "http/http_client.h"
 #include "http/testing/local_http_server.h"
 
@@ -154,8 +155,11 @@ std::pair<std::string, std::vector<size_t>> DecodeChunked(std::string_view body)
 
 // A part written through a server that records the part's request; `refuse` answers the first
 // aws-chunked part with 501 NotImplemented, as a server without chunked uploads would.
+// With `digest`, the part goes through WritePartWithSha256 with it; `wants` gets the writer's
+// wants_sha256().
 std::vector<SentPut> PartThrough(S3StoreOptions::BodyCheck check, const std::string& data,
-                                 bool refuse) {
+                                 bool refuse, const Sha256Digest* digest = nullptr,
+                                 bool* wants = nullptr) {
   std::vector<SentPut> parts;
   std::mutex mu;
   LocalHttpServer server([&](const ServerRequest& r) {
@@ -180,7 +184,8 @@ std::vector<SentPut> PartThrough(S3StoreOptions::BodyCheck check, const std::str
   auto w = store->NewPartWriter("k", {.size = data.size(), .part_size = 5ull << 20});
   EXPECT_TRUE(w.ok()) << w.status().ToString();
   if (w.ok()) {
-    Status st = (*w)->WritePart(1, data);
+    if (wants) *wants = (*w)->wants_sha256();
+    Status st = digest ? (*w)->WritePartWithSha256(1, data, *digest) : (*w)->WritePart(1, data);
     EXPECT_TRUE(st.ok()) << st.ToString();
   }
   std::lock_guard lock(mu);
@@ -202,6 +207,23 @@ TEST(S3StoreWriteTest, ChunkedCheckSendsAPartInSignedChunks) {
   auto [payload, sizes] = DecodeChunked(parts[0].body);
   EXPECT_EQ(payload, data);
   EXPECT_EQ(sizes, (std::vector<size_t>{65534, 65534, 65534, 3398, 0}));
+}
+
+// A part whose SHA-256 the caller computed (the copy engine hashes four at a time) is sent with
+// that digest, not hashed again; only signed SHA-256 payloads ask for it.
+TEST(S3StoreWriteTest, APartSentWithItsPrecomputedSha256) {
+  std::string data(40'000, 's');
+  const Sha256Digest given = Sha256("what the caller hashed");
+  bool wants = false;
+  auto parts = PartThrough(S3StoreOptions::BodyCheck::kSha256, data, false, &given, &wants);
+  EXPECT_TRUE(wants);
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_EQ(parts[0].headers["x-amz-content-sha256"], HexEncode(given));
+  EXPECT_EQ(parts[0].body, data);
+  PartThrough(S3StoreOptions::BodyCheck::kMd5, data, false, nullptr, &wants);
+  EXPECT_FALSE(wants);
+  PartThrough(S3StoreOptions::BodyCheck::kChunked, data, false, nullptr, &wants);
+  EXPECT_FALSE(wants);
 }
 
 TEST(S3StoreWriteTest, AServerRefusingChunkedBodiesGetsSignedSha256Parts) {
