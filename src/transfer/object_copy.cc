@@ -347,9 +347,8 @@ Result<Outcome> CopyInParts(RunContext& ctx, const Item& item) {
     SendHashedParts(ctx, job);  // one reader, parts hashed four at a time
   } else {
     for (int n = 1; n <= count; ++n) {
-      const bool resumed = done.contains(n);
-      if (resumed && !recheck) continue;
-      ctx.part_pool.Submit([&, n, resumed] {
+      if (done.contains(n) && !recheck) continue;
+      ctx.part_pool.Submit([&, n] {
         if (ctx.cancelled()) {
           return latch.Done(Status(StatusCode::kCancelled, "copy interrupted"));
         }
