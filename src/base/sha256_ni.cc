@@ -107,9 +107,9 @@ size_t PaddedTail(std::string_view m, std::array<uint8_t, 128>& tail) {
 // Up to four messages: their common whole blocks interleaved, then each one's rest alone.
 void Group(std::span<const std::string_view> messages, std::span<Sha256Digest> out) {
   const size_t n = messages.size();
-  std::array<State, 4> states;
-  State* state_ptrs[4];
-  const uint8_t* data[4];
+  std::array<State, 4> states{};
+  State* state_ptrs[4] = {};
+  const uint8_t* data[4] = {};
   size_t common = SIZE_MAX;
   for (size_t i = 0; i < n; ++i) {
     states[i] = kInitialState;
