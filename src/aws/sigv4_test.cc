@@ -17,14 +17,19 @@ const Credentials kS3ExampleCreds{.access_key_id = "AKIAIOSFODNN7EXAMPLE",
 
 SystemTime Time(const char* iso) { return *ParseIso8601(iso); }
 
+// The S3 example's GET of /test.txt, bytes 0-9.
+SigningInput GetObjectWithRange() {
+  return {.method = "GET",
+          .encoded_path = "/test.txt",
+          .headers = {{"Host", "examplebucket.s3.amazonaws.com"},
+                      {"Range", "bytes=0-9"},
+                      {"x-amz-content-sha256", std::string(kEmptyPayloadSha256)},
+                      {"x-amz-date", "20130524T000000Z"}},
+          .payload_hash = std::string(kEmptyPayloadSha256)};
+}
+
 TEST(SigV4Test, S3GetObjectWithRange) {
-  SigningInput in{.method = "GET",
-                  .encoded_path = "/test.txt",
-                  .headers = {{"Host", "examplebucket.s3.amazonaws.com"},
-                              {"Range", "bytes=0-9"},
-                              {"x-amz-content-sha256", std::string(kEmptyPayloadSha256)},
-                              {"x-amz-date", "20130524T000000Z"}},
-                  .payload_hash = std::string(kEmptyPayloadSha256)};
+  SigningInput in = GetObjectWithRange();
   auto r = SignV4(in, kS3ExampleCreds, "us-east-1", "s3", Time("2013-05-24T00:00:00Z"));
   EXPECT_EQ(
       r.canonical_request,
@@ -62,13 +67,7 @@ TEST(SigV4Test, S3PutObjectWithPayloadAndEncodedKey) {
 // The signing key is kept per thread between requests: a change of secret, day, region or
 // service must derive a new one, and coming back must give the published signature again.
 TEST(SigV4Test, KeptSigningKeyFollowsSecretDayRegionAndService) {
-  SigningInput in{.method = "GET",
-                  .encoded_path = "/test.txt",
-                  .headers = {{"Host", "examplebucket.s3.amazonaws.com"},
-                              {"Range", "bytes=0-9"},
-                              {"x-amz-content-sha256", std::string(kEmptyPayloadSha256)},
-                              {"x-amz-date", "20130524T000000Z"}},
-                  .payload_hash = std::string(kEmptyPayloadSha256)};
+  SigningInput in = GetObjectWithRange();
   const std::string published = "f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41";
   const SystemTime day = Time("2013-05-24T00:00:00Z");
   Credentials other = kS3ExampleCreds;

@@ -187,6 +187,21 @@ TEST_F(CopyEngineTest, LargeLocalFileIsReadOnceAndItsChecksumRecordedAtCommit) {
   EXPECT_TRUE(*dst->ReadAll("big.bin") == data);
 }
 
+// Flips the byte at `offset` of the file (and of `data`, its expected content) in place, keeping
+// its size and modification time: the same version tag, different bytes.
+void ChangeInPlaceKeepingMtime(const std::string& path, std::string& data, size_t offset) {
+  struct stat before {};
+  ASSERT_EQ(::stat(path.c_str(), &before), 0);
+  data[offset] ^= 0x01;
+  {
+    std::fstream f(path, std::ios::binary | std::ios::in | std::ios::out);
+    f.seekp(static_cast<std::streamoff>(offset));
+    f.put(data[offset]);
+  }
+  const struct timespec times[2] = {before.st_atim, before.st_mtim};
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+}
+
 // A destination whose parts go with their SHA-256 (as S3's do): a part writer that asks for the
 // digests, checks each against its part and counts the parts that came with one.
 class Sha256PartsStore final : public storage::StoreWrapper {
@@ -267,16 +282,7 @@ TEST_F(CopyEngineTest, HashedPartsResumeAfterAFailedReadAndResendAChangedPart) {
   EXPECT_EQ(dst->Stat("big.bin").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(dst->hashed_parts(), 4);
 
-  struct stat before {};
-  ASSERT_EQ(::stat(path.c_str(), &before), 0);
-  data[(5 << 20) + 10] ^= 0x01;  // part 2 changes in place
-  {
-    std::fstream f(path, std::ios::binary | std::ios::in | std::ios::out);
-    f.seekp((5 << 20) + 10);
-    f.put(data[(5 << 20) + 10]);
-  }
-  const struct timespec times[2] = {before.st_atim, before.st_mtim};
-  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+  ASSERT_NO_FATAL_FAILURE(ChangeInPlaceKeepingMtime(path, data, (5 << 20) + 10));  // part 2
 
   faulty->FailReadsFrom(0);
   auto r = Copy(At(faulty, "big.bin"), At(dst, "big.bin"));
@@ -305,16 +311,7 @@ TEST_F(CopyEngineTest, ResumedOneReadUploadChecksItsStoredPartsAgainstTheFile) {
   EXPECT_FALSE(Copy(At(faulty, "big.bin"), At(dst, "big.bin")).status.ok());
   EXPECT_EQ(dst->Stat("big.bin").status().code(), StatusCode::kNotFound);
 
-  struct stat before {};
-  ASSERT_EQ(::stat(path.c_str(), &before), 0);
-  data[(5 << 20) + 10] ^= 0x01;  // part 2 changes in place
-  {
-    std::fstream f(path, std::ios::binary | std::ios::in | std::ios::out);
-    f.seekp((5 << 20) + 10);
-    f.put(data[(5 << 20) + 10]);
-  }
-  const struct timespec times[2] = {before.st_atim, before.st_mtim};
-  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+  ASSERT_NO_FATAL_FAILURE(ChangeInPlaceKeepingMtime(path, data, (5 << 20) + 10));  // part 2
 
   faulty->FailReadsFrom(0);
   auto r = Copy(At(faulty, "big.bin"), At(dst, "big.bin"));
