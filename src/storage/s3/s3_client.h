@@ -54,10 +54,11 @@ class S3Client final {
   uint64_t retries() const { return retries_.load(); }
   // Whether an uploaded part goes with its whole SHA-256 in the signature (not Content-MD5, not
   // aws-chunked), so a caller may pass it in S3Call::body_sha256. Anonymous requests still use
-  // Content-MD5 (the passed digest is then unused).
+  // Content-MD5 (the passed digest is then unused). Fixed for the client's life: chunked parts
+  // that a server refuses fall back to a SHA-256 computed per part, so one copy run never mixes
+  // the copy engine's two ways of sending parts.
   bool SignsPartSha256() const {
-    return Sha256Body() &&
-           (opt_.body_check != S3StoreOptions::BodyCheck::kChunked || chunked_refused_.load());
+    return Sha256Body() && opt_.body_check != S3StoreOptions::BodyCheck::kChunked;
   }
   // Counts and logs one retry: an info line each; a stall also as a warning (`resume` says
   // where the retry continues, e.g. "from byte 123"); throttling as a few warnings for the
