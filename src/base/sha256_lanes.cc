@@ -23,12 +23,12 @@ void HashTheRest(std::span<const std::string_view> messages, const std::vector<b
   std::vector<std::string_view> rest_messages;
   for (size_t i = 0; i < messages.size(); ++i) {
     if (done[i]) continue;
-    if (!sha_ni) {
+    if (sha_ni) {
+      rest.push_back(i);
+      rest_messages.push_back(messages[i]);
+    } else {
       out[i] = Sha256(messages[i]);
-      continue;
     }
-    rest.push_back(i);
-    rest_messages.push_back(messages[i]);
   }
   if (rest.empty()) return;
   std::vector<Sha256Digest> digests(rest.size());

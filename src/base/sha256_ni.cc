@@ -152,8 +152,7 @@ bool HaveSha256Ni() {
   unsigned int eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return false;
   const bool ssse3_sse41 = (ecx & (1u << 9)) != 0 && (ecx & (1u << 19)) != 0;
-  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
-  return ssse3_sse41 && (ebx & (1u << 29)) != 0;
+  return ssse3_sse41 && Sha256IsHardwareAccelerated();  // base/hash.h: the SHA extensions
 }
 
 void Sha256NiEach(std::span<const std::string_view> messages, std::span<Sha256Digest> out) {

@@ -22,13 +22,12 @@ constexpr int kGroup = 4;  // parts hashed together: four SHA-NI streams
 // when its last part is sent; the reader waits for a free set before reading the next group.
 class GroupBuffers final {
  public:
-  explicit GroupBuffers(int sets) : free_sets_(sets) {}
+  explicit GroupBuffers(int sets) : sets_(sets), free_sets_(sets) {}
 
   std::vector<std::string> Take() EXCLUDES(mu_) {
     MutexLock lock(mu_);
     cv_.Wait(lock, [&]() REQUIRES(mu_) { return free_sets_ > 0; });
     --free_sets_;
-    ++in_flight_;
     std::vector<std::string> set;
     if (!spare_.empty()) {
       set = std::move(spare_.back());
@@ -41,19 +40,18 @@ class GroupBuffers final {
     MutexLock lock(mu_);
     spare_.push_back(std::move(set));
     ++free_sets_;
-    --in_flight_;
     cv_.NotifyAll();
   }
   void WaitNoneInFlight() EXCLUDES(mu_) {
     MutexLock lock(mu_);
-    cv_.Wait(lock, [&]() REQUIRES(mu_) { return in_flight_ == 0; });
+    cv_.Wait(lock, [&]() REQUIRES(mu_) { return free_sets_ == sets_; });
   }
 
  private:
+  const int sets_;
   Mutex mu_;
   CondVar cv_;
   int free_sets_ GUARDED_BY(mu_);
-  int in_flight_ GUARDED_BY(mu_) = 0;
   std::vector<std::vector<std::string>> spare_ GUARDED_BY(mu_);  // reused: no page faults
 };
 

@@ -174,9 +174,9 @@ Status SourceStillAsListed(RunContext& ctx, const Item& item) {
                     std::to_string(now.size) + " now)");
 }
 
-// Reads [offset, offset+len) of the source into `buf`, honouring the rate limit and progress.
 }  // namespace
 
+// Reads [offset, offset+len) of the source into `buf`, honouring the rate limit and progress.
 Status ReadRange(RunContext& ctx, const Item& item, uint64_t offset, uint64_t len, std::string& buf,
                  ObjectInfo* info) {
   buf.clear();

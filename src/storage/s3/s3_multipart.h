@@ -14,7 +14,8 @@ namespace ferry::storage::s3 {
 Result<std::string> CreateMultipartUpload(S3Client& client, const std::string& key,
                                           const std::map<std::string, std::string>& metadata,
                                           const std::string& content_type);
-// Uploads one part with Content-MD5 (the server verifies it); returns the part's ETag.
+// Uploads one part, the server made to verify it (S3StoreOptions::body_check); `sha256`, when
+// given, is the part's digest computed by the caller. Returns the part's ETag.
 Result<std::string> UploadPart(S3Client& client, const std::string& key,
                                const std::string& upload_id, int part_number, std::string_view data,
                                const Sha256Digest* sha256 = nullptr);
