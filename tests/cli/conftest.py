@@ -123,11 +123,10 @@ class Proxy:
         self.proc = subprocess.Popen([sys.executable, str(ROOT / "tests/tools/fault_proxy.py"),
                                       "--target", target, "--port-file", str(self.port_file),
                                       "--lifetime", "300", *map(str, args)])
-        for _ in range(100):
-            if self.port_file.exists() and self.port_file.read_text():
-                break
-            time.sleep(0.05)
-        self.endpoint = f"http://127.0.0.1:{self.port_file.read_text()}"
+        port = wait_for(lambda: self.proc.poll() is not None or
+                        (self.port_file.exists() and self.port_file.read_text()), "the fault proxy's port")
+        assert port is not True, f"fault_proxy.py exited ({self.proc.returncode})"
+        self.endpoint = f"http://127.0.0.1:{port}"
 
     def __enter__(self):
         return self
@@ -172,7 +171,20 @@ def python(rgw, tmp_path):
     return run
 
 
-def wait_until_catching(pid, sig, timeout=20.0):
+def wait_for(predicate, what, timeout=60):
+    """The first truthy value of predicate(), polled every 50 ms; AssertionError after timeout.
+    For what another process must have done before the test goes on: a fixed sleep is too short
+    on the loaded CI machine (the ASan build takes 1-2 s to start there, RGW answers slowly)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what} ({timeout} s)")
+
+
+def wait_until_catching(pid, sig, timeout=60.0):
     """Waits until process `pid` handles `sig`: a handler (SigCgt in /proc/PID/status) or the
     signal blocked to be waited for (SigBlk: `ferry run` takes its signals with sigtimedwait)."""
     deadline = time.monotonic() + timeout

@@ -5,18 +5,8 @@ import pathlib
 import re
 import signal
 import subprocess
-import time
 
-
-def wait_for(predicate, what, timeout=30):
-    """The first truthy value of predicate(), polled every 50 ms; AssertionError after timeout."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+from conftest import wait_for
 
 
 def minimal_env():
@@ -47,4 +37,4 @@ class ServeProcess:
     def stop(self):
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(timeout=20)
+            self.proc.wait(timeout=60)

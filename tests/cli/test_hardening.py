@@ -274,7 +274,7 @@ def test_users_ferry_tmp_files_are_copied(ferry, tmp_path):
 def test_discarded_journal_leaves_no_temp_file(ferry, prefix, s3, bucket, tmp_path, ferry_bin, rgw):
     """kill -9 during a large download, replace the source, run again: the new file is right and
     the old run's temporary file is gone."""
-    from conftest import base_env
+    from conftest import base_env, wait_for
     key = prefix.split(f"s3://{bucket}/", 1)[1] + "big.bin"
     v1 = os.urandom(64 << 20)
     s3.put_object(Bucket=bucket, Key=key, Body=v1)
@@ -284,7 +284,11 @@ def test_discarded_journal_leaves_no_temp_file(ferry, prefix, s3, bucket, tmp_pa
     proc = subprocess.Popen([ferry_bin, "cp", "--bwlimit", "20M", "--no-progress",
                              f"s3://{bucket}/{key}", f"{dst}/"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(1.5)
+    # Killed once the download is under way: its journal written (naming the temporary file,
+    # which exists by then), not after a fixed 1.5 s that a loaded machine can spend starting.
+    journals = tmp_path / "state" / "transfers"
+    wait_for(lambda: proc.poll() is not None or
+             any("\n" in j.read_text() for j in journals.glob("*.journal")), "the download's journal")
     proc.kill()
     proc.wait()
     temps = [f.name for f in dst.iterdir()]

@@ -185,13 +185,15 @@ def test_a_failing_command_is_failed_with_its_exit_code(ferry_bin, server, tmp_p
 
 
 def test_sigterm_to_ferry_makes_the_run_killed(ferry_bin, server, tmp_path):
+    # 'started' is printed before info.json is written, and info.json is renamed into place: once
+    # it is there, the line is in ferry's pipe (no fixed sleep for it to get there).
     script = ("import json, os, time\n"
-              "json.dump({'id': os.environ['MLFLOW_RUN_ID']}, open(os.environ['INFO'], 'w'))\n"
               "print('started', flush=True)\n"
+              "json.dump({'id': os.environ['MLFLOW_RUN_ID']}, open(os.environ['INFO'] + '.tmp', 'w'))\n"
+              "os.rename(os.environ['INFO'] + '.tmp', os.environ['INFO'])\n"
               "time.sleep(60)\n")
     proc = ferry_run(ferry_bin, tmp_path, server.url, script, wait=False)
-    wait_for(lambda: (tmp_path / "info.json").exists(), "the command to start")
-    time.sleep(0.3)
+    wait_for(lambda: proc.poll() is not None or (tmp_path / "info.json").exists(), "the command to start")
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signal.SIGTERM, err.decode()

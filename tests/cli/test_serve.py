@@ -31,7 +31,7 @@ class Served:
     def get(self, path, headers=None, method="GET"):
         req = urllib.request.Request(self.url + path, headers=headers or {}, method=method)
         try:
-            with urllib.request.urlopen(req, timeout=10) as r:
+            with urllib.request.urlopen(req, timeout=60) as r:
                 return r.status, dict(r.headers), r.read().decode()
         except urllib.error.HTTPError as e:
             return e.code, dict(e.headers), e.read().decode()

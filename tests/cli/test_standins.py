@@ -7,9 +7,10 @@ import os
 import pathlib
 import subprocess
 import sys
-import time
 
 import pytest
+
+from conftest import wait_for
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 NPM = ROOT / "tests/tools/npm"
@@ -23,11 +24,9 @@ def hub(tmp_path):
     proc = subprocess.Popen([sys.executable, ROOT / "tests/tools/hf_standin.py",
                              "--port-file", tmp_path / "hub.port", "--cdn-port-file",
                              tmp_path / "cdn.port", "--log", log, "--lifetime", "120"])
-    for _ in range(100):
-        if (tmp_path / "hub.port").exists() and (tmp_path / "hub.port").read_text():
-            break
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{(tmp_path / 'hub.port').read_text()}", log
+    port = wait_for(lambda: (tmp_path / "hub.port").exists() and (tmp_path / "hub.port").read_text(),
+                    "the hub stand-in's port")
+    yield f"http://127.0.0.1:{port}", log
     proc.kill()
     proc.wait()
 

@@ -15,7 +15,7 @@ import warnings
 
 import pytest
 
-from serve_helpers import ServeProcess
+from serve_helpers import ServeProcess, wait_for
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
@@ -111,8 +111,9 @@ def test_kill_9_and_restart_on_the_same_port_loses_and_duplicates_nothing(ferry_
                 time.sleep(1.5)                       # some batches acknowledged
                 first.proc.send_signal(signal.SIGKILL)
                 first.proc.wait()
-            if step == 2000:
-                time.sleep(2)                         # the client retries against nothing
+            if step == 2000:                          # the client retries against nothing
+                wait_for(lambda: any("retrying" in str(w.message) for w in caught),
+                         "the client's retry warning")
                 again = serve(ferry_bin, data, listen=f"127.0.0.1:{port}")
             if step % 100 == 0:
                 time.sleep(0.01)
@@ -225,7 +226,7 @@ def test_server_gone_at_finish_keeps_the_spool_and_sync_completes_the_run(ferry_
     s = serve(ferry_bin, data)
     run = track.init(project="late", url=s.url, spool_dir=tmp_path / "spool")
     run.log({"x": 0.5})
-    assert run.flush(timeout=10)
+    assert run.flush(timeout=60)
     s.proc.send_signal(signal.SIGKILL)
     s.proc.wait()
     for step in range(1, 2500):
