@@ -1,6 +1,7 @@
 #include "storage/store.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "base/strings.h"
 
@@ -89,6 +90,21 @@ Status PartWriter::WritePartWithSha256(int number, std::string_view data, const 
 
 Result<uint32_t> PartWriter::StoredCrc32c(uint64_t, uint64_t) {
   return Unimplemented("this store cannot read back unfinished parts");
+}
+
+Result<size_t> Store::ReadInto(std::string_view key, const ReadOptions& options,
+                               std::span<char> dst, const ReadProgress& progress) {
+  size_t placed = 0;
+  FERRY_RETURN_IF_ERROR(Read(key, options, [&](std::string_view chunk) -> Status {
+    if (chunk.size() > dst.size() - placed) {
+      return Status(StatusCode::kDataLoss, "'" + UrlFor(key) + "' gave more than the " +
+                                               std::to_string(dst.size()) + " bytes expected");
+    }
+    std::memcpy(dst.data() + placed, chunk.data(), chunk.size());
+    placed += chunk.size();
+    return progress(chunk.size());
+  }));
+  return placed;
 }
 
 Result<std::string> Store::ReadAll(std::string_view key, const ReadOptions& options) {

@@ -56,6 +56,8 @@ struct ReadOptions {
 
 // Receives data in order; a non-OK status stops the read and is returned by Read().
 using ByteSink = std::function<Status(std::string_view chunk)>;
+// Told how many more bytes ReadInto() placed; a non-OK status stops the read and is returned.
+using ReadProgress = std::function<Status(size_t bytes)>;
 
 struct WriteOptions {
   bool if_none_match = false;  // create only: kAlreadyExists (or kFailedPrecondition) if present
@@ -236,6 +238,13 @@ class Store {
 
   virtual Result<ObjectInfo> Stat(std::string_view key) = 0;
   virtual Status Read(std::string_view key, const ReadOptions& options, const ByteSink& sink) = 0;
+  // Reads like Read() into memory the caller owns: the bytes go to the front of `dst` in order,
+  // `progress` is told of each span placed, and the count placed is returned (fewer than
+  // dst.size() when the object or range ends first). More bytes than `dst` holds: kDataLoss.
+  // Default: Read(), each chunk copied into `dst`; local files override it to read straight
+  // into `dst` (an upload's parts then cost no copy between the page cache and the request).
+  virtual Result<size_t> ReadInto(std::string_view key, const ReadOptions& options,
+                                  std::span<char> dst, const ReadProgress& progress);
   virtual Result<std::unique_ptr<Writer>> NewWriter(std::string_view key,
                                                     const WriteOptions& options) = 0;
   virtual Result<ListPage> List(const ListOptions& options) = 0;

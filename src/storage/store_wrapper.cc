@@ -12,6 +12,11 @@ Status StoreWrapper::Read(std::string_view key, const ReadOptions& options, cons
   return inner_->Read(key, options, sink);
 }
 
+Result<size_t> StoreWrapper::ReadInto(std::string_view key, const ReadOptions& options,
+                                      std::span<char> dst, const ReadProgress& progress) {
+  return inner_->ReadInto(key, options, dst, progress);
+}
+
 Result<std::unique_ptr<Writer>> StoreWrapper::NewWriter(std::string_view key,
                                                         const WriteOptions& options) {
   return inner_->NewWriter(key, options);

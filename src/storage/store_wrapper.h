@@ -4,6 +4,9 @@
 // EnvWrapper. It forwards every virtual of Store to the wrapped store, the optional operations
 // too (Copy, CopyFrom, DeleteMany, WriteAll, part writes, Describe, ...), so a decorator
 // overrides only what it changes and never falls back silently to Store's generic defaults.
+// One pair goes together: a decorator that changes Read() overrides ReadInto() as
+// `return Store::ReadInto(...)` (the default, built on Read()), or the copy engine's reads of
+// local files, which use ReadInto(), bypass it.
 // store_wrapper_test checks that each virtual arrives at the wrapped store.
 //
 // Thread-safety: as the wrapped store. Ownership: shares the wrapped store.
@@ -24,6 +27,8 @@ class StoreWrapper : public Store {
   Capabilities capabilities() const override;
   Result<ObjectInfo> Stat(std::string_view key) override;
   Status Read(std::string_view key, const ReadOptions& options, const ByteSink& sink) override;
+  Result<size_t> ReadInto(std::string_view key, const ReadOptions& options, std::span<char> dst,
+                          const ReadProgress& progress) override;
   Result<std::unique_ptr<Writer>> NewWriter(std::string_view key,
                                             const WriteOptions& options) override;
   Result<ListPage> List(const ListOptions& options) override;

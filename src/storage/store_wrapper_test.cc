@@ -24,6 +24,10 @@ class RecordingStore final : public Store {
   Status Read(std::string_view, const ReadOptions&, const ByteSink&) override {
     return Note("Read", Status());
   }
+  Result<size_t> ReadInto(std::string_view, const ReadOptions&, std::span<char>,
+                          const ReadProgress&) override {
+    return Note("ReadInto", Result<size_t>(size_t{0}));
+  }
   Result<std::unique_ptr<Writer>> NewWriter(std::string_view, const WriteOptions&) override {
     calls.insert("NewWriter");
     return Unimplemented("recording");
@@ -72,6 +76,8 @@ TEST(StoreWrapperTest, ForwardsEveryVirtualToTheWrappedStore) {
   EXPECT_TRUE(w.capabilities().local_files);
   EXPECT_TRUE(w.Stat("k").ok());
   EXPECT_TRUE(w.Read("k", {}, [](std::string_view) { return Status(); }).ok());
+  char buf[4];
+  EXPECT_TRUE(w.ReadInto("k", {}, buf, [](size_t) { return Status(); }).ok());
   EXPECT_FALSE(w.NewWriter("k", {}).ok());
   EXPECT_TRUE(w.List({}).ok());
   EXPECT_TRUE(w.Delete("k").ok());
@@ -87,9 +93,9 @@ TEST(StoreWrapperTest, ForwardsEveryVirtualToTheWrappedStore) {
   EXPECT_EQ(w.LocalPathFor("k"), "/root/k");
   EXPECT_TRUE(w.WriteAll("k", "data").ok());
   EXPECT_THAT(inner->calls, ::testing::UnorderedElementsAre(
-                                "capabilities", "Stat", "Read", "NewWriter", "List", "Delete",
-                                "DeleteMany", "Copy", "CopyFrom", "NewPartWriter", "AbortPartWrite",
-                                "Describe", "IsDirectory", "WriteAll"));
+                                "capabilities", "Stat", "Read", "ReadInto", "NewWriter", "List",
+                                "Delete", "DeleteMany", "Copy", "CopyFrom", "NewPartWriter",
+                                "AbortPartWrite", "Describe", "IsDirectory", "WriteAll"));
 }
 
 TEST(StoreWrapperTest, CopyFromItselfIsACopyInsideTheWrappedStore) {

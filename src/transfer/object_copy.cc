@@ -22,8 +22,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <span>
 #include <vector>
 
+#include "base/aligned_buffer.h"
 #include "base/crc32c.h"
 #include "base/errno_status.h"
 #include "base/hash.h"
@@ -177,30 +179,41 @@ Status SourceStillAsListed(RunContext& ctx, const Item& item) {
 }  // namespace
 
 // Reads [offset, offset+len) of the source into `buf`, honouring the rate limit and progress.
+// The bytes go straight into `buf` (Store::ReadInto: no copy in between for local files); a
+// reused `buf` is neither freed nor zero-filled.
 Status ReadRange(RunContext& ctx, const Item& item, uint64_t offset, uint64_t len, std::string& buf,
                  ObjectInfo* info) {
-  buf.clear();
-  buf.reserve(static_cast<size_t>(len));
   storage::ReadOptions ro{
       .range = storage::ByteRange{offset, len}, .if_match = item.src.etag, .info = info};
   // An empty object is read with a plain GET, so its answer's headers (ETag, checksum
   // metadata) still verify it; a zero-length range would send no request at all.
   if (len == 0 && offset == 0) ro.range.reset();
-  Status s = ctx.src_store->Read(item.src_key, ro, [&](std::string_view chunk) -> Status {
-    if (ctx.cancelled()) return Status(StatusCode::kCancelled, "copy interrupted");
-    ctx.limiter.Acquire(chunk.size());
-    buf.append(chunk);
-    ctx.counters.bytes_done += chunk.size();
-    return Status();
+  uint64_t counted = 0;
+  Result<size_t> got = size_t{0};
+  buf.resize_and_overwrite(static_cast<size_t>(len), [&](char* p, size_t n) {
+    if (n >= (4u << 20)) AdviseHugePages(p, n);  // a part: 2 MiB pages, far fewer faults
+    got = ctx.src_store->ReadInto(item.src_key, ro, std::span<char>(p, n),
+                                  [&](size_t bytes) -> Status {
+                                    if (ctx.cancelled())
+                                      return Status(StatusCode::kCancelled, "copy interrupted");
+                                    ctx.limiter.Acquire(bytes);
+                                    ctx.counters.bytes_done += bytes;
+                                    counted += bytes;
+                                    return Status();
+                                  });
+    return got.ok() ? *got : 0;
   });
-  if (!s.ok()) ctx.counters.bytes_done -= std::min<uint64_t>(ctx.counters.bytes_done, buf.size());
-  if (s.ok() && buf.size() != len) {
+  if (!got.ok()) {
+    ctx.counters.bytes_done -= std::min<uint64_t>(ctx.counters.bytes_done, counted);
+    return got.status();
+  }
+  if (*got != len) {
     return Status(StatusCode::kDataLoss, "'" + ctx.src_store->UrlFor(item.src_key) + "' gave " +
-                                             std::to_string(buf.size()) + " bytes at offset " +
+                                             std::to_string(*got) + " bytes at offset " +
                                              std::to_string(offset) + ", expected " +
                                              std::to_string(len));
   }
-  return s;
+  return Status();
 }
 
 Status SendPart(RunContext& ctx, PartsJob& job, int n, std::string_view data,

@@ -46,6 +46,11 @@ class MutatingStore final : public storage::StoreWrapper {
       return sink(chunk);
     });
   }
+  // Through Read() above (Store's default), so the copy engine's reads meet the mutation too.
+  Result<size_t> ReadInto(std::string_view key, const storage::ReadOptions& options,
+                          std::span<char> dst, const storage::ReadProgress& progress) override {
+    return Store::ReadInto(key, options, dst, progress);
+  }
   Result<std::unique_ptr<storage::Writer>> NewWriter(std::string_view key,
                                                      const storage::WriteOptions& o) override {
     if (key == refused_) return Refused();

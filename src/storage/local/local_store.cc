@@ -5,7 +5,10 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <functional>
+#include <utility>
 #include <vector>
 
 #include "base/errno_status.h"
@@ -124,20 +127,37 @@ class LocalStore final : public Store {
   }
 
   Status Read(std::string_view key, const ReadOptions& options, const ByteSink& sink) override {
-    auto path = LocalPath(root_, key);
-    if (!path.ok()) return path.status().WithContext("Read '" + UrlFor(key) + "'");
-    int fd = ::open(path->c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return ErrnoToStatus(errno, "Read '" + *path + "'");
-    if (options.info) {
-      struct stat st;
-      if (::fstat(fd, &st) == 0) {
-        *options.info = local_internal::InfoFromStat(std::string(key), st);
-        options.info->metadata = local_internal::ReadUserXattrs(*path);
-      }
+    FERRY_ASSIGN_OR_RETURN(OpenFile file, Open(key, options));
+    FERRY_ASSIGN_OR_RETURN(Span span, SpanOf(file, options));
+    constexpr size_t kChunk = 1 << 20;
+    std::vector<char> buf(std::min<uint64_t>(kChunk, std::max<uint64_t>(span.length, 1)));
+    return ReadSpan(file, span, [&](uint64_t done, size_t want) -> Result<size_t> {
+      want = std::min(want, buf.size());
+      ssize_t n = Pread(file.fd, buf.data(), want, span.offset + done);
+      if (n > 0) FERRY_RETURN_IF_ERROR(sink(std::string_view(buf.data(), static_cast<size_t>(n))));
+      return n < 0 ? Result<size_t>(ErrnoToStatus(errno, "Read '" + file.path + "'"))
+                   : Result<size_t>(static_cast<size_t>(n));
+    });
+  }
+
+  // Straight from the page cache into `dst` (pread), 1 MiB at a time for progress and stops.
+  Result<size_t> ReadInto(std::string_view key, const ReadOptions& options, std::span<char> dst,
+                          const ReadProgress& progress) override {
+    FERRY_ASSIGN_OR_RETURN(OpenFile file, Open(key, options));
+    FERRY_ASSIGN_OR_RETURN(Span span, SpanOf(file, options));
+    if (span.length > dst.size()) {
+      return Status(StatusCode::kDataLoss,
+                    "Read '" + file.path + "': " + std::to_string(span.length) +
+                        " bytes, more than the " + std::to_string(dst.size()) + " expected");
     }
-    Status s = ReadFd(fd, *path, options, sink);
-    ::close(fd);
-    return s;
+    FERRY_RETURN_IF_ERROR(ReadSpan(file, span, [&](uint64_t done, size_t want) -> Result<size_t> {
+      want = std::min<size_t>(want, size_t{1} << 20);
+      ssize_t n = Pread(file.fd, dst.data() + done, want, span.offset + done);
+      if (n > 0) FERRY_RETURN_IF_ERROR(progress(static_cast<size_t>(n)));
+      return n < 0 ? Result<size_t>(ErrnoToStatus(errno, "Read '" + file.path + "'"))
+                   : Result<size_t>(static_cast<size_t>(n));
+    }));
+    return static_cast<size_t>(span.length);
   }
 
   Result<std::unique_ptr<Writer>> NewWriter(std::string_view key,
@@ -174,39 +194,84 @@ class LocalStore final : public Store {
   }
 
  private:
-  static Status ReadFd(int fd, const std::string& path, const ReadOptions& options,
-                       const ByteSink& sink) {
+  // An open file being read; closed with the object.
+  struct OpenFile {
+    OpenFile(int f, std::string p) : fd(f), path(std::move(p)) {}
+    OpenFile(OpenFile&& o) noexcept : fd(std::exchange(o.fd, -1)), path(std::move(o.path)) {}
+    OpenFile& operator=(OpenFile&&) = delete;
+    ~OpenFile() {
+      if (fd >= 0) ::close(fd);
+    }
+    int fd;
+    std::string path;
+  };
+  struct Span {
+    uint64_t offset = 0;
+    uint64_t length = 0;
+  };
+
+  // Opens `key` for reading; fills options.info from the open file (size, etag, xattrs).
+  Result<OpenFile> Open(std::string_view key, const ReadOptions& options) {
+    auto path = LocalPath(root_, key);
+    if (!path.ok()) return path.status().WithContext("Read '" + UrlFor(key) + "'");
+    int fd = ::open(path->c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ErrnoToStatus(errno, "Read '" + *path + "'");
+    OpenFile file(fd, std::move(*path));
+    if (options.info) {
+      struct stat st;
+      if (::fstat(fd, &st) == 0) {
+        *options.info = local_internal::InfoFromStat(std::string(key), st);
+        options.info->metadata = local_internal::ReadUserXattrs(file.path);
+      }
+    }
+    return file;
+  }
+
+  // The span of the open file that `options` asks for, after checking the file is one and
+  // still the version asked for (if_match); tells the kernel it will be read in order.
+  static Result<Span> SpanOf(const OpenFile& file, const ReadOptions& options) {
     struct stat st;
-    if (::fstat(fd, &st) != 0) return ErrnoToStatus(errno, "Read '" + path + "'");
-    if (S_ISDIR(st.st_mode)) return InvalidArgument("Read '" + path + "': is a directory");
+    if (::fstat(file.fd, &st) != 0) return ErrnoToStatus(errno, "Read '" + file.path + "'");
+    if (S_ISDIR(st.st_mode)) return InvalidArgument("Read '" + file.path + "': is a directory");
     if (!options.if_match.empty() && options.if_match != local_internal::Etag(st)) {
-      return Status(StatusCode::kFailedPrecondition, "Read '" + path + "': file changed");
+      return Status(StatusCode::kFailedPrecondition, "Read '" + file.path + "': file changed");
     }
     uint64_t size = static_cast<uint64_t>(st.st_size);
-    uint64_t off = options.range ? options.range->offset : 0;
-    if (off > size) {
-      return Status(StatusCode::kOutOfRange, "Read '" + path + "': offset " + std::to_string(off) +
+    Span span{.offset = options.range ? options.range->offset : 0};
+    if (span.offset > size) {
+      return Status(StatusCode::kOutOfRange, "Read '" + file.path + "': offset " +
+                                                 std::to_string(span.offset) +
                                                  " is past the end (" + std::to_string(size) + ")");
     }
-    uint64_t remaining = size - off;
+    span.length = size - span.offset;
     if (options.range && options.range->length)
-      remaining = std::min(remaining, *options.range->length);
-    ::posix_fadvise(fd, static_cast<off_t>(off), static_cast<off_t>(remaining),
+      span.length = std::min(span.length, *options.range->length);
+    ::posix_fadvise(file.fd, static_cast<off_t>(span.offset), static_cast<off_t>(span.length),
                     POSIX_FADV_SEQUENTIAL);
-    constexpr size_t kChunk = 1 << 20;
-    std::vector<char> buf(std::min<uint64_t>(kChunk, std::max<uint64_t>(remaining, 1)));
-    while (remaining > 0) {
-      size_t want = static_cast<size_t>(std::min<uint64_t>(buf.size(), remaining));
-      ssize_t n = ::pread(fd, buf.data(), want, static_cast<off_t>(off));
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return ErrnoToStatus(errno, "Read '" + path + "'");
+    return span;
+  }
+
+  static ssize_t Pread(int fd, char* buf, size_t n, uint64_t offset) {
+    ssize_t got;
+    do {
+      got = ::pread(fd, buf, n, static_cast<off_t>(offset));
+    } while (got < 0 && errno == EINTR);
+    return got;
+  }
+
+  // Calls `read_at(done, want)` (which preads at most `want` bytes at span.offset + done and
+  // returns how many) until the span is read; a file that ends early is kDataLoss.
+  static Status ReadSpan(const OpenFile& file, const Span& span,
+                         const std::function<Result<size_t>(uint64_t, size_t)>& read_at) {
+    uint64_t done = 0;
+    while (done < span.length) {
+      size_t want = static_cast<size_t>(std::min<uint64_t>(span.length - done, 1u << 30));
+      Result<size_t> n = read_at(done, want);
+      if (!n.ok()) return n.status();
+      if (*n == 0) {
+        return Status(StatusCode::kDataLoss, "Read '" + file.path + "': file shrank while reading");
       }
-      if (n == 0)
-        return Status(StatusCode::kDataLoss, "Read '" + path + "': file shrank while reading");
-      FERRY_RETURN_IF_ERROR(sink(std::string_view(buf.data(), static_cast<size_t>(n))));
-      off += static_cast<uint64_t>(n);
-      remaining -= static_cast<uint64_t>(n);
+      done += *n;
     }
     return Status();
   }

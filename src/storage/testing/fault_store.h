@@ -24,6 +24,12 @@ class FaultInjectingStore final : public StoreWrapper {
   void CorruptReads(bool on) { corrupt_ = on; }
   int reads() const { return reads_; }
 
+  // Through Read() above (Store's default), so its faults reach ReadInto() too.
+  Result<size_t> ReadInto(std::string_view key, const ReadOptions& options, std::span<char> dst,
+                          const ReadProgress& progress) override {
+    return Store::ReadInto(key, options, dst, progress);
+  }
+
   Status Read(std::string_view key, const ReadOptions& options, const ByteSink& sink) override {
     int n = ++reads_;
     if (fail_from_ > 0 && n >= fail_from_) {

@@ -49,5 +49,20 @@ TEST(FaultInjectingStoreTest, FailsAndCorruptsOnlyReadsAndOnlyWhenAsked) {
   EXPECT_TRUE(faulty.Stat("k2").ok());
 }
 
+TEST(FaultInjectingStoreTest, ReadIntoMeetsTheSameFaults) {
+  auto local = MakeLocalStore(TempRoot());  // overrides ReadInto: the decorator must not forward
+  FaultInjectingStore faulty(local);
+  ASSERT_TRUE(faulty.WriteAll("into", "abc").ok());
+  std::string dst(3, '\0');
+  auto ok = [](size_t) { return Status(); };
+  faulty.CorruptReads(true);
+  ASSERT_TRUE(faulty.ReadInto("into", {}, std::span<char>(dst), ok).ok());
+  EXPECT_NE(dst, "abc");
+  faulty.CorruptReads(false);
+  faulty.FailReadsFrom(faulty.reads() + 1);
+  EXPECT_EQ(faulty.ReadInto("into", {}, std::span<char>(dst), ok).status().code(),
+            StatusCode::kUnavailable);
+}
+
 }  // namespace
 }  // namespace ferry::storage::testing

@@ -82,6 +82,42 @@ TEST_P(StoreConformanceTest, RangedReads) {
   EXPECT_EQ(read(11, std::nullopt).status().code(), StatusCode::kOutOfRange);
 }
 
+// ReadInto: the same bytes as Read, placed in the caller's memory, progress told of all of them.
+TEST_P(StoreConformanceTest, ReadIntoPlacesTheRangeInTheCallersMemory) {
+  std::string data(3 << 20, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>((i * 131) >> 7);
+  Put(K("into"), data);
+  std::string dst(1 << 20, 'x');
+  size_t told = 0;
+  auto count = [&](size_t n) {
+    told += n;
+    return Status();
+  };
+  ReadOptions ro{.range = ByteRange{12345, 1 << 20}};
+  auto got = store_->ReadInto(K("into"), ro, std::span<char>(dst), count);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ(*got, dst.size());
+  EXPECT_EQ(told, dst.size());
+  EXPECT_TRUE(dst == data.substr(12345, 1 << 20));
+  // The range ends at the end of the object: fewer bytes placed, the rest of dst untouched.
+  std::string tail(100, 'y');
+  got = store_->ReadInto(K("into"), {.range = ByteRange{data.size() - 10, 100}},
+                         std::span<char>(tail), count);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ(*got, 10u);
+  EXPECT_EQ(tail, data.substr(data.size() - 10) + std::string(90, 'y'));
+  // More bytes than the caller's memory holds: an error, never a write past it.
+  std::string small(10, 'z');
+  EXPECT_EQ(store_->ReadInto(K("into"), {}, std::span<char>(small), count).status().code(),
+            StatusCode::kDataLoss);
+  // A progress callback that fails stops the read with its status.
+  auto stop = [](size_t) { return Status(StatusCode::kCancelled, "stop"); };
+  EXPECT_EQ(store_->ReadInto(K("into"), ro, std::span<char>(dst), stop).status().code(),
+            StatusCode::kCancelled);
+  EXPECT_EQ(store_->ReadInto(K("missing"), {}, std::span<char>(dst), count).status().code(),
+            StatusCode::kNotFound);
+}
+
 TEST_P(StoreConformanceTest, MissingObjectIsNotFound) {
   EXPECT_EQ(store_->Stat(K("missing")).status().code(), StatusCode::kNotFound);
   EXPECT_EQ(store_->ReadAll(K("missing")).status().code(), StatusCode::kNotFound);
