@@ -118,10 +118,10 @@ Status SendPart(RunContext& ctx, PartsJob& job, int n, std::string_view data,
                 const Sha256Digest* sha256);
 
 // For a local source and a writer that sends each part with its SHA-256
-// (PartWriter::wants_sha256): the calling thread reads the parts in order, four at a time; a
-// pool thread hashes the four together (four SHA-NI streams: base/sha256_lanes.h) and the pool
-// sends them; at most about ctx.part_threads + 4 parts are held. Calls job.latch.Done once per
-// part to send or check, and returns when none is in flight any more.
+// (PartWriter::wants_sha256): the calling thread reads the parts in order, four at a time, and
+// hashes each four together right after reading them (four SHA-NI streams: base/sha256_lanes.h);
+// the pool sends them; at most about ctx.part_threads + 4 parts are held. Calls job.latch.Done once
+// per part to send or check, and returns when none is in flight any more.
 void SendHashedParts(RunContext& ctx, PartsJob& job);
 
 // Copies one object (skip check, server-side copy, whole or in parts, verification).

@@ -1,8 +1,9 @@
 // SendHashedParts (copy_internal.h): a local file's parts, read in order by one thread and
-// hashed four at a time on the part pool, for a store that sends each part with its SHA-256 (S3's
-// signed payload).
+// hashed four at a time by it right after each read, for a store that sends each part with its
+// SHA-256 (S3's signed payload); the part pool sends them.
 // Hashing one part at a time in each sending thread cost a third of an upload's CPU; four
-// interleaved SHA-NI streams in one thread do the same work in ~60% of the time.
+// interleaved SHA-NI streams in one thread do the same work in ~60% of the time, and hashing
+// them while they are still in the reader's cache costs about half of hashing them later.
 
 #include <memory>
 #include <string>
@@ -121,20 +122,20 @@ void SendHashedParts(RunContext& ctx, PartsJob& job) {
     }
     std::vector<int> numbers(parts.begin() + static_cast<std::ptrdiff_t>(next),
                              parts.begin() + static_cast<std::ptrdiff_t>(next + n));
-    // Hashed on a pool thread while this one reads the next group: groups hash in parallel, so
-    // the reader alone bounds the rate (page-cache reads: GB/s), not one core's hashing.
-    ctx.part_pool.Submit([&ctx, &job, group, views, numbers] {
-      auto digests = std::make_shared<std::vector<Sha256Digest>>(Sha256Each(views));
-      auto send = [&ctx, &job, group, digests, numbers](size_t i) {
+    // Hashed here, right after the read, while the bytes are still in this core's cache: the
+    // same hashing on a pool thread a moment later cost 1.7x the user CPU of the whole upload
+    // (`ferry cp` of 1 GiB to RGW: 0.9 against 1.5-1.7 user CPU s). Reading and hashing one
+    // file are thus bound by one core (about 1.4 GB/s here); the pool sends the parts.
+    auto digests = std::make_shared<std::vector<Sha256Digest>>(Sha256Each(views));
+    for (size_t i = 0; i < n; ++i) {
+      ctx.part_pool.Submit([&ctx, &job, group, digests, numbers, i] {
         Status s = ctx.cancelled()
                        ? Status(StatusCode::kCancelled, "copy interrupted")
                        : SendPart(ctx, job, numbers[i], group->buffers[i], &(*digests)[i]);
         group->PartDone();
         job.latch.Done(std::move(s));
-      };
-      for (size_t i = 1; i < numbers.size(); ++i) ctx.part_pool.Submit([send, i] { send(i); });
-      send(0);
-    });
+      });
+    }
   }
   // Parts never read (interrupted, or a part failed): done without being sent.
   for (size_t i = next; i < parts.size(); ++i) {
