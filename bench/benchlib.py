@@ -69,10 +69,10 @@ class Rgw:
 
 
 def kernel_threads_cpu():
-    """User+system CPU seconds that all kernel threads (writeback flushers, kworkers, ksoftirqd)
-    have used so far: the work a tool leaves to the kernel, e.g. writing back the files it did
-    not fsync, which its own rusage does not show."""
-    total = 0
+    """{pid: user+system CPU ticks} of every kernel thread (writeback flushers, kworkers,
+    ksoftirqd) so far: the work a tool leaves to the kernel, e.g. writing back the files it did
+    not fsync, which its own rusage does not show. kernel_threads_cpu_since() subtracts."""
+    ticks = {}
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
@@ -83,8 +83,17 @@ def kernel_threads_cpu():
             continue
         fields = stat[stat.rindex(")") + 2:].split()  # fields from 3 (state) on
         if int(fields[6]) & 0x00200000:  # field 9, flags: PF_KTHREAD
-            total += int(fields[11]) + int(fields[12])  # fields 14, 15: utime, stime
-    return total / os.sysconf("SC_CLK_TCK")
+            ticks[pid] = int(fields[11]) + int(fields[12])  # fields 14, 15: utime, stime
+    return ticks
+
+
+def kernel_threads_cpu_since(before):
+    """CPU seconds kernel threads used since `before` (kernel_threads_cpu()): per thread, so a
+    kworker that exits in between is left out (its share of the span uncounted, instead of its
+    whole past subtracted: a plain total went negative), and one started in between counts from
+    zero."""
+    now = kernel_threads_cpu()
+    return sum(t - before.get(pid, 0) for pid, t in now.items()) / os.sysconf("SC_CLK_TCK")
 
 
 def timed(cmd, env, before=None, durable=False):
@@ -104,7 +113,7 @@ def timed(cmd, env, before=None, durable=False):
     if durable:
         os.sync()
     secs = time.perf_counter() - start
-    kcpu = kernel_threads_cpu() - k0 if durable else None
+    kcpu = kernel_threads_cpu_since(k0) if durable else None
     err = proc.stderr.read().decode(errors="replace")
     proc.stderr.close()
     if os.waitstatus_to_exitcode(status) != 0:

@@ -125,7 +125,7 @@ void SendHashedParts(RunContext& ctx, PartsJob& job) {
     // Hashed here, right after the read, while the bytes are still in this core's cache: the
     // same hashing on a pool thread a moment later cost 1.7x the user CPU of the whole upload
     // (`ferry cp` of 1 GiB to RGW: 0.9 against 1.5-1.7 user CPU s). Reading and hashing one
-    // file are thus bound by one core (about 1.4 GB/s here); the pool sends the parts.
+    // file are thus bound by one core (an estimated 1-1.4 GB/s here); the pool sends the parts.
     auto digests = std::make_shared<std::vector<Sha256Digest>>(Sha256Each(views));
     for (size_t i = 0; i < n; ++i) {
       ctx.part_pool.Submit([&ctx, &job, group, digests, numbers, i] {
