@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import Proxy
+from conftest import Proxy, wait_for
 
 
 @pytest.fixture
@@ -48,10 +48,7 @@ def wait_gone(pid, timeout=30.0):
             return not zombie or len(os.listdir(f"/proc/{pid}/task")) > 1
         except FileNotFoundError:
             return False
-    deadline = time.monotonic() + timeout
-    while alive() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not alive(), f"process {pid} still alive after {timeout} s"
+    wait_for(lambda: not alive(), f"process {pid} to exit", timeout)
 
 
 def sha(data):
