@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+#include <vector>
+
 #include "base/strings.h"
 
 namespace ferry {
@@ -34,6 +38,40 @@ TEST(HashTest, StreamingMd5MatchesOneShot) {
 TEST(HashTest, HmacMatchesRfc4231Case2) {
   auto mac = HmacSha256(AsBytes("Jefe"), "what do ya want for nothing?");
   EXPECT_EQ(HexEncode(mac), "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+}
+
+TEST(HashTest, HmacMatchesRfc4231Cases1And6) {
+  // Case 1: a 20-byte key; case 6: a 131-byte key, longer than the block (hashed first).
+  std::string key1(20, '\x0b');
+  EXPECT_EQ(HexEncode(HmacSha256(AsBytes(key1), "Hi There")),
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+  std::string key6(131, '\xaa');
+  EXPECT_EQ(HexEncode(HmacSha256(AsBytes(key6),
+                                 "Test Using Larger Than Block-Size Key - Hash Key First")),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+}
+
+TEST(HashTest, DigestsAgreeAcrossThreadsThatEachReuseAContext) {
+  // Each thread reuses its own context; interleaved one-shot digests must not disturb it.
+  std::string expect = Sha256Hex("abc");
+  EXPECT_EQ(expect, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 500; ++i) {
+        HashStream stream(HashStream::Kind::kSha256);
+        stream.Update("a");
+        if (Sha256Hex("abc") != expect) ++wrong;
+        (void)HmacSha256(AsBytes("k"), "x");
+        (void)Md5("m");
+        stream.Update("bc");
+        if (stream.FinalHex() != expect) ++wrong;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 }  // namespace

@@ -238,10 +238,17 @@ Status SendPart(RunContext& ctx, PartsJob& job, int n, std::string_view data,
 
 namespace {
 
+// Objects up to this size are read into a buffer their copy thread keeps: no malloc, free and
+// fresh pages for every small file of a tree (a quarter of the allocator's time in a 2,000-file
+// download). At most this much stays allocated per thread; larger objects get their own.
+constexpr uint64_t kThreadBufferMax = 1u << 20;
+
 Result<Outcome> CopyWhole(RunContext& ctx, const Item& item) {
   uint64_t size = item.src.size;
   ByteSemaphore::Lease lease = ctx.memory.Acquire(size);
-  std::string data;
+  thread_local std::string thread_buffer;
+  std::string own;
+  std::string& data = size <= kThreadBufferMax ? thread_buffer : own;
   ObjectInfo info;
   FERRY_RETURN_IF_ERROR(ReadRange(ctx, item, 0, size, data, &info));
   // From here on the bytes read count as progress only once they are written.

@@ -28,12 +28,13 @@ Status AbortLocalPartWrite(const std::string& path, std::string_view resume_toke
 // local_store.h), with NAME cut to 200 bytes so the whole stays under NAME_MAX.
 std::string TempPathFor(const std::string& dir, const std::string& name);
 
-// Publishes a finished temporary file (the protocol in local_store.h): metadata xattrs, fsync,
-// close, rename (or link for create-only writes) over `path`, fsync of `dir`. Always closes `fd`;
-// on failure the temporary file is removed.
-Result<ObjectInfo> PublishTempFile(int fd, const std::string& tmp, const std::string& path,
-                                   const std::string& dir, const std::string& key,
-                                   const WriteOptions& options);
+// Publishes a finished temporary file (the protocol in local_store.h): metadata xattrs, fsync
+// (grouped with other writers', group_sync.h; `opened` is the OpenSequence() taken when `fd`
+// was opened), close, rename (or link for create-only writes) over `path`, fsync of `dir`.
+// Always closes `fd`; on failure the temporary file is removed.
+Result<ObjectInfo> PublishTempFile(int fd, uint64_t opened, const std::string& tmp,
+                                   const std::string& path, const std::string& dir,
+                                   const std::string& key, const WriteOptions& options);
 std::map<std::string, std::string> ReadUserXattrs(const std::string& path);
 
 // Where unfinished listings stopped, so the next page continues the walk instead of walking the

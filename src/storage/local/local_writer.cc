@@ -5,6 +5,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include "base/errno_status.h"
 #include "base/strings.h"
 #include "storage/local/direct_io.h"
+#include "storage/local/group_sync.h"
 #include "storage/local/local_internal.h"
 #include "storage/local/local_store.h"
 
@@ -76,21 +78,28 @@ std::string TempPathFor(const std::string& dir, const std::string& name) {
 
 namespace {
 
-// Gives the unnamed (O_TMPFILE) file `fd` the name `path`; fails with EEXIST if it exists.
+// Gives the unnamed (O_TMPFILE) file `fd` the name `path`; returns 0 or the errno (EEXIST if
+// the name exists). linkat(fd, "", AT_EMPTY_PATH) links the descriptor itself (root, or since
+// Linux 6.10 the file's opener); elsewhere the /proc/self/fd/N path does, at the price of
+// resolving it (half of a link's kernel time). The first refusal settles it for the process.
 int LinkUnnamed(int fd, const std::string& path) {
+  static std::atomic<bool> empty_path_refused{false};
+  if (!empty_path_refused.load(std::memory_order_relaxed)) {
+    if (::linkat(fd, "", AT_FDCWD, path.c_str(), AT_EMPTY_PATH) == 0) return 0;
+    if (errno != ENOENT && errno != EPERM && errno != EINVAL) return errno;
+    // ENOENT is also "no such directory" for `path`: the /proc form below says the same then.
+    empty_path_refused.store(true, std::memory_order_relaxed);
+  }
   std::string proc = "/proc/self/fd/" + std::to_string(fd);
   if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, path.c_str(), AT_SYMLINK_FOLLOW) == 0) return 0;
-  if (errno == EEXIST) return EEXIST;
-  // Without /proc: AT_EMPTY_PATH (needs CAP_DAC_READ_SEARCH, which root has).
-  if (::linkat(fd, "", AT_FDCWD, path.c_str(), AT_EMPTY_PATH) == 0) return 0;
   return errno;
 }
 
 }  // namespace
 
-Result<ObjectInfo> PublishTempFile(int fd, const std::string& tmp, const std::string& path,
-                                   const std::string& dir, const std::string& key,
-                                   const WriteOptions& options) {
+Result<ObjectInfo> PublishTempFile(int fd, uint64_t opened, const std::string& tmp,
+                                   const std::string& path, const std::string& dir,
+                                   const std::string& key, const WriteOptions& options) {
   std::string named = tmp;  // the temporary name to remove on failure ("" while unnamed)
   auto fail = [&](Status s) {
     if (fd >= 0) ::close(fd);
@@ -102,10 +111,12 @@ Result<ObjectInfo> PublishTempFile(int fd, const std::string& tmp, const std::st
     // Best effort: filesystems without user xattrs (some NFS servers) keep no metadata.
     ::fsetxattr(fd, attr.c_str(), value.data(), value.size(), 0);
   }
-  if (::fsync(fd) != 0) return fail(ErrnoToStatus(errno, "Write '" + path + "' (fsync)"));
-  auto sync_dir = [&]() { return options.sync_directory ? FsyncDir(dir) : Status(); };
   struct stat st;
-  ::fstat(fd, &st);
+  if (::fstat(fd, &st) != 0) return fail(ErrnoToStatus(errno, "Write '" + path + "' (stat)"));
+  if (Status s = DurableSync(fd, opened, st.st_dev, "Write '" + path + "' (fsync)"); !s.ok()) {
+    return fail(std::move(s));
+  }
+  auto sync_dir = [&]() { return options.sync_directory ? FsyncDir(dir) : Status(); };
   if (tmp.empty()) {
     // An unnamed file, written and synced: link it straight to the target, which appears
     // complete in one step. An existing target stops a create-only write; any other write
@@ -204,7 +215,7 @@ class LocalWriter final : public Writer {
     if (staged_ > 0) FERRY_RETURN_IF_ERROR(FlushStage());
     int fd = fd_;
     fd_ = -1;
-    return PublishTempFile(fd, tmp_, path_, dir_, key_, options_);
+    return PublishTempFile(fd, opened_, tmp_, path_, dir_, key_, options_);
   }
 
   void Abort() override {
@@ -267,6 +278,7 @@ class LocalWriter final : public Writer {
 
   std::string key_, path_, dir_, tmp_;  // tmp_ is "" for an unnamed (O_TMPFILE) file
   int fd_;
+  uint64_t opened_ = OpenSequence();  // just after fd_ was opened (group_sync.h)
   bool direct_;  // direct I/O past kDirectAfter (LocalStoreOptions::direct_io; off once refused)
   bool direct_set_ = false;  // O_DIRECT is on for fd_ now
   uint64_t written_ = 0;     // bytes in the file (its offset)
