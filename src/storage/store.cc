@@ -43,6 +43,8 @@ bool Store::IsDirectory(std::string_view) { return false; }
 
 std::optional<std::string> Store::LocalPathFor(std::string_view) const { return std::nullopt; }
 
+Status Store::Flush() { return Status(); }
+
 std::string_view SkipKindName(SkipKind kind) {
   switch (kind) {
     case SkipKind::kLinkOutsideTree:

@@ -68,6 +68,12 @@ struct WriteOptions {
   // before it reports success); the data is fsynced before the
   // rename either way, so a name that survives a crash always has all of its bytes.
   bool sync_directory = true;
+  // Local files: Commit() finishes the file but gives it its name only with a batch of others,
+  // made durable by one filesystem sync (local/publisher.h), at the latest at the store's next
+  // Flush(), which the caller must call before it relies on the names. Commit's ObjectInfo
+  // describes the file to be. A process killed in between leaves nothing (the file never got a
+  // name). Other stores publish at Commit() as always.
+  bool publish_later = false;
 };
 
 // Streams one object into a store. Append() any number of times, then Commit() or Abort().
@@ -284,6 +290,9 @@ class Store {
   // The filesystem path of `key` for stores with Capabilities::local_files ("" = the root);
   // nullopt elsewhere (the default) and for keys that are not valid paths.
   virtual std::optional<std::string> LocalPathFor(std::string_view key) const;
+  // Publishes what writes with WriteOptions::publish_later left waiting and makes their names
+  // durable; returns the first error of any of them since the last Flush(). Default: OK.
+  virtual Status Flush();
 
   // Helpers built on the interface.
   Result<std::string> ReadAll(std::string_view key, const ReadOptions& options = {});

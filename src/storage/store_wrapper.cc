@@ -57,6 +57,8 @@ std::optional<std::string> StoreWrapper::LocalPathFor(std::string_view key) cons
   return inner_->LocalPathFor(key);
 }
 
+Status StoreWrapper::Flush() { return inner_->Flush(); }
+
 Result<ObjectInfo> StoreWrapper::WriteAll(std::string_view key, std::string_view data,
                                           const WriteOptions& options) {
   return inner_->WriteAll(key, data, options);

@@ -325,7 +325,9 @@ CopyResult RunCopy(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
     file_pool.WaitIdle();
   }
   part_pool.WaitIdle();
-  // Names of files copied into local directories become durable before success is reported.
+  // Files waiting to be published get their names, and the names of files copied into local
+  // directories become durable, before success is reported.
+  if (Status flushed = dst.store->Flush(); !flushed.ok() && first_error.ok()) first_error = flushed;
   if (Status synced = internal::SyncDirectories(ctx); !synced.ok() && first_error.ok()) {
     first_error = synced;
   }

@@ -242,6 +242,8 @@ namespace {
 // fresh pages for every small file of a tree (a quarter of the allocator's time in a 2,000-file
 // download). At most this much stays allocated per thread; larger objects get their own.
 constexpr uint64_t kThreadBufferMax = 1u << 20;
+// Local files up to this size are published in batches (storage/local/publisher.h).
+constexpr uint64_t kPublishLaterMax = 1u << 20;
 
 Result<Outcome> CopyWhole(RunContext& ctx, const Item& item) {
   uint64_t size = item.src.size;
@@ -273,14 +275,17 @@ Result<Outcome> CopyWhole(RunContext& ctx, const Item& item) {
   if (ctx.cancelled()) return unread(Status(StatusCode::kCancelled, "copy interrupted"));
   storage::WriteOptions wo{.metadata = {{kCrcMetadataKey, Crc32cHex(crc)}}};
   // A local file's data is fsynced before its rename; its directory is fsynced once for all the
-  // files copied into it (SyncDirectories), before the copy reports success.
+  // files copied into it (SyncDirectories), before the copy reports success. Small ones are
+  // published in batches, one filesystem sync each (WriteOptions::publish_later; the engine
+  // flushes the store before it reports success), unless each is read back right away.
   std::optional<std::string> path;
   if (ctx.dst_caps.local_files) path = ctx.dst_store->LocalPathFor(item.dst_key);
   if (path) wo.sync_directory = false;
+  wo.publish_later = path && size <= kPublishLaterMax && !ctx.options.verify;
   auto written = ctx.dst_store->WriteAll(item.dst_key, data, wo);
   lease.Release();
   if (!written.ok()) return unread(written.status());
-  if (path) {
+  if (path && !wo.publish_later) {
     {
       MutexLock lock(ctx.mu);
       ctx.unsynced_dirs.insert(path->substr(0, std::max<size_t>(path->rfind('/'), 1)));

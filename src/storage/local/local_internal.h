@@ -15,9 +15,12 @@ namespace ferry::storage::local_internal {
 
 std::string Etag(const struct stat& st);
 ObjectInfo InfoFromStat(std::string key, const struct stat& st);
-// `direct_io` (here and below): LocalStoreOptions::direct_io (local_store.h).
+// `direct_io` (here and below): LocalStoreOptions::direct_io (local_store.h). `publisher`
+// takes the writer's file at Commit() when options.publish_later and the file is unnamed.
+class Publisher;
 Result<std::unique_ptr<Writer>> NewLocalWriter(const std::string& key, const std::string& path,
-                                               const WriteOptions& options, bool direct_io);
+                                               const WriteOptions& options, bool direct_io,
+                                               Publisher* publisher);
 Result<std::unique_ptr<PartWriter>> NewLocalPartWriter(const std::string& key,
                                                        const std::string& path,
                                                        const PartWriteOptions& options,
@@ -28,13 +31,20 @@ Status AbortLocalPartWrite(const std::string& path, std::string_view resume_toke
 // local_store.h), with NAME cut to 200 bytes so the whole stays under NAME_MAX.
 std::string TempPathFor(const std::string& dir, const std::string& name);
 
-// Publishes a finished temporary file (the protocol in local_store.h): metadata xattrs, fsync
-// (grouped with other writers', group_sync.h; `opened` is the OpenSequence() taken when `fd`
-// was opened), close, rename (or link for create-only writes) over `path`, fsync of `dir`.
-// Always closes `fd`; on failure the temporary file is removed.
-Result<ObjectInfo> PublishTempFile(int fd, uint64_t opened, const std::string& tmp,
-                                   const std::string& path, const std::string& dir,
-                                   const std::string& key, const WriteOptions& options);
+// Publishes a finished temporary file (the protocol in local_store.h): metadata xattrs, fsync,
+// close, rename (or link for create-only writes) over `path`, fsync of `dir`. Always closes `fd`;
+// on failure the temporary file is removed.
+Result<ObjectInfo> PublishTempFile(int fd, const std::string& tmp, const std::string& path,
+                                   const std::string& dir, const std::string& key,
+                                   const WriteOptions& options);
+// PublishTempFile in two steps, for files published later in batches (publisher.h):
+// StampTempFile sets the metadata xattrs and returns the file's stat; NameTempFile, once the
+// data is durable, gives it its name (link or rename, as above), closes `fd` and fsyncs `dir`
+// if options.sync_directory. On failure NameTempFile closes `fd` and removes any temporary name.
+Result<struct stat> StampTempFile(int fd, const std::string& path, const WriteOptions& options);
+Result<ObjectInfo> NameTempFile(int fd, const std::string& tmp, const std::string& path,
+                                const std::string& dir, const std::string& key,
+                                const WriteOptions& options, const struct stat& st);
 std::map<std::string, std::string> ReadUserXattrs(const std::string& path);
 
 // Where unfinished listings stopped, so the next page continues the walk instead of walking the

@@ -29,7 +29,6 @@
 #include "base/mutex.h"
 #include "base/strings.h"
 #include "storage/local/direct_io.h"
-#include "storage/local/group_sync.h"
 #include "storage/local/local_internal.h"
 #include "storage/local/local_store.h"
 
@@ -116,7 +115,7 @@ class LocalPartWriter final : public PartWriter {
     CloseDirect();  // its writes are on the device; fsync of fd_ commits their extents
     int fd = fd_;
     fd_ = -1;
-    return PublishTempFile(fd, opened_, tmp_, path_, dir_, key_, options_.write);
+    return PublishTempFile(fd, tmp_, path_, dir_, key_, options_.write);
   }
 
   Result<ObjectInfo> CommitWithMetadata(
@@ -169,8 +168,7 @@ class LocalPartWriter final : public PartWriter {
 
   std::string key_, path_, dir_, tmp_;
   int fd_;
-  uint64_t opened_ = OpenSequence();  // just after fd_ was opened (group_sync.h)
-  int direct_fd_;                     // O_DIRECT, or -1
+  int direct_fd_;  // O_DIRECT, or -1
   std::atomic<bool> direct_;
   PartWriteOptions options_;
   Mutex write_mu_;

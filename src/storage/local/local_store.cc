@@ -14,6 +14,7 @@
 #include "base/errno_status.h"
 #include "base/strings.h"
 #include "storage/local/local_internal.h"
+#include "storage/local/publisher.h"
 
 namespace ferry::storage {
 
@@ -164,8 +165,11 @@ class LocalStore final : public Store {
                                             const WriteOptions& options) override {
     auto path = LocalPath(root_, key);
     if (!path.ok()) return path.status().WithContext("Write '" + UrlFor(key) + "'");
-    return local_internal::NewLocalWriter(std::string(key), *path, options, options_.direct_io);
+    return local_internal::NewLocalWriter(std::string(key), *path, options, options_.direct_io,
+                                          &publisher_);
   }
+
+  Status Flush() override { return publisher_.Flush(); }
 
   Result<std::unique_ptr<PartWriter>> NewPartWriter(std::string_view key,
                                                     const PartWriteOptions& options) override {
@@ -279,6 +283,7 @@ class LocalStore final : public Store {
   std::string root_;
   LocalStoreOptions options_;
   local_internal::ListCursors cursors_;
+  local_internal::Publisher publisher_;  // writes with WriteOptions::publish_later
 };
 
 }  // namespace

@@ -16,9 +16,9 @@
 #include "base/errno_status.h"
 #include "base/strings.h"
 #include "storage/local/direct_io.h"
-#include "storage/local/group_sync.h"
 #include "storage/local/local_internal.h"
 #include "storage/local/local_store.h"
+#include "storage/local/publisher.h"
 
 namespace ferry::storage {
 
@@ -97,25 +97,40 @@ int LinkUnnamed(int fd, const std::string& path) {
 
 }  // namespace
 
-Result<ObjectInfo> PublishTempFile(int fd, uint64_t opened, const std::string& tmp,
-                                   const std::string& path, const std::string& dir,
-                                   const std::string& key, const WriteOptions& options) {
-  std::string named = tmp;  // the temporary name to remove on failure ("" while unnamed)
-  auto fail = [&](Status s) {
-    if (fd >= 0) ::close(fd);
-    if (!named.empty()) ::unlink(named.c_str());
-    return s;
-  };
+Result<struct stat> StampTempFile(int fd, const std::string& path, const WriteOptions& options) {
   for (const auto& [name, value] : options.metadata) {
     std::string attr = "user." + name;
     // Best effort: filesystems without user xattrs (some NFS servers) keep no metadata.
     ::fsetxattr(fd, attr.c_str(), value.data(), value.size(), 0);
   }
   struct stat st;
-  if (::fstat(fd, &st) != 0) return fail(ErrnoToStatus(errno, "Write '" + path + "' (stat)"));
-  if (Status s = DurableSync(fd, opened, st.st_dev, "Write '" + path + "' (fsync)"); !s.ok()) {
-    return fail(std::move(s));
-  }
+  if (::fstat(fd, &st) != 0) return ErrnoToStatus(errno, "Write '" + path + "' (stat)");
+  return st;
+}
+
+Result<ObjectInfo> PublishTempFile(int fd, const std::string& tmp, const std::string& path,
+                                   const std::string& dir, const std::string& key,
+                                   const WriteOptions& options) {
+  auto fail = [&](Status s) {
+    ::close(fd);
+    if (!tmp.empty()) ::unlink(tmp.c_str());
+    return s;
+  };
+  Result<struct stat> st = StampTempFile(fd, path, options);
+  if (!st.ok()) return fail(st.status());
+  if (::fsync(fd) != 0) return fail(ErrnoToStatus(errno, "Write '" + path + "' (fsync)"));
+  return NameTempFile(fd, tmp, path, dir, key, options, *st);
+}
+
+Result<ObjectInfo> NameTempFile(int fd, const std::string& tmp, const std::string& path,
+                                const std::string& dir, const std::string& key,
+                                const WriteOptions& options, const struct stat& st) {
+  std::string named = tmp;  // the temporary name to remove on failure ("" while unnamed)
+  auto fail = [&](Status s) {
+    if (fd >= 0) ::close(fd);
+    if (!named.empty()) ::unlink(named.c_str());
+    return s;
+  };
   auto sync_dir = [&]() { return options.sync_directory ? FsyncDir(dir) : Status(); };
   if (tmp.empty()) {
     // An unnamed file, written and synced: link it straight to the target, which appears
@@ -174,14 +189,15 @@ constexpr size_t kStageSize = 1u << 20;
 class LocalWriter final : public Writer {
  public:
   LocalWriter(std::string key, std::string path, std::string dir, std::string tmp, int fd,
-              bool direct, WriteOptions options)
+              bool direct, WriteOptions options, Publisher* publisher)
       : key_(std::move(key)),
         path_(std::move(path)),
         dir_(std::move(dir)),
         tmp_(std::move(tmp)),
         fd_(fd),
         direct_(direct),
-        options_(std::move(options)) {}
+        options_(std::move(options)),
+        publisher_(publisher) {}
   ~LocalWriter() override { Abort(); }
 
   Status Append(std::string_view data) override {
@@ -215,7 +231,24 @@ class LocalWriter final : public Writer {
     if (staged_ > 0) FERRY_RETURN_IF_ERROR(FlushStage());
     int fd = fd_;
     fd_ = -1;
-    return PublishTempFile(fd, opened_, tmp_, path_, dir_, key_, options_);
+    if (options_.publish_later && tmp_.empty() && publisher_) {
+      Result<struct stat> st = StampTempFile(fd, path_, options_);
+      if (!st.ok()) {
+        ::close(fd);
+        return st.status();
+      }
+      ObjectInfo info = InfoFromStat(key_, *st);
+      info.metadata = options_.metadata;
+      publisher_->Add({.fd = fd,
+                       .opened = opened_,
+                       .path = path_,
+                       .dir = dir_,
+                       .key = key_,
+                       .options = options_,
+                       .st = *st});
+      return info;
+    }
+    return PublishTempFile(fd, tmp_, path_, dir_, key_, options_);
   }
 
   void Abort() override {
@@ -278,19 +311,21 @@ class LocalWriter final : public Writer {
 
   std::string key_, path_, dir_, tmp_;  // tmp_ is "" for an unnamed (O_TMPFILE) file
   int fd_;
-  uint64_t opened_ = OpenSequence();  // just after fd_ was opened (group_sync.h)
   bool direct_;  // direct I/O past kDirectAfter (LocalStoreOptions::direct_io; off once refused)
   bool direct_set_ = false;  // O_DIRECT is on for fd_ now
   uint64_t written_ = 0;     // bytes in the file (its offset)
   AlignedBuffer stage_;      // direct_: bytes not written yet
   size_t staged_ = 0;
   WriteOptions options_;
+  Publisher* publisher_;
+  uint64_t opened_ = OpenSequence();  // just after fd_ was opened (publisher.h)
 };
 
 }  // namespace
 
 Result<std::unique_ptr<Writer>> NewLocalWriter(const std::string& key, const std::string& path,
-                                               const WriteOptions& options, bool direct_io) {
+                                               const WriteOptions& options, bool direct_io,
+                                               Publisher* publisher) {
   size_t slash = path.rfind('/');
   std::string dir = path.substr(0, slash == 0 ? 1 : slash);
   std::string name = path.substr(slash + 1);
@@ -316,7 +351,8 @@ Result<std::unique_ptr<Writer>> NewLocalWriter(const std::string& key, const std
     fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return ErrnoToStatus(errno, "Write '" + path + "' (create temporary file)");
   }
-  return std::unique_ptr<Writer>(new LocalWriter(key, path, dir, tmp, fd, direct_io, options));
+  return std::unique_ptr<Writer>(
+      new LocalWriter(key, path, dir, tmp, fd, direct_io, options, publisher));
 }
 
 }  // namespace ferry::storage::local_internal
