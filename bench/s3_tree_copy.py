@@ -66,6 +66,8 @@ def main():
                     help="also ferry with FERRY_S3_BODY_CHECKSUM=chunked (parts in signed chunks)")
     ap.add_argument("--ferry-buffered", action="store_true",
                     help="also ferry with FERRY_DIRECT_IO=off (local writes through the page cache)")
+    ap.add_argument("--ferry-baseline", metavar="BINARY",
+                    help="also an older ferry binary, as 'ferry baseline' (A/B of a change)")
     ap.add_argument("--durable", action="store_true",
                     help="downloads end with sync(2) inside the timed span, and the kernel "
                          "threads' CPU (writeback the peers leave to the kernel; Ferry fsyncs "
@@ -102,9 +104,9 @@ def main():
         # --no-skip: repeats re-copy, like the peers' --ignore-times (Ferry would skip unchanged).
         ff = a.ferry_flags.split()
 
-        def ferry_pair(sub, *env):
+        def ferry_pair(sub, *env, binary=ferry):
             """(upload, download) commands of ferry with `env` settings, under prefix `sub`."""
-            cmd = [*(["env", *env] if env else []), ferry, "cp", "-r", "--no-progress", "--no-skip", *ff]
+            cmd = [*(["env", *env] if env else []), binary, "cp", "-r", "--no-progress", "--no-skip", *ff]
             return ([*cmd, str(src), f"s3://{b}/{case}/{sub}/"],
                     [*cmd, f"s3://{b}/{case}/{sub}/", str(out)])
 
@@ -115,6 +117,8 @@ def main():
                               f"s3://{b}/{case}/aws/", str(out)])}
         if a.ferry_chunked:  # the same ferry, parts sent in signed chunks (docs/configuration.md)
             tools["ferry chunked"] = ferry_pair("ferrych", "FERRY_S3_BODY_CHECKSUM=chunked")
+        if a.ferry_baseline:  # the same runs with another build, for a before/after
+            tools["ferry baseline"] = ferry_pair("ferrybase", binary=a.ferry_baseline)
         if a.ferry_buffered:  # the same ferry, big local files through the page cache
             tools["ferry buffered"] = ferry_pair("ferrybuf", "FERRY_DIRECT_IO=off")
         for t in a.rclone_transfers.split(","):
