@@ -43,7 +43,7 @@ bool Store::IsDirectory(std::string_view) { return false; }
 
 std::optional<std::string> Store::LocalPathFor(std::string_view) const { return std::nullopt; }
 
-Status Store::Flush() { return Status(); }
+std::vector<Store::FlushFailure> Store::Flush() { return {}; }
 
 std::string_view SkipKindName(SkipKind kind) {
   switch (kind) {

@@ -291,8 +291,15 @@ class Store {
   // nullopt elsewhere (the default) and for keys that are not valid paths.
   virtual std::optional<std::string> LocalPathFor(std::string_view key) const;
   // Publishes what writes with WriteOptions::publish_later left waiting and makes their names
-  // durable; returns the first error of any of them since the last Flush(). Default: OK.
-  virtual Status Flush();
+  // durable; returns the writes that failed since the last Flush() (their files never got a
+  // name: `key` and the size Commit() reported), and failures of no one write with an empty
+  // key (a directory's fsync). Default: none.
+  struct FlushFailure {
+    std::string key;
+    uint64_t size = 0;
+    Status status;
+  };
+  virtual std::vector<FlushFailure> Flush();
 
   // Helpers built on the interface.
   Result<std::string> ReadAll(std::string_view key, const ReadOptions& options = {});

@@ -57,7 +57,7 @@ std::optional<std::string> StoreWrapper::LocalPathFor(std::string_view key) cons
   return inner_->LocalPathFor(key);
 }
 
-Status StoreWrapper::Flush() { return inner_->Flush(); }
+std::vector<Store::FlushFailure> StoreWrapper::Flush() { return inner_->Flush(); }
 
 Result<ObjectInfo> StoreWrapper::WriteAll(std::string_view key, std::string_view data,
                                           const WriteOptions& options) {

@@ -44,7 +44,7 @@ class StoreWrapper : public Store {
   StoreDescription Describe() override;
   bool IsDirectory(std::string_view key) override;
   std::optional<std::string> LocalPathFor(std::string_view key) const override;
-  Status Flush() override;
+  std::vector<FlushFailure> Flush() override;
   Result<ObjectInfo> WriteAll(std::string_view key, std::string_view data,
                               const WriteOptions& options = {}) override;
 

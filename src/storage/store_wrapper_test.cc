@@ -60,7 +60,7 @@ class RecordingStore final : public Store {
   Result<ObjectInfo> WriteAll(std::string_view, std::string_view, const WriteOptions&) override {
     return Note("WriteAll", ObjectInfo{});
   }
-  Status Flush() override { return Note("Flush", Status()); }
+  std::vector<FlushFailure> Flush() override { return Note("Flush", std::vector<FlushFailure>{}); }
 
  private:
   template <typename T>
@@ -93,7 +93,7 @@ TEST(StoreWrapperTest, ForwardsEveryVirtualToTheWrappedStore) {
   EXPECT_TRUE(w.IsDirectory("d"));
   EXPECT_EQ(w.LocalPathFor("k"), "/root/k");
   EXPECT_TRUE(w.WriteAll("k", "data").ok());
-  EXPECT_TRUE(w.Flush().ok());
+  EXPECT_TRUE(w.Flush().empty());
   EXPECT_THAT(inner->calls, ::testing::UnorderedElementsAre(
                                 "capabilities", "Stat", "Read", "ReadInto", "NewWriter", "List",
                                 "Delete", "DeleteMany", "Copy", "CopyFrom", "NewPartWriter",

@@ -250,6 +250,21 @@ void Finish(RunContext& ctx, const Item& item, const Result<Outcome>& r, Status&
   }
 }
 
+// A file counted as copied whose publication failed (WriteOptions::publish_later): it never got
+// its name, so it is a failed file after all.
+void UnPublished(RunContext& ctx, const storage::Store::FlushFailure& f, Status& first_error) {
+  MutexLock lock(ctx.mu);
+  if (first_error.ok() || first_error.code() == StatusCode::kCancelled) first_error = f.status;
+  if (ctx.report.errors.size() < 20) ctx.report.errors.push_back(f.status.message());
+  if (f.key.empty()) return;  // a directory's fsync: no one file
+  ++ctx.counters.files_failed;
+  ++ctx.report.files_failed;
+  ctx.report.files_copied -= std::min<uint64_t>(ctx.report.files_copied, 1);
+  ctx.report.bytes_copied -= std::min<uint64_t>(ctx.report.bytes_copied, f.size);
+  std::erase_if(ctx.report.in_sync,
+                [&](const InSyncObject& o) { return o.copied && o.dst_key == f.key; });
+}
+
 }  // namespace
 
 CopyResult RunCopy(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
@@ -327,7 +342,7 @@ CopyResult RunCopy(const storage::OpenedUrl& src, const storage::OpenedUrl& dst,
   part_pool.WaitIdle();
   // Files waiting to be published get their names, and the names of files copied into local
   // directories become durable, before success is reported.
-  if (Status flushed = dst.store->Flush(); !flushed.ok() && first_error.ok()) first_error = flushed;
+  for (const storage::Store::FlushFailure& f : dst.store->Flush()) UnPublished(ctx, f, first_error);
   if (Status synced = internal::SyncDirectories(ctx); !synced.ok() && first_error.ok()) {
     first_error = synced;
   }

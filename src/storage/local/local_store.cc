@@ -169,7 +169,7 @@ class LocalStore final : public Store {
                                           &publisher_);
   }
 
-  Status Flush() override { return publisher_.Flush(); }
+  std::vector<FlushFailure> Flush() override { return publisher_.Flush(); }
 
   Result<std::unique_ptr<PartWriter>> NewPartWriter(std::string_view key,
                                                     const PartWriteOptions& options) override {

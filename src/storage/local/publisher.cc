@@ -85,10 +85,11 @@ void Publisher::Add(PendingFile file) {
   Publish(std::move(batch));
 }
 
-void Publisher::Record(Status s, size_t files) {
+void Publisher::Record(const PendingFile* file, Status s) {
   MutexLock lock(mu_);
-  if (error_.ok()) error_ = std::move(s);
-  failed_files_ += files;
+  failures_.push_back({.key = file ? file->key : std::string(),
+                       .size = file ? static_cast<uint64_t>(file->st.st_size) : 0,
+                       .status = std::move(s)});
 }
 
 void Publisher::Publish(std::vector<PendingFile> batch) {
@@ -118,15 +119,13 @@ void Publisher::Publish(std::vector<PendingFile> batch) {
       for (PendingFile& f : batch) {
         ::close(f.fd);
         f.fd = -1;
+        Record(&f, ErrnoToStatus(err, "Write '" + f.path + "' (syncfs)"));
       }
-      Record(ErrnoToStatus(err, "Write '" + batch.front().path + "' and " +
-                                    std::to_string(batch.size() - 1) + " more (syncfs)"),
-             batch.size());
     }
   } else {
     for (PendingFile& f : batch) {
       if (ops_.fsync(f.fd) == 0) continue;
-      Record(ErrnoToStatus(errno, "Write '" + f.path + "' (fsync)"), 1);
+      Record(&f, ErrnoToStatus(errno, "Write '" + f.path + "' (fsync)"));
       ::close(f.fd);
       f.fd = -1;
     }
@@ -140,7 +139,7 @@ void Publisher::Publish(std::vector<PendingFile> batch) {
     if (named.ok()) {
       named_in.insert(f.dir);
     } else {
-      Record(named.status(), 1);
+      Record(&f, named.status());
     }
   }
   MutexLock lock(mu_);
@@ -149,7 +148,7 @@ void Publisher::Publish(std::vector<PendingFile> batch) {
   published_.NotifyAll();
 }
 
-Status Publisher::Flush() {
+std::vector<Store::FlushFailure> Publisher::Flush() {
   std::vector<PendingFile> batch;
   {
     MutexLock lock(mu_);
@@ -165,13 +164,10 @@ Status Publisher::Flush() {
     dirs.swap(unsynced_dirs_);
   }
   for (const std::string& dir : dirs) {
-    if (Status s = FsyncDirectory(dir); !s.ok()) Record(std::move(s), 0);
+    if (Status s = FsyncDirectory(dir); !s.ok()) Record(nullptr, std::move(s));
   }
   MutexLock lock(mu_);
-  Status s = std::exchange(error_, Status());
-  size_t failed = std::exchange(failed_files_, 0);
-  if (s.ok() || failed <= 1) return s;
-  return Status(s.code(), s.message() + " (" + std::to_string(failed) + " files not written)");
+  return std::exchange(failures_, {});
 }
 
 size_t Publisher::syncfs_calls() {

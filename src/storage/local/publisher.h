@@ -18,7 +18,7 @@
 // fsync per file for good. Errors: syncfs reports a writeback error that happened after the
 // file it is called on was opened (errseq, Linux >= 5.8); it is called on the batch's file that
 // was opened first, so an error on any of them fails the batch: its files are dropped (never
-// named) and Flush() returns the error.
+// named) and Flush() returns each of them with the error.
 //
 // The names become durable at Flush(), which fsyncs each directory that got a file.
 // Thread-safe.
@@ -72,8 +72,9 @@ class Publisher final {
   // Takes `file` (and its descriptor); publishes a batch when kBatch files wait.
   void Add(PendingFile file) EXCLUDES(mu_);
   // Publishes every waiting file and makes the names durable (fsync of their directories).
-  // Returns the first error since the last Flush(), with how many files it kept unnamed.
-  Status Flush() EXCLUDES(mu_);
+  // Returns the files that failed since the last Flush() (never named) and directory fsync
+  // failures (empty key).
+  std::vector<Store::FlushFailure> Flush() EXCLUDES(mu_);
 
   size_t syncfs_calls() EXCLUDES(mu_);  // for tests
   size_t waiting() EXCLUDES(mu_);
@@ -81,17 +82,16 @@ class Publisher final {
  private:
   // Syncs and names `batch`, taken from waiting_ by a caller that counted it in publishing_.
   void Publish(std::vector<PendingFile> batch) EXCLUDES(mu_);
-  void Record(Status s, size_t files) EXCLUDES(mu_);
+  void Record(const PendingFile* file, Status s) EXCLUDES(mu_);
 
   const Ops ops_;
   const std::chrono::milliseconds slow_;
   Mutex mu_;
   CondVar published_;  // a batch got its names
   std::vector<PendingFile> waiting_ GUARDED_BY(mu_);
-  size_t publishing_ GUARDED_BY(mu_) = 0;                // batches taken and not yet named
-  std::set<std::string> unsynced_dirs_ GUARDED_BY(mu_);  // got a name since the last Flush
-  Status error_ GUARDED_BY(mu_);                         // the first since the last Flush
-  size_t failed_files_ GUARDED_BY(mu_) = 0;
+  size_t publishing_ GUARDED_BY(mu_) = 0;                      // batches taken and not yet named
+  std::set<std::string> unsynced_dirs_ GUARDED_BY(mu_);        // got a name since the last Flush
+  std::vector<Store::FlushFailure> failures_ GUARDED_BY(mu_);  // since the last Flush
   bool per_file_ GUARDED_BY(mu_) = false;  // a syncfs was slow: fsync each file from now on
   size_t syncfs_calls_ GUARDED_BY(mu_) = 0;
 };

@@ -103,12 +103,12 @@ TEST_F(PublisherTest, NamesAppearOnlyWhenTheirBatchIsPublished) {
   p.Add(Unnamed("b", "beta"));
   EXPECT_FALSE(fs::exists(dir_ + "/a"));
   EXPECT_EQ(p.waiting(), 2u);
-  ASSERT_TRUE(p.Flush().ok());
+  ASSERT_TRUE(p.Flush().empty());
   EXPECT_EQ(Contents(dir_ + "/a"), "alpha");
   EXPECT_EQ(Contents(dir_ + "/b"), "beta");
   EXPECT_EQ(calls.Syncfs().size(), 1u);  // one sync for both
   EXPECT_EQ(calls.Fsyncs(), 0u);
-  EXPECT_TRUE(p.Flush().ok());  // nothing waiting: nothing to do
+  EXPECT_TRUE(p.Flush().empty());  // nothing waiting: nothing to do
 }
 
 TEST_F(PublisherTest, AFullBatchIsPublishedWithoutWaitingForFlush) {
@@ -119,7 +119,7 @@ TEST_F(PublisherTest, AFullBatchIsPublishedWithoutWaitingForFlush) {
   for (size_t i = 0; i < Publisher::kBatch; ++i)
     EXPECT_TRUE(fs::exists(dir_ + "/f" + std::to_string(i)));
   EXPECT_EQ(calls.Syncfs().size(), 1u);
-  EXPECT_TRUE(p.Flush().ok());
+  EXPECT_TRUE(p.Flush().empty());
 }
 
 TEST_F(PublisherTest, SyncfsIsCalledOnTheFileOpenedFirst) {
@@ -130,7 +130,7 @@ TEST_F(PublisherTest, SyncfsIsCalledOnTheFileOpenedFirst) {
   int first_fd = first.fd;
   p.Add(std::move(second));  // handed over in the other order
   p.Add(std::move(first));
-  ASSERT_TRUE(p.Flush().ok());
+  ASSERT_TRUE(p.Flush().empty());
   EXPECT_EQ(calls.Syncfs(), std::vector<int>{first_fd});
 }
 
@@ -139,7 +139,7 @@ TEST_F(PublisherTest, WhereSyncfsDoesNotCoverEveryFileEachIsFsynced) {
   calls.groupable = false;
   Publisher p(calls.Ops());
   for (int i = 0; i < 3; ++i) p.Add(Unnamed("f" + std::to_string(i), "x"));
-  ASSERT_TRUE(p.Flush().ok());
+  ASSERT_TRUE(p.Flush().empty());
   EXPECT_EQ(calls.Fsyncs(), 3u);
   EXPECT_TRUE(calls.Syncfs().empty());
   EXPECT_TRUE(fs::exists(dir_ + "/f2"));
@@ -150,17 +150,19 @@ TEST_F(PublisherTest, AFailedSyncKeepsTheWholeBatchUnnamedAndFlushSaysSo) {
   calls.syncfs_errno = EIO;
   Publisher p(calls.Ops());
   for (int i = 0; i < 3; ++i) p.Add(Unnamed("f" + std::to_string(i), "x"));
-  Status s = p.Flush();
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("f0' and 2 more (syncfs)"), std::string::npos) << s.ToString();
-  EXPECT_NE(s.message().find("3 files not written"), std::string::npos) << s.ToString();
+  auto failed = p.Flush();
+  ASSERT_EQ(failed.size(), 3u);
+  EXPECT_EQ(failed[1].key, "f1");
+  EXPECT_EQ(failed[1].size, 1u);
+  EXPECT_NE(failed[1].status.message().find("f1' (syncfs)"), std::string::npos)
+      << failed[1].status.ToString();
   for (int i = 0; i < 3; ++i) EXPECT_FALSE(fs::exists(dir_ + "/f" + std::to_string(i)));
   EXPECT_TRUE(fs::is_empty(dir_));  // nothing half-written left behind either
   // The error was reported once; the next batch is judged on its own.
   calls.syncfs_errno = 0;
   p.Add(Unnamed("g0", "y"));
   p.Add(Unnamed("g1", "y"));
-  EXPECT_TRUE(p.Flush().ok());
+  EXPECT_TRUE(p.Flush().empty());
   EXPECT_TRUE(fs::exists(dir_ + "/g1"));
 }
 
@@ -170,10 +172,10 @@ TEST_F(PublisherTest, ASlowSyncfsSendsThePublisherBackToFsyncPerFile) {
   Publisher p(calls.Ops(), 5ms);
   p.Add(Unnamed("a", "1"));
   p.Add(Unnamed("b", "2"));
-  ASSERT_TRUE(p.Flush().ok());
+  ASSERT_TRUE(p.Flush().empty());
   p.Add(Unnamed("c", "3"));
   p.Add(Unnamed("d", "4"));
-  ASSERT_TRUE(p.Flush().ok());
+  ASSERT_TRUE(p.Flush().empty());
   EXPECT_EQ(calls.Syncfs().size(), 1u);
   EXPECT_EQ(calls.Fsyncs(), 2u);
   EXPECT_EQ(Contents(dir_ + "/d"), "4");
@@ -189,10 +191,12 @@ TEST_F(PublisherTest, AnExistingNameIsReplacedAndACreateOnlyWriteFails) {
   PendingFile create_only = Unnamed("kept", "theirs");
   create_only.options.if_none_match = true;
   p.Add(std::move(create_only));
-  Status s = p.Flush();
+  auto failed = p.Flush();
   EXPECT_EQ(Contents(dir_ + "/old"), "after");
   EXPECT_EQ(Contents(dir_ + "/kept"), "mine");
-  EXPECT_EQ(s.code(), StatusCode::kAlreadyExists) << s.ToString();
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].key, "kept");
+  EXPECT_EQ(failed[0].status.code(), StatusCode::kAlreadyExists) << failed[0].status.ToString();
 }
 
 TEST_F(PublisherTest, ThroughTheLocalStoreNothingIsNamedBeforeFlushAndNothingLeftIfNeverFlushed) {
@@ -203,7 +207,7 @@ TEST_F(PublisherTest, ThroughTheLocalStoreNothingIsNamedBeforeFlushAndNothingLef
     ASSERT_TRUE(info.ok()) << info.status().ToString();
     EXPECT_EQ(info->size, 7u);
     EXPECT_FALSE(fs::exists(dir_ + "/sub/a.bin"));
-    ASSERT_TRUE(store->Flush().ok());
+    ASSERT_TRUE(store->Flush().empty());
     EXPECT_EQ(Contents(dir_ + "/sub/a.bin"), "payload");
     ASSERT_TRUE(store->WriteAll("sub/b.bin", "never named", later).ok());
   }  // the store goes away without Flush()
