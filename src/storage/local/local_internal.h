@@ -27,6 +27,8 @@ Result<std::unique_ptr<PartWriter>> NewLocalPartWriter(const std::string& key,
                                                        bool direct_io);
 // Removes the temporary file of an unfinished part write to `path` (Store::AbortPartWrite).
 Status AbortLocalPartWrite(const std::string& path, std::string_view resume_token);
+// fsync of directory `dir`; filesystems that refuse it (some NFS clients) keep the names anyway.
+Status FsyncDir(const std::string& dir);
 // A fresh temporary path next to `dir/name`: ".ferry-tmp.NAME.R-C" (the marker in
 // local_store.h), with NAME cut to 200 bytes so the whole stays under NAME_MAX.
 std::string TempPathFor(const std::string& dir, const std::string& name);

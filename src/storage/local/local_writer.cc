@@ -56,6 +56,8 @@ Status MakeParents(const std::string& dir) {
   return Status();
 }
 
+}  // namespace
+
 Status FsyncDir(const std::string& dir) {
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return ErrnoToStatus(errno, "open directory '" + dir + "'");
@@ -66,8 +68,6 @@ Status FsyncDir(const std::string& dir) {
   if (rc != 0 && err != EINVAL && err != EBADF) return ErrnoToStatus(err, "fsync '" + dir + "'");
   return Status();
 }
-
-}  // namespace
 
 std::string TempPathFor(const std::string& dir, const std::string& name) {
   // Temp names stay under NAME_MAX (255) even for long target names.

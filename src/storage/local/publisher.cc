@@ -46,17 +46,6 @@ bool SyncfsCoversEveryFile(int fd) {
   }
 }
 
-// fsync of a directory; filesystems that refuse it (some NFS clients) have the names anyway.
-Status FsyncDirectory(const std::string& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return ErrnoToStatus(errno, "open directory '" + dir + "'");
-  int rc = RetryingFsync(fd);
-  int err = errno;
-  ::close(fd);
-  if (rc != 0 && err != EINVAL && err != EBADF) return ErrnoToStatus(err, "fsync '" + dir + "'");
-  return Status();
-}
-
 }  // namespace
 
 uint64_t OpenSequence() {
@@ -164,7 +153,7 @@ std::vector<Store::FlushFailure> Publisher::Flush() {
     dirs.swap(unsynced_dirs_);
   }
   for (const std::string& dir : dirs) {
-    if (Status s = FsyncDirectory(dir); !s.ok()) Record(nullptr, std::move(s));
+    if (Status s = FsyncDir(dir); !s.ok()) Record(nullptr, std::move(s));
   }
   MutexLock lock(mu_);
   return std::exchange(failures_, {});
