@@ -67,6 +67,22 @@ class Rgw:
     def stop(self):
         subprocess.run([str(ROOT / "tests/tools/rgw.sh"), "stop", str(self.dir)], check=False)
 
+    def cpu(self):
+        """CPU seconds (user+system) the server's daemons (RGW, OSD, monitor) have used so far:
+        on this machine they share the clients' cores, so a tool's time also depends on how
+        much CPU the server needs for what that tool sends."""
+        total = 0
+        for name in ("rgw", "osd", "mon"):
+            try:
+                pid = open(self.dir / f"{name}.pid").read().strip()
+                with open(f"/proc/{pid}/stat") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2:].split()
+            total += int(fields[11]) + int(fields[12])
+        return total / os.sysconf("SC_CLK_TCK")
+
 
 def kernel_threads_cpu():
     """{pid: user+system CPU ticks} of every kernel thread (writeback flushers, kworkers,
@@ -96,9 +112,10 @@ def kernel_threads_cpu_since(before):
     return sum(t - before.get(pid, 0) for pid, t in now.items()) / os.sysconf("SC_CLK_TCK")
 
 
-def timed(cmd, env, before=None, durable=False):
+def timed(cmd, env, before=None, durable=False, server=None):
     """Runs cmd once; returns (seconds, peak RSS in MiB, user+system CPU seconds of the process
-    and its waited-for children, kernel threads' CPU seconds or None). durable: the clock stops
+    and its waited-for children, kernel threads' CPU seconds or None, the server's CPU seconds
+    over the run or None; server: an Rgw, whose daemons' CPU is read). durable: the clock stops
     after a sync(2) that follows the tool, so every tool's files are on disk when it stops,
     and the kernel threads' CPU over that span is returned (the writeback the tool left to the
     kernel; Ferry fsyncs in its own threads, so its rusage has it already). Raises on failure."""
@@ -107,6 +124,7 @@ def timed(cmd, env, before=None, durable=False):
     if durable:
         os.sync()
         k0 = kernel_threads_cpu()
+    s0 = server.cpu() if server else None
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -114,11 +132,12 @@ def timed(cmd, env, before=None, durable=False):
         os.sync()
     secs = time.perf_counter() - start
     kcpu = kernel_threads_cpu_since(k0) if durable else None
+    scpu = server.cpu() - s0 if server else None
     err = proc.stderr.read().decode(errors="replace")
     proc.stderr.close()
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed: {err[-2000:]}")
-    return secs, usage.ru_maxrss / 1024.0, usage.ru_utime + usage.ru_stime, kcpu
+    return secs, usage.ru_maxrss / 1024.0, usage.ru_utime + usage.ru_stime, kcpu, scpu
 
 
 def summarize(name, runs):
@@ -127,6 +146,8 @@ def summarize(name, runs):
            "cpu": statistics.median(r[2] for r in runs)}
     if all(r[3] is not None for r in runs):
         out["kcpu"] = statistics.median(r[3] for r in runs)
+    if all(r[4] is not None for r in runs):
+        out["scpu"] = statistics.median(r[4] for r in runs)
     return out
 
 
@@ -134,13 +155,14 @@ def measure(name, cmd, env, repeats, before=None, durable=False):
     return summarize(name, [timed(cmd, env, before, durable) for _ in range(repeats)])
 
 
-def measure_alternating(cmds, env, repeats, before=None, durable=False):
+def measure_alternating(cmds, env, repeats, before=None, durable=False, server=None):
     """Like measure() for several tools ({name: cmd}), taking turns (ferry, peer, ..., ferry,
-    peer, ...) so that load from other work on the machine falls on every tool alike."""
+    peer, ...) so that load from other work on the machine falls on every tool alike. server:
+    an Rgw whose daemons' CPU over each run is reported too."""
     runs = {name: [] for name in cmds}
     for _ in range(repeats):
         for name, cmd in cmds.items():
-            runs[name].append(timed(cmd, env, before, durable))
+            runs[name].append(timed(cmd, env, before, durable, server))
     return [summarize(name, rs) for name, rs in runs.items()]
 
 
@@ -148,15 +170,19 @@ def print_table(title, amount, results, unit=1 << 20, rate_name="MiB/s", cpu_per
     """Prints the rate (amount / unit per second: MiB/s by default, or e.g. files/s with
     unit=1), peak RSS, each tool's speed relative to Ferry (peer time / ferry time) and, when the
     results have it, client CPU (user+system seconds) per cpu_per = (divisor, label), by default
-    per GiB of `amount`, with Ferry's CPU relative to the most frugal peer's."""
+    per GiB of `amount`, with Ferry's CPU relative to the most frugal peer's, and the server's
+    CPU over each tool's runs (its share of the machine, when the server shares the cores)."""
     ferry = next(r for r in results if r["tool"] == "ferry")
     with_cpu = all("cpu" in r for r in results)
     with_k = with_cpu and all("kcpu" in r for r in results)
+    with_s = all("scpu" in r for r in results)
     per, per_label = cpu_per or (amount / (1 << 30), "CPU s/GiB")
     print(f"\n### {title}")
     cpu_head = f" CPU s | {per_label} |" if with_cpu else ""
     if with_k:  # durable runs: the kernel threads' CPU (writeback left to them) is added
         cpu_head = f" CPU s | kernel threads CPU s | {per_label} (both) |"
+    if with_s:
+        cpu_head += " server CPU s |"
     print(f"| tool | median s | runs | {rate_name} | peak RSS MiB | ferry speed-up |{cpu_head}")
     print("|---|---:|---|---:|---:|---:|" + ("---:|" * cpu_head.count("|")))
     total = (lambda r: r["cpu"] + r["kcpu"]) if with_k else (lambda r: r["cpu"])
@@ -166,6 +192,8 @@ def print_table(title, amount, results, unit=1 << 20, rate_name="MiB/s", cpu_per
         cpu = f" {r['cpu']:.2f} | {total(r) / per:.3f} |" if with_cpu else ""
         if with_k:
             cpu = f" {r['cpu']:.2f} | {r['kcpu']:.2f} | {total(r) / per:.3f} |"
+        if with_s:
+            cpu += f" {r['scpu']:.2f} |"
         print(f"| {r['tool']} | {r['seconds']:.2f} | {r['all']} | {rate:,.0f} | {r['rss_mib']:.0f} | "
               f"{'—' if r is ferry else f'{ratio:.2f}x'} |{cpu}")
     peers = [r for r in results if not r["tool"].startswith("ferry")]

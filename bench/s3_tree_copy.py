@@ -7,7 +7,8 @@ on the same RGW and the same data, with peak RSS.
 Cases: small = 10,000 files of 64 KiB; small2k = 2,000 files of 64 KiB; medium = 200 files of
 16 MiB; gib = one 1 GiB file; large = one 4 GiB file. Each table also gives every client's CPU
 (user+system seconds of the process and its children, from wait4) per GiB, or per 1,000 objects
-for the small cases, and Ferry's CPU relative to the most frugal peer's. With --durable each
+for the small cases, and Ferry's CPU relative to the most frugal peer's, and the server's CPU
+(RGW, OSD and monitor, which share the clients' cores here) over each run. With --durable each
 download ends with sync(2) inside its timed span and the kernel threads' CPU over that span
 (the page-cache writeback that rclone and aws-cli leave to the kernel's flusher threads, while
 Ferry fsyncs each file in its own threads) is counted for every tool.
@@ -132,10 +133,10 @@ def main():
         # Small objects: CPU per 1,000 objects; large ones: per GiB.
         cpu_per = (count / 1000, "CPU s/1k obj") if count >= 1000 else None
         # Upload every tool first, then download, so each download reads its own tool's objects.
-        up = measure_alternating({n: c[0] for n, c in tools.items()}, env, a.repeats)
+        up = measure_alternating({n: c[0] for n, c in tools.items()}, env, a.repeats, server=rgw)
         print_table(f"{case}: upload {count} x {size >> 10} KiB (local -> RGW)", total, up, cpu_per=cpu_per)
         down = measure_alternating({n: c[1] for n, c in tools.items()}, env, a.repeats,
-                                   before=clean_out, durable=a.durable)
+                                   before=clean_out, durable=a.durable, server=rgw)
         print_table(f"{case}: download {count} x {size >> 10} KiB (RGW -> local)", total, down,
                     cpu_per=cpu_per)
         clean_out()
