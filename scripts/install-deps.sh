@@ -18,7 +18,7 @@ build_pkgs=(
   python3-pip python3-setuptools python3-wheel python3-venv
 )
 # clang 19 (Debian 12's clang 14 and 16 cannot use libstdc++ 12's <expected>): libFuzzer targets
-# and the thread-safety analysis (scripts/fuzz.sh, the `clang` preset).
+# and the thread-safety analysis (scripts/fuzz.sh, scripts/thread_safety.py, the `clang` preset).
 clang_pkgs=(clang-19 libclang-rt-19-dev)
 # slurm-wlm and munge: tests/tools/slurm.sh runs a single-node Slurm for the sbatch example's test
 # (tests/cli/test_slurm.py); python3-yaml reads the Kubernetes example (tests/cli/test_examples.py);

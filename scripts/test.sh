@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds ferry with ASan/UBSan and warnings as errors, and runs every
 # test that is not labelled slow: unit tests, the Store conformance suite on every backend,
-# integration tests against a real Ceph RGW that the test fixture starts, then each fuzzer for
-# 30 s (clang build with the thread-safety analysis). Run as root from the repository root:
+# integration tests against a real Ceph RGW that the test fixture starts, clang's thread-safety
+# analysis of every library, then each fuzzer for 30 s (clang build). Run as root from the
+# repository root:
 #   bash scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,8 +28,11 @@ if [[ $ctest_rc != 0 ]]; then
     build/ci/Testing/Temporary/LastTest.log | grep -v '^E  *$' | tail -n 40 || true
   exit $ctest_rc
 fi
-# libFuzzer targets (URL, tar, S3/STS XML, AWS config, job spec) for a bounded time each, built
-# by clang with ASan/UBSan and the thread-safety analysis; FERRY_FUZZ_SECONDS=0 skips them.
+# clang's -Wthread-safety over every source under src/ (front end only: -fsyntax-only, about a
+# quarter of compiling them), then the libFuzzer targets (URL, tar, S3/STS XML, AWS config, job
+# spec, request target, PyPI page) for a bounded time each, built by clang with ASan/UBSan;
+# FERRY_FUZZ_SECONDS=0 skips the fuzzers.
+phase thread-safety /usr/bin/python3 scripts/thread_safety.py
 if [[ ${FERRY_FUZZ_SECONDS:-30} != 0 ]]; then
   phase clang-build-and-fuzz bash scripts/fuzz.sh "${FERRY_FUZZ_SECONDS:-30}"
 fi
