@@ -48,6 +48,9 @@ def ferry_bin():
     return path
 
 
+ASAN_OPTIONS = "report_globals=0"
+
+
 def base_env(rgw, **extra):
     """A minimal environment: RGW credentials the AWS way, nothing from the caller's AWS setup."""
     env = {
@@ -60,6 +63,11 @@ def base_env(rgw, **extra):
         "AWS_CONFIG_FILE": "/nonexistent",
         "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
         "AWS_EC2_METADATA_DISABLED": "true",
+        # An ASan build registers each of its ~3 million instrumented globals (string literals,
+        # sanitizer descriptors: 115 MB of .data) at every start, a third of a short command's
+        # CPU: test_keys.py 79 s -> 51 s without. Overflows of globals go unnoticed here (the
+        # unit tests still check them); heap, stack, use-after-free and leaks do not.
+        "ASAN_OPTIONS": ASAN_OPTIONS,
     }
     env.update({k: v for k, v in extra.items() if v is not None})
     for k, v in extra.items():
@@ -152,7 +160,7 @@ def python_env(rgw, **extra):
                                           text=True).stdout.strip() for lib in ("libasan.so", "libstdc++.so"))
     if preload:
         env["LD_PRELOAD"] = preload
-        env["ASAN_OPTIONS"] = "detect_leaks=0"  # CPython's own allocations are not ours
+        env["ASAN_OPTIONS"] = f"{ASAN_OPTIONS}:detect_leaks=0"  # CPython's own allocations are not ours
     return env
 
 

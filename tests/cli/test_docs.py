@@ -25,7 +25,7 @@ import uuid
 
 import pytest
 
-from conftest import ROOT, python_env
+from conftest import ASAN_OPTIONS, ROOT, python_env
 from doc_blocks import (DOC_FILES, Help, check_excerpt, check_not_run, check_synopsis, classify,
                         find_blocks, kind, parse_blocks)
 
@@ -222,7 +222,7 @@ class Docs:
         (self.bin / "ferry").symlink_to(ferry.binary)
         for name in ("python3", "python"):   # the python a user runs sees torch and ferry.data
             wrapper = self.bin / name
-            preload = (f"export LD_PRELOAD={shlex.quote(self.preload)} ASAN_OPTIONS=detect_leaks=0\n"
+            preload = (f"export LD_PRELOAD={shlex.quote(self.preload)} ASAN_OPTIONS={ASAN_OPTIONS}:detect_leaks=0\n"
                        if self.preload else "")
             wrapper.write_text(f"#!/bin/sh\n{preload}exec /usr/bin/python3 \"$@\"\n")
             wrapper.chmod(0o755)
@@ -277,7 +277,7 @@ class Page:
                          FERRY_RUN_ID=self.run_id)
         if not preload:
             env.pop("LD_PRELOAD", None)
-            env.pop("ASAN_OPTIONS", None)
+            env["ASAN_OPTIONS"] = ASAN_OPTIONS   # for ferry (an ASan build's); others ignore it
         for k, v in extra.items():
             if v is None:
                 env.pop(k, None)

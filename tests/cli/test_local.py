@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from conftest import base_env, one_line_error
+from conftest import ASAN_OPTIONS, base_env, one_line_error
 
 
 def test_cp_ls_stat_cat_rm_round_trip(ferry, tmp_path):
@@ -131,7 +131,7 @@ def test_large_local_copy_direct_io_and_its_switch(ferry, tmp_path):
         trace = tmp_path / "trace.txt"
         subprocess.run(["strace", "-f", "-qq", "-e", "trace=openat", "-o", str(trace),
                         ferry.binary, "cp", str(src), str(tmp_path / "traced.bin")],
-                       env=base_env(ferry.rgw, ASAN_OPTIONS="detect_leaks=0"),  # no LSan under ptrace
+                       env=base_env(ferry.rgw, ASAN_OPTIONS=f"{ASAN_OPTIONS}:detect_leaks=0"),  # no LSan under ptrace
                        check=True, capture_output=True)
         assert "O_DIRECT" in trace.read_text()
         assert (tmp_path / "traced.bin").read_bytes() == data
