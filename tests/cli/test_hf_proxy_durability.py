@@ -8,7 +8,6 @@ import signal
 import subprocess
 import time
 
-import pytest
 from conftest import base_env
 
 from hf_helpers import Proxy, blobs, hub, needs_npm, npm_client  # noqa: F401 (hub)

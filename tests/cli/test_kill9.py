@@ -13,7 +13,6 @@ import random
 import subprocess
 import time
 
-import pytest
 
 from conftest import base_env
 

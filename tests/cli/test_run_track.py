@@ -4,12 +4,10 @@ variables ferry gives it), its output log, its exit status and its checkpoints m
 failing command, SIGTERM, a resumed attempt and an unreachable server (docs/semantics/run.md,
 "--track")."""
 import json
-import os
 import pathlib
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.parse
 import urllib.request

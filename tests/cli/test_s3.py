@@ -4,7 +4,6 @@ import os
 import time
 
 import boto3
-import pytest
 
 from conftest import one_line_error
 

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from conftest import base_env
 from pg_helpers import OwnServer, new_database, psql
 from serve_helpers import minimal_env, wait_for
-from test_mlflow_api import API, Tracker, new_run
+from test_mlflow_api import Tracker, new_run
 
 
 def history(tracker, run, key):
