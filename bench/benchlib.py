@@ -74,7 +74,7 @@ class Rgw:
         total = 0
         for name in ("rgw", "osd", "mon"):
             try:
-                pid = open(self.dir / f"{name}.pid").read().strip()
+                pid = (self.dir / f"{name}.pid").read_text().strip()
                 with open(f"/proc/{pid}/stat") as f:
                     stat = f.read()
             except OSError:
