@@ -50,24 +50,31 @@ std::optional<S3Error> ParseS3Error(std::string_view xml) {
                  .endpoint = err.child_value("Endpoint")};
 }
 
+namespace {
+
+// A key of a listing answer; `url_encoded` when the answer says EncodingType=url.
+Result<std::string> DecodeListedKey(const char* s, bool url_encoded, std::string_view op) {
+  if (!url_encoded) return std::string(s);
+  // S3 encodes with form-style '+' for space in some implementations; keys never contain a
+  // literal '+' in url-encoded answers (it is sent as %2B).
+  std::string t(s);
+  for (char& c : t) {
+    if (c == '+') c = ' ';
+  }
+  auto d = PercentDecode(t);
+  if (!d) return Internal(std::string(op) + " answer has a malformed url-encoded key");
+  return *d;
+}
+
+}  // namespace
+
 Result<ListObjectsV2Page> ParseListObjectsV2(std::string_view xml) {
   pugi::xml_document doc;
   FERRY_RETURN_IF_ERROR(Load(doc, xml, "ListObjectsV2").status());
   auto root = doc.child("ListBucketResult");
   if (!root) return Internal("ListObjectsV2 answer has no ListBucketResult");
   bool url_encoded = std::string_view(root.child_value("EncodingType")) == "url";
-  auto decode = [&](const char* s) -> Result<std::string> {
-    if (!url_encoded) return std::string(s);
-    // S3 encodes with form-style '+' for space in some implementations; keys never contain a
-    // literal '+' in url-encoded answers (it is sent as %2B).
-    std::string t(s);
-    for (char& c : t) {
-      if (c == '+') c = ' ';
-    }
-    auto d = PercentDecode(t);
-    if (!d) return Internal("ListObjectsV2 answer has a malformed url-encoded key");
-    return *d;
-  };
+  auto decode = [&](const char* s) { return DecodeListedKey(s, url_encoded, "ListObjectsV2"); };
   ListObjectsV2Page page;
   page.is_truncated = std::string_view(root.child_value("IsTruncated")) == "true";
   page.next_continuation_token = root.child_value("NextContinuationToken");
@@ -128,6 +135,29 @@ Result<ListPartsPage> ParseListParts(std::string_view xml) {
         {.number = static_cast<int>(ParseUint64(p.child_value("PartNumber")).value_or(0)),
          .etag = Unquote(p.child_value("ETag")),
          .size = ParseUint64(p.child_value("Size")).value_or(0)});
+  }
+  return page;
+}
+
+Result<ListMultipartUploadsPage> ParseListMultipartUploads(std::string_view xml) {
+  pugi::xml_document doc;
+  FERRY_RETURN_IF_ERROR(Load(doc, xml, "ListMultipartUploads").status());
+  auto root = doc.child("ListMultipartUploadsResult");
+  if (!root) return Internal("ListMultipartUploads answer has no ListMultipartUploadsResult");
+  bool url_encoded = std::string_view(root.child_value("EncodingType")) == "url";
+  ListMultipartUploadsPage page;
+  page.is_truncated = std::string_view(root.child_value("IsTruncated")) == "true";
+  FERRY_ASSIGN_OR_RETURN(
+      page.next_key_marker,
+      DecodeListedKey(root.child_value("NextKeyMarker"), url_encoded, "ListMultipartUploads"));
+  page.next_upload_id_marker = root.child_value("NextUploadIdMarker");
+  for (auto u : root.children("Upload")) {
+    UnfinishedUpload up;
+    FERRY_ASSIGN_OR_RETURN(
+        up.key, DecodeListedKey(u.child_value("Key"), url_encoded, "ListMultipartUploads"));
+    up.upload_id = u.child_value("UploadId");
+    if (auto t = ParseIso8601(u.child_value("Initiated"))) up.initiated = *t;
+    page.uploads.push_back(std::move(up));
   }
   return page;
 }

@@ -56,6 +56,20 @@ struct ListPartsPage {
 };
 Result<ListPartsPage> ParseListParts(std::string_view xml);
 
+// ListMultipartUploads: the unfinished uploads under a prefix (one page).
+struct UnfinishedUpload {
+  std::string key;
+  std::string upload_id;
+  std::optional<SystemTime> initiated;
+};
+struct ListMultipartUploadsPage {
+  std::vector<UnfinishedUpload> uploads;
+  bool is_truncated = false;
+  std::string next_key_marker, next_upload_id_marker;
+};
+// Decodes url-encoded keys when the answer says EncodingType=url.
+Result<ListMultipartUploadsPage> ParseListMultipartUploads(std::string_view xml);
+
 std::string BuildDeleteObjects(const std::vector<std::string>& keys, bool quiet);
 struct DeleteFailure {
   std::string key;

@@ -70,5 +70,28 @@ TEST(S3XmlTest, ParsesMultipartAnswers) {
   EXPECT_EQ(parts->parts[0].size, 8u);
 }
 
+TEST(S3Xml, ListMultipartUploadsGivesKeysIdsAndWhenEachBegan) {
+  auto page = ParseListMultipartUploads(
+      "<ListMultipartUploadsResult><EncodingType>url</EncodingType><IsTruncated>true</IsTruncated>"
+      "<NextKeyMarker>a%20b</NextKeyMarker><NextUploadIdMarker>u-2</NextUploadIdMarker>"
+      "<Upload><Key>a%20b</Key><UploadId>u-1</UploadId>"
+      "<Initiated>2026-12-02T13:22:55.524Z</Initiated></Upload>"
+      "<Upload><Key>a%20b</Key><UploadId>u-2</UploadId></Upload></ListMultipartUploadsResult>");
+  ASSERT_TRUE(page.ok()) << page.status().message();
+  ASSERT_EQ(page->uploads.size(), 2u);
+  EXPECT_EQ(page->uploads[0].key, "a b");
+  EXPECT_EQ(page->uploads[0].upload_id, "u-1");
+  ASSERT_TRUE(page->uploads[0].initiated.has_value());
+  EXPECT_FALSE(page->uploads[1].initiated.has_value());
+  EXPECT_TRUE(page->is_truncated);
+  EXPECT_EQ(page->next_key_marker, "a b");
+  EXPECT_EQ(page->next_upload_id_marker, "u-2");
+  EXPECT_FALSE(ParseListMultipartUploads("<Other/>").ok());
+  EXPECT_FALSE(
+      ParseListMultipartUploads("<ListMultipartUploadsResult><EncodingType>url</EncodingType>"
+                                "<Upload><Key>%zz</Key></Upload></ListMultipartUploadsResult>")
+          .ok());
+}
+
 }  // namespace
 }  // namespace ferry::aws

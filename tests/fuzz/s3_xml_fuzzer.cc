@@ -11,6 +11,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)ferry::aws::ParseListObjectsV2(xml);
   (void)ferry::aws::ParseCompleteMultipartUpload(xml);
   (void)ferry::aws::ParseListParts(xml);
+  (void)ferry::aws::ParseListMultipartUploads(xml);
   (void)ferry::aws::ParseDeleteObjectsResult(xml);
   (void)ferry::aws::ParseCopyObjectResult(xml);
   (void)ferry::aws::ParseAssumeRoleWithWebIdentityResponse(xml);
