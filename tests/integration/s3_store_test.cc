@@ -2,6 +2,7 @@
 // unreachable endpoints, the multipart primitives and paging of large listings.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "rgw_env.h"
@@ -72,6 +73,36 @@ TEST(S3StoreTest, MultipartPrimitivesCreateListCompleteAbort) {
   EXPECT_TRUE(s3::AbortMultipartUpload(client, key + "-aborted", *id2).ok());
   EXPECT_EQ(s3::ListParts(client, key + "-aborted", *id2).status().code(), StatusCode::kNotFound);
   EXPECT_EQ(store->Stat(key + "-aborted").status().code(), StatusCode::kNotFound);
+}
+
+TEST(S3StoreTest, UnfinishedUploadsAreListedByPrefix) {
+  auto opts = RgwStoreOptions();
+  s3::S3Client client(opts);
+  std::string key = "multipart/unfinished " + std::to_string(::getpid());  // a space: url-encoded
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3; ++i) {
+    auto id = s3::CreateMultipartUpload(client, key, {}, "");
+    ASSERT_TRUE(id.ok()) << id.status().ToString();
+    ids.push_back(*id);
+  }
+  auto other = s3::CreateMultipartUpload(client, key + "-other", {}, "");
+  ASSERT_TRUE(other.ok());
+  auto listed = s3::ListMultipartUploads(client, key);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  std::vector<std::string> got;
+  for (const auto& u : *listed) {
+    if (u.key == key) got.push_back(u.upload_id);
+    EXPECT_TRUE(u.initiated.has_value()) << u.upload_id;
+  }
+  std::sort(got.begin(), got.end());
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(got, ids);
+  EXPECT_EQ(listed->size(), 4u);  // the prefix also matches key + "-other"
+  for (const auto& id : ids) EXPECT_TRUE(s3::AbortMultipartUpload(client, key, id).ok());
+  EXPECT_TRUE(s3::AbortMultipartUpload(client, key + "-other", *other).ok());
+  auto after = s3::ListMultipartUploads(client, key);
+  ASSERT_TRUE(after.ok());
+  EXPECT_TRUE(after->empty());
 }
 
 TEST(S3StoreTest, PartWithWrongContentMd5IsRejected) {

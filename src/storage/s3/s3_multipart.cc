@@ -109,4 +109,30 @@ Result<std::vector<aws::CompletedPart>> ListParts(S3Client& client, const std::s
   }
 }
 
+Result<std::vector<aws::UnfinishedUpload>> ListMultipartUploads(S3Client& client,
+                                                                const std::string& prefix) {
+  std::vector<aws::UnfinishedUpload> out;
+  std::string key_marker, id_marker;
+  while (true) {
+    S3Call call{.op = "ListMultipartUploads", .bucket_level = true};
+    // No encoding-type=url: RGW 16 then encodes the keys but does not say so in the answer
+    // (no <EncodingType>), so they could not be told from keys holding a literal '%'.
+    call.query = {{"uploads", ""}, {"prefix", prefix}};
+    if (!key_marker.empty()) {
+      call.query.emplace_back("key-marker", key_marker);
+      call.query.emplace_back("upload-id-marker", id_marker);
+    }
+    FERRY_ASSIGN_OR_RETURN(auto resp, client.Call(call));
+    FERRY_ASSIGN_OR_RETURN(auto page, aws::ParseListMultipartUploads(resp.body));
+    out.insert(out.end(), page.uploads.begin(), page.uploads.end());
+    // A truncated page must move the markers on; one that does not would repeat forever.
+    if (!page.is_truncated ||
+        (page.next_key_marker == key_marker && page.next_upload_id_marker == id_marker)) {
+      return out;
+    }
+    key_marker = page.next_key_marker;
+    id_marker = page.next_upload_id_marker;
+  }
+}
+
 }  // namespace ferry::storage::s3

@@ -34,5 +34,8 @@ Result<std::string> ReplaceMetadata(S3Client& client, const std::string& key,
 Status AbortMultipartUpload(S3Client& client, const std::string& key, const std::string& upload_id);
 Result<std::vector<aws::CompletedPart>> ListParts(S3Client& client, const std::string& key,
                                                   const std::string& upload_id);
+// The unfinished multipart uploads of the keys that begin with `prefix`, every page.
+Result<std::vector<aws::UnfinishedUpload>> ListMultipartUploads(S3Client& client,
+                                                                const std::string& prefix);
 
 }  // namespace ferry::storage::s3
