@@ -18,6 +18,15 @@ Result<pugi::xml_document*> Load(pugi::xml_document& doc, std::string_view xml,
   return &doc;
 }
 
+// Parses `xml` into `doc` and returns its root element `root`; names `what` when either fails.
+Result<pugi::xml_node> LoadRoot(pugi::xml_document& doc, std::string_view xml,
+                                std::string_view what, const char* root) {
+  FERRY_RETURN_IF_ERROR(Load(doc, xml, what).status());
+  auto node = doc.child(root);
+  if (!node) return Internal(std::string(what) + " answer has no " + root);
+  return node;
+}
+
 std::string Unquote(std::string s) {
   if (s.size() >= 2 && s.front() == '"' && s.back() == '"') return s.substr(1, s.size() - 2);
   return s;
@@ -70,9 +79,7 @@ Result<std::string> DecodeListedKey(const char* s, bool url_encoded, std::string
 
 Result<ListObjectsV2Page> ParseListObjectsV2(std::string_view xml) {
   pugi::xml_document doc;
-  FERRY_RETURN_IF_ERROR(Load(doc, xml, "ListObjectsV2").status());
-  auto root = doc.child("ListBucketResult");
-  if (!root) return Internal("ListObjectsV2 answer has no ListBucketResult");
+  FERRY_ASSIGN_OR_RETURN(auto root, LoadRoot(doc, xml, "ListObjectsV2", "ListBucketResult"));
   bool url_encoded = std::string_view(root.child_value("EncodingType")) == "url";
   auto decode = [&](const char* s) { return DecodeListedKey(s, url_encoded, "ListObjectsV2"); };
   ListObjectsV2Page page;
@@ -123,9 +130,7 @@ Result<std::string> ParseCompleteMultipartUpload(std::string_view xml) {
 
 Result<ListPartsPage> ParseListParts(std::string_view xml) {
   pugi::xml_document doc;
-  FERRY_RETURN_IF_ERROR(Load(doc, xml, "ListParts").status());
-  auto root = doc.child("ListPartsResult");
-  if (!root) return Internal("ListParts answer has no ListPartsResult");
+  FERRY_ASSIGN_OR_RETURN(auto root, LoadRoot(doc, xml, "ListParts", "ListPartsResult"));
   ListPartsPage page;
   page.is_truncated = std::string_view(root.child_value("IsTruncated")) == "true";
   page.next_marker =
@@ -141,9 +146,8 @@ Result<ListPartsPage> ParseListParts(std::string_view xml) {
 
 Result<ListMultipartUploadsPage> ParseListMultipartUploads(std::string_view xml) {
   pugi::xml_document doc;
-  FERRY_RETURN_IF_ERROR(Load(doc, xml, "ListMultipartUploads").status());
-  auto root = doc.child("ListMultipartUploadsResult");
-  if (!root) return Internal("ListMultipartUploads answer has no ListMultipartUploadsResult");
+  FERRY_ASSIGN_OR_RETURN(auto root,
+                         LoadRoot(doc, xml, "ListMultipartUploads", "ListMultipartUploadsResult"));
   bool url_encoded = std::string_view(root.child_value("EncodingType")) == "url";
   ListMultipartUploadsPage page;
   page.is_truncated = std::string_view(root.child_value("IsTruncated")) == "true";
