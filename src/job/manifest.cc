@@ -3,7 +3,9 @@
 #include <nlohmann/json.hpp>
 
 #include "base/crc32c.h"
+#include "base/json_text.h"
 #include "base/redact.h"
+#include "base/strings.h"
 
 #ifndef FERRY_VERSION
 #define FERRY_VERSION "dev"
@@ -17,10 +19,14 @@ namespace {
 constexpr int kManifestFormat = 2;
 
 nlohmann::json FileJson(const ManifestFile& f) {
-  return {{"path", f.path},
-          {"size", f.size},
-          {"crc32c", f.crc32c ? nlohmann::json(Crc32cHex(*f.crc32c)) : nlohmann::json(nullptr)},
-          {"status", f.status}};
+  nlohmann::json j = {
+      {"path", f.path},
+      {"size", f.size},
+      {"crc32c", f.crc32c ? nlohmann::json(Crc32cHex(*f.crc32c)) : nlohmann::json(nullptr)},
+      {"status", f.status}};
+  // A name that is not UTF-8 reads with U+FFFD in "path"; the exact bytes are in "path_bytes".
+  if (!IsUtf8(f.path)) j["path_bytes"] = PercentEncode(f.path, /*keep_slash=*/true);
+  return j;
 }
 
 void AddExit(nlohmann::json& j, const ChildState& child) {
@@ -74,7 +80,7 @@ std::string ManifestJson(const ManifestContents& m) {
                          {"written_at", r.written_at},
                          {"files", r.files.size()}};
   }
-  return j.dump(2) + "\n";
+  return JsonText(j, 2) + "\n";
 }
 
 std::string PointerJson(const std::string& url, const std::string& manifest_url,
@@ -88,7 +94,7 @@ std::string PointerJson(const std::string& url, const std::string& manifest_url,
                       {"final", final_sync},
                       {"written_at", written_at}};
   AddExit(j, child);
-  return j.dump(2) + "\n";
+  return JsonText(j, 2) + "\n";
 }
 
 Result<std::string> PointerManifest(const std::string& text, const std::string& where) {
@@ -129,7 +135,12 @@ Result<ResumeSource> ParseManifest(const std::string& text, const std::string& w
         !f["size"].is_number_unsigned()) {
       return bad("a 'files' entry without path and size");
     }
-    ManifestFile mf{.path = f["path"].get<std::string>(),
+    std::optional<std::string> exact;
+    if (f.contains("path_bytes")) {
+      if (f["path_bytes"].is_string()) exact = PercentDecode(f["path_bytes"].get<std::string>());
+      if (!exact) return bad("a malformed 'path_bytes'");
+    }
+    ManifestFile mf{.path = exact ? *exact : f["path"].get<std::string>(),
                     .size = f["size"].get<uint64_t>(),
                     .crc32c = std::nullopt,
                     .status = f.value("status", "")};

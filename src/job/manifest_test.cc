@@ -61,6 +61,35 @@ TEST(Manifest, ListsItsFilesWithChecksumsAndTheLineage) {
   EXPECT_EQ(nlohmann::json::parse(pointer)["exit_code"], 0);
 }
 
+// File names need not be UTF-8 (nor command lines): the manifest is still written (JSON text
+// must be UTF-8, so "path" reads with U+FFFD) and resume gets the exact bytes back.
+TEST(Manifest, NamesThatAreNotUtf8RoundTrip) {
+  RunOptions options;
+  options.command = {"python", "train.py", "--tag=caf\xe9"};
+  const std::string name = "ckpt/step\xff 1%.pt";
+  std::string text = ManifestJson({.id = {.job = "j", .attempt = "1", .rank = "0", .host = "h"},
+                                   .options = options,
+                                   .child = {.exit_code = 0, .how = "exited 0"},
+                                   .final_sync = true,
+                                   .written_at = "2026-01-02T00:00:00Z",
+                                   .files = {{name, 5, 7, "uploaded"}, {"a.pt", 1, 8, "uploaded"}},
+                                   .skipped = {{.path = "x\xfe", .reason = "r"}},
+                                   .left_out = {},
+                                   .resumed_from = std::nullopt});
+  auto j = nlohmann::json::parse(text);
+  EXPECT_EQ(j["files"][0]["path"], "ckpt/step\xef\xbf\xbd 1%.pt");
+  EXPECT_EQ(j["files"][0]["path_bytes"], "ckpt/step%FF%201%25.pt");
+  EXPECT_FALSE(j["files"][1].contains("path_bytes"));
+  auto parsed = ParseManifest(text, "m");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  ASSERT_EQ(parsed->files.size(), 2u);
+  EXPECT_EQ(parsed->files[0].path, name);
+  j["files"][0]["path_bytes"] = "..%2Fescape";  // decoded paths are checked like the others
+  EXPECT_FALSE(ParseManifest(j.dump(), "m").ok());
+  j["files"][0]["path_bytes"] = "bad%zz";
+  EXPECT_FALSE(ParseManifest(j.dump(), "m").ok());
+}
+
 TEST(Manifest, RefusesWhatCannotBeResumedSafely) {
   auto parse = [](const std::string& files) {
     return ParseManifest(R"({"format": 2, "run_id": "j", "files": )" + files + "}", "m");

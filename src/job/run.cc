@@ -8,6 +8,7 @@
 #include <random>
 #include <thread>
 
+#include "base/json_text.h"
 #include "base/log.h"
 #include "base/strings.h"
 #include "base/time_format.h"
@@ -51,7 +52,7 @@ class StoreRunWork final : public RunWork {
     std::mt19937 random(rd());
     return ClaimAttempt(
         *records.store, first.records_key, plan.id.rank,
-        {.token = token, .details = details.dump() + "\n", .back_off = [&random](int n) {
+        {.token = token, .details = JsonText(details) + "\n", .back_off = [&random](int n) {
            // 20-200 ms, longer after every lost race.
            std::uniform_int_distribution<int> ms(20, 200);
            std::this_thread::sleep_for(std::chrono::milliseconds(ms(random) * (n + 1)));

@@ -1,4 +1,5 @@
 #include "shard/index.h"
+#include "base/json_text.h"
 
 #include <fmt/format.h>
 
@@ -34,7 +35,7 @@ std::string IndexToJson(const DatasetIndex& index) {
                       {"bytes", index.bytes()},
                       {"shards", shards}};
   if (!index.base.empty()) j["base"] = index.base;
-  return j.dump() + "\n";
+  return JsonText(j) + "\n";
 }
 
 Result<DatasetIndex> IndexFromJson(std::string_view json, std::string_view name) {

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include "base/json_text.h"
 #include "base/redact.h"
 #include "base/strings.h"
 
@@ -39,12 +40,11 @@ std::string TrackingRecordName(const std::string& rank) {
 }
 
 std::string TrackingRecordJson(const TrackingRecord& r) {
-  return json{{"format", 1},
-              {"tracking_uri", r.url},
-              {"run_id", r.run_id},
-              {"experiment_id", r.experiment_id},
-              {"experiment", r.experiment}}
-             .dump() +
+  return JsonText(json{{"format", 1},
+                       {"tracking_uri", r.url},
+                       {"run_id", r.run_id},
+                       {"experiment_id", r.experiment_id},
+                       {"experiment", r.experiment}}) +
          "\n";
 }
 
@@ -78,12 +78,12 @@ std::string CheckpointsJson(const std::vector<CheckpointSet>& sets, const RunIde
                        {"final", s.manifest.final},
                        {"files", files}});
   }
-  return json{{"format", 1},
-              {"run_id", id.job},
-              {"attempt", id.attempt},
-              {"rank", id.rank},
-              {"outputs", outputs}}
-             .dump(2) +
+  return JsonText(json{{"format", 1},
+                       {"run_id", id.job},
+                       {"attempt", id.attempt},
+                       {"rank", id.rank},
+                       {"outputs", outputs}},
+                  2) +
          "\n";
 }
 

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "base/strings.h"
 #include "tracker/artifacts/artifact_download.h"
 #include "tracker/artifacts/artifact_path.h"
@@ -35,7 +36,7 @@ std::string_view ErrorCode(int http) {
   }
 }
 
-Response Json(const nlohmann::json& j) { return server::JsonResponse(200, j.dump()); }
+Response Json(const nlohmann::json& j) { return server::JsonResponse(200, JsonText(j)); }
 
 // The JSON object of a POST body ({} when empty); InvalidArgument otherwise.
 Result<nlohmann::json> Body(const Request& req) {

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "base/aligned_buffer.h"
+#include "base/json_text.h"
 #include "base/strings.h"
 #include "tracker/artifacts/artifact_path.h"
 #include "tracker/artifacts/multipart_internal.h"
@@ -80,7 +81,7 @@ Result<UploadInfo> MultipartUploads::Create(const MultipartPlan& plan) {
                    {"part_size", u->part_size},
                    {"sub_part_size", u->sub_size},
                    {"resume_token", u->resume_token}};
-  FERRY_RETURN_IF_ERROR(store_->WriteAll(Dir(u->id) + "/upload.json", j.dump()).status());
+  FERRY_RETURN_IF_ERROR(store_->WriteAll(Dir(u->id) + "/upload.json", JsonText(j)).status());
   {
     MutexLock lock(mu_);
     open_[u->id] = u;
@@ -209,7 +210,7 @@ Result<PartInfo> MultipartUploads::WritePart(std::string_view upload_id, int num
     FERRY_RETURN_IF_ERROR(w->Commit().status());
   }
   nlohmann::json marker{{"size", bytes}, {"etag", etag}};
-  FERRY_RETURN_IF_ERROR(store_->WriteAll(part_key + ".json", marker.dump()).status());
+  FERRY_RETURN_IF_ERROR(store_->WriteAll(part_key + ".json", JsonText(marker)).status());
   return PartInfo{number, bytes, etag};
 }
 

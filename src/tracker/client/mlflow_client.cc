@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "base/hash.h"
+#include "base/json_text.h"
 #include "base/strings.h"
 #include "http/http_client.h"
 
@@ -126,7 +127,7 @@ Result<std::string> MlflowClient::GetOrCreateExperiment(const std::string& name)
       return j.at("experiment").value("experiment_id", "");
     }
     if (got.status().code() != StatusCode::kNotFound) return got.status();
-    auto made = Call("POST", "experiments/create", json{{"name", name}}.dump());
+    auto made = Call("POST", "experiments/create", JsonText(json{{"name", name}}));
     if (made.ok()) {
       FERRY_ASSIGN_OR_RETURN(json j, ParseJson(*made, "experiments/create"));
       return j.value("experiment_id", "");
@@ -144,7 +145,7 @@ Result<RunInfo> MlflowClient::CreateRun(
   for (const auto& [k, v] : tags) t.push_back({{"key", k}, {"value", v}});
   json body = {{"experiment_id", experiment_id}, {"start_time", start_time_ms}, {"tags", t}};
   if (!run_name.empty()) body["run_name"] = run_name;
-  FERRY_ASSIGN_OR_RETURN(std::string text, Call("POST", "runs/create", body.dump()));
+  FERRY_ASSIGN_OR_RETURN(std::string text, Call("POST", "runs/create", JsonText(body)));
   FERRY_ASSIGN_OR_RETURN(json j, ParseJson(text, "runs/create"));
   try {
     return ParseRunInfo(j.at("run"));
@@ -169,13 +170,13 @@ Status MlflowClient::UpdateRun(const std::string& run_id, const std::string& sta
                                int64_t end_time_ms) {
   json body = {{"run_id", run_id}, {"status", status}};
   if (end_time_ms > 0) body["end_time"] = end_time_ms;
-  return Call("POST", "runs/update", body.dump()).status();
+  return Call("POST", "runs/update", JsonText(body)).status();
 }
 
 Status MlflowClient::SetTag(const std::string& run_id, const std::string& key,
                             const std::string& value) {
   return Call("POST", "runs/set-tag",
-              json{{"run_id", run_id}, {"key", key}, {"value", value}}.dump())
+              JsonText(json{{"run_id", run_id}, {"key", key}, {"value", value}}))
       .status();
 }
 
@@ -196,7 +197,7 @@ Status MlflowClient::LogMetrics(const std::string& run_id, const std::vector<Met
           {{"key", p.key}, {"value", value}, {"timestamp", p.timestamp_ms}, {"step", p.step}});
     }
     FERRY_RETURN_IF_ERROR(
-        Call("POST", "runs/log-batch", json{{"run_id", run_id}, {"metrics", metrics}}.dump())
+        Call("POST", "runs/log-batch", JsonText(json{{"run_id", run_id}, {"metrics", metrics}}))
             .status());
     done += n;
     if (sent) *sent = done;
@@ -213,7 +214,8 @@ Status MlflowClient::LogParams(const std::string& run_id,
       list.push_back({{"key", params[i].first}, {"value", params[i].second}});
     }
     FERRY_RETURN_IF_ERROR(
-        Call("POST", "runs/log-batch", json{{"run_id", run_id}, {"params", list}}.dump()).status());
+        Call("POST", "runs/log-batch", JsonText(json{{"run_id", run_id}, {"params", list}}))
+            .status());
   }
   return Status();
 }
