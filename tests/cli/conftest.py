@@ -49,6 +49,7 @@ def ferry_bin():
 
 
 ASAN_OPTIONS = "report_globals=0"
+ASAN_FORK_GUARD = ROOT / "tests" / "tools" / "asan_fork_guard"
 
 
 def base_env(rgw, **extra):
@@ -161,6 +162,8 @@ def python_env(rgw, **extra):
     if preload:
         env["LD_PRELOAD"] = preload
         env["ASAN_OPTIONS"] = f"{ASAN_OPTIONS}:detect_leaks=0"  # CPython's own allocations are not ours
+        # GCC 12's ASan runtime can deadlock a forked child (DataLoader workers): see there.
+        env["PYTHONPATH"] = f"{ASAN_FORK_GUARD}:{env['PYTHONPATH']}"
     return env
 
 
