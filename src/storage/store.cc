@@ -37,6 +37,8 @@ Result<std::unique_ptr<PartWriter>> Store::NewPartWriter(std::string_view key,
 
 Status Store::AbortPartWrite(std::string_view, std::string_view) { return Status(); }
 
+Result<size_t> Store::AbortPartWritesSince(std::string_view, SystemTime) { return size_t{0}; }
+
 StoreDescription Store::Describe() { return {.endpoint = UrlFor("")}; }
 
 bool Store::IsDirectory(std::string_view) { return false; }

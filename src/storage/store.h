@@ -275,6 +275,12 @@ class Store {
   // removes its temporary file. A token that names nothing (already gone) is OK. Default: OK
   // (stores without part writes have nothing to discard).
   virtual Status AbortPartWrite(std::string_view key, std::string_view resume_token);
+  // Discards the unfinished part writes to `key` begun (local: last written) at or after `since`
+  // by the store's clock, and returns how many: what a copy killed between starting a part write
+  // and journaling its token left behind (transfer/resume_plan.h). S3 aborts the key's multipart
+  // uploads initiated since then (exact key, not the prefix); the local store removes the key's
+  // marked temporary files. Default: 0 (stores without part writes have nothing to discard).
+  virtual Result<size_t> AbortPartWritesSince(std::string_view key, SystemTime since);
 
   // Transient failures this store retried so far (for transfer reports).
   virtual uint64_t retry_count() const { return 0; }

@@ -47,6 +47,10 @@ Status StoreWrapper::AbortPartWrite(std::string_view key, std::string_view resum
   return inner_->AbortPartWrite(key, resume_token);
 }
 
+Result<size_t> StoreWrapper::AbortPartWritesSince(std::string_view key, SystemTime since) {
+  return inner_->AbortPartWritesSince(key, since);
+}
+
 uint64_t StoreWrapper::retry_count() const { return inner_->retry_count(); }
 
 StoreDescription StoreWrapper::Describe() { return inner_->Describe(); }

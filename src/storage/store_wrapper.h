@@ -40,6 +40,7 @@ class StoreWrapper : public Store {
   Result<std::unique_ptr<PartWriter>> NewPartWriter(std::string_view key,
                                                     const PartWriteOptions& options) override;
   Status AbortPartWrite(std::string_view key, std::string_view resume_token) override;
+  Result<size_t> AbortPartWritesSince(std::string_view key, SystemTime since) override;
   uint64_t retry_count() const override;
   StoreDescription Describe() override;
   bool IsDirectory(std::string_view key) override;

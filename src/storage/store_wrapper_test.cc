@@ -51,6 +51,9 @@ class RecordingStore final : public Store {
   Status AbortPartWrite(std::string_view, std::string_view) override {
     return Note("AbortPartWrite", Status());
   }
+  Result<size_t> AbortPartWritesSince(std::string_view, SystemTime) override {
+    return Note("AbortPartWritesSince", size_t{2});
+  }
   uint64_t retry_count() const override { return 7; }
   StoreDescription Describe() override { return Note("Describe", StoreDescription{.kind = "rec"}); }
   bool IsDirectory(std::string_view) override { return Note("IsDirectory", true); }
@@ -88,16 +91,19 @@ TEST(StoreWrapperTest, ForwardsEveryVirtualToTheWrappedStore) {
   EXPECT_TRUE(w.CopyFrom(*inner, "a", "b").ok());
   EXPECT_FALSE(w.NewPartWriter("k", {}).ok());
   EXPECT_TRUE(w.AbortPartWrite("k", "t").ok());
+  auto since = w.AbortPartWritesSince("k", SystemTime{});
+  EXPECT_TRUE(since.ok() && *since == 2u);
   EXPECT_EQ(w.retry_count(), 7u);
   EXPECT_EQ(w.Describe().kind, "rec");
   EXPECT_TRUE(w.IsDirectory("d"));
   EXPECT_EQ(w.LocalPathFor("k"), "/root/k");
   EXPECT_TRUE(w.WriteAll("k", "data").ok());
   EXPECT_TRUE(w.Flush().empty());
-  EXPECT_THAT(inner->calls, ::testing::UnorderedElementsAre(
-                                "capabilities", "Stat", "Read", "ReadInto", "NewWriter", "List",
-                                "Delete", "DeleteMany", "Copy", "CopyFrom", "NewPartWriter",
-                                "AbortPartWrite", "Describe", "IsDirectory", "WriteAll", "Flush"));
+  EXPECT_THAT(inner->calls,
+              ::testing::UnorderedElementsAre(
+                  "capabilities", "Stat", "Read", "ReadInto", "NewWriter", "List", "Delete",
+                  "DeleteMany", "Copy", "CopyFrom", "NewPartWriter", "AbortPartWrite",
+                  "AbortPartWritesSince", "Describe", "IsDirectory", "WriteAll", "Flush"));
 }
 
 TEST(StoreWrapperTest, CopyFromItselfIsACopyInsideTheWrappedStore) {

@@ -13,6 +13,7 @@
 #include "base/crc32c.h"
 #include "base/errno_status.h"
 #include "base/hash.h"
+#include "base/json_text.h"
 #include "base/strings.h"
 
 namespace ferry::transfer {
@@ -32,9 +33,24 @@ std::string Journal::PathFor(const std::string& state_dir, const std::string& sr
 }
 
 namespace {
+// Names of local files need not be UTF-8, which JSON text must be: the header holds URLs with
+// each invalid byte replaced by U+FFFD (the journal's file name, a hash of the exact URLs, tells
+// journals apart), and Load compares against the same replacement. Tokens must stay exact: their
+// line is percent-encoded.
+std::string Lossy(const std::string& s) {
+  return nlohmann::json::parse(JsonText(nlohmann::json(s))).get<std::string>();
+}
+
 nlohmann::json ToJson(const JournalHeader& h) {
-  return {{"src", h.src_url},         {"dst", h.dst_url}, {"size", h.size}, {"etag", h.src_etag},
-          {"part_size", h.part_size}, {"token", h.token}, {"version", 1}};
+  nlohmann::json j = {{"src", h.src_url},   {"dst", h.dst_url},         {"size", h.size},
+                      {"etag", h.src_etag}, {"part_size", h.part_size}, {"token", h.token},
+                      {"version", 2}};
+  if (h.started) {
+    j["started_ms"] =
+        std::chrono::duration_cast<std::chrono::milliseconds>(h.started->time_since_epoch())
+            .count();
+  }
+  return j;
 }
 }  // namespace
 
@@ -45,16 +61,22 @@ std::optional<Journal::Loaded> Journal::Load(const std::string& path, const Jour
   if (!std::getline(in, line)) return std::nullopt;
   auto j = nlohmann::json::parse(line, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return std::nullopt;
-  if (j.value("src", "") != want.src_url || j.value("dst", "") != want.dst_url) {
+  if (j.value("src", "") != Lossy(want.src_url) || j.value("dst", "") != Lossy(want.dst_url)) {
     return std::nullopt;
   }
   Loaded out{.token = j.value("token", "")};
-  if (j.value("size", uint64_t{0}) != want.size || j.value("etag", "") != want.src_etag ||
-      j.value("part_size", uint64_t{0}) != want.part_size) {
-    out.matches = false;
-    return out;
+  if (auto ms = j.find("started_ms"); ms != j.end() && ms->is_number_integer()) {
+    out.started = SystemTime(std::chrono::milliseconds(ms->get<int64_t>()));
   }
+  bool matches = j.value("size", uint64_t{0}) == want.size &&
+                 j.value("etag", "") == Lossy(want.src_etag) &&
+                 j.value("part_size", uint64_t{0}) == want.part_size;
   while (std::getline(in, line)) {
+    if (StartsWith(line, "token ")) {
+      if (auto token = PercentDecode(std::string_view(line).substr(6))) out.token = *token;
+      continue;
+    }
+    if (!matches) continue;
     std::istringstream ls(line);
     std::string word, crc_hex;
     int n = 0;
@@ -63,6 +85,7 @@ std::optional<Journal::Loaded> Journal::Load(const std::string& path, const Jour
       out.parts[n] = crc;
     }  // a torn last line is ignored
   }
+  out.matches = matches;
   return out;
 }
 
@@ -73,7 +96,7 @@ Result<std::unique_ptr<Journal>> Journal::Create(const std::string& path, const 
   std::string tmp = path + ".new";
   {
     std::ofstream out(tmp, std::ios::trunc);
-    out << ToJson(h).dump() << "\n";
+    out << JsonText(ToJson(h)) << "\n";
     if (!out) return ErrnoToStatus(errno, "write journal '" + tmp + "'");
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0)
@@ -92,8 +115,15 @@ Journal::~Journal() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+Status Journal::SetToken(std::string_view token) {
+  return AppendLine("token " + PercentEncode(token) + "\n");
+}
+
 Status Journal::PartDone(int number, uint32_t crc) {
-  std::string line = "part " + std::to_string(number) + " " + Crc32cHex(crc) + "\n";
+  return AppendLine("part " + std::to_string(number) + " " + Crc32cHex(crc) + "\n");
+}
+
+Status Journal::AppendLine(const std::string& line) {
   MutexLock lock(mu_);
   if (fd_ < 0) return Status();
   if (::write(fd_, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {

@@ -8,6 +8,10 @@ namespace ferry::transfer {
 
 namespace {
 
+// How far the destination's clock may lag ours when a killed run's leftovers are looked for by
+// time (S3 itself refuses requests signed more than 15 minutes off).
+constexpr auto kClockSkewAllowance = std::chrono::minutes(5);
+
 // Bytes of the parts in `done` for an object of `size` in parts of `part_size`.
 uint64_t PartBytes(const std::map<int, uint32_t>& done, uint64_t size, uint64_t part_size) {
   uint64_t bytes = 0;
@@ -47,10 +51,27 @@ Result<ResumePlan> PlanResume(const ResumeRequest& request) {
     Log(d.ok() ? LogLevel::kInfo : LogLevel::kWarn, "discarding the unfinished copy to '{}' ({}){}",
         dst_url, why, d.ok() ? "" : ": " + d.message());
   };
+  // A journal without a token: the run was killed after its intent, perhaps after the
+  // destination began the write. What the destination began since then has no owner left.
+  auto discard_since = [&](const Journal::Loaded& j) {
+    if (!j.token.empty() || !j.started) return;
+    auto n = dst.AbortPartWritesSince(request.dst_key, *j.started - kClockSkewAllowance);
+    if (!n.ok()) {
+      Log(LogLevel::kWarn, "cannot discard the unfinished copies to '{}' of a killed run: {}",
+          dst_url, n.status().message());
+    } else if (*n > 0) {
+      Log(LogLevel::kInfo, "discarded {} unfinished cop{} to '{}' left by a killed run", *n,
+          *n == 1 ? "y" : "ies", dst_url);
+    }
+  };
 
   ResumePlan plan;
   storage::PartWriteOptions write = request.write;
   auto loaded = Journal::Load(request.journal_path, request.header);
+  if (loaded && loaded->token.empty()) {
+    discard_since(*loaded);
+    loaded.reset();
+  }
   if (loaded && !loaded->matches) {
     discard(loaded->token, "the source changed since");
     loaded.reset();
@@ -72,12 +93,15 @@ Result<ResumePlan> PlanResume(const ResumeRequest& request) {
   if (!plan.writer) {
     plan.done.clear();
     write.resume_token.clear();
-    FERRY_ASSIGN_OR_RETURN(plan.writer, dst.NewPartWriter(request.dst_key, write));
+    // The intent first (a header with the time and no token), then the write, then its token.
     JournalHeader header = request.header;
-    header.token = plan.writer->resume_token();
+    header.token.clear();
+    header.started = std::chrono::system_clock::now();
     auto j = Journal::Create(request.journal_path, header);
-    if (!j.ok()) {
-      Log(LogLevel::kWarn, "no resume journal for '{}': {}", dst_url, j.status().message());
+    FERRY_ASSIGN_OR_RETURN(plan.writer, dst.NewPartWriter(request.dst_key, write));
+    Status recorded = j.ok() ? (*j)->SetToken(plan.writer->resume_token()) : j.status();
+    if (!recorded.ok()) {
+      Log(LogLevel::kWarn, "no resume journal for '{}': {}", dst_url, recorded.message());
     } else {
       plan.journal = std::move(*j);
     }

@@ -2,7 +2,11 @@
 // How a large object copy starts: resuming an unfinished part write from its journal, or fresh.
 //
 // The decision, step by step:
-//  1. Load the journal for (source URL, destination URL). None: start fresh.
+//  1. Load the journal for (source URL, destination URL). None: start fresh. One without a
+//     token (a run killed between its intent and the destination's answer) may have left a part
+//     write nobody can name: the destination's unfinished writes to the key begun since the
+//     intent (less 5 minutes for clock skew) are discarded (Store::AbortPartWritesSince), then
+//     the copy starts fresh.
 //  2. A journal for another version of the source (size, ETag, part size) is useless: its
 //     unfinished write is discarded at the destination (Store::AbortPartWrite) and the copy
 //     starts fresh.
@@ -12,8 +16,9 @@
 //  4. Keep only the journal's parts the destination still has (PartWriter::StoredParts, where
 //     the backend can list them) and, where it can read unfinished parts back
 //     (PartWriter::StoredCrc32c), only those whose stored bytes still have the journal's CRC.
-//  5. Fresh starts write a new journal naming the new write's token; a journal that cannot be
-//     written is a warning (the copy works, it just cannot resume).
+//  5. Fresh starts write the journal's intent (header, start time) before the destination
+//     begins the write, and its token right after; a journal that cannot be written is a
+//     warning (the copy works, it just cannot resume).
 
 #include <cstdint>
 #include <map>

@@ -2,9 +2,14 @@
 // keeps, and what is discarded.
 #include "transfer/resume_plan.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <vector>
 
@@ -78,6 +83,43 @@ TEST_F(ResumePlanTest, NoJournalStartsFreshAndJournalsTheNewWrite) {
   ASSERT_NE(plan->journal, nullptr);
   auto loaded = Journal::Load(dir_ + "/state/obj.journal", Request(*dst).header);
   ASSERT_TRUE(loaded.has_value());
+  EXPECT_EQ(loaded->token, plan->writer->resume_token());
+}
+
+// A run killed after its journal's intent but before the journal had the write's token: the
+// write the destination began since the intent is discarded; an older unfinished write to the
+// same key and another key's write stay.
+TEST_F(ResumePlanTest, IntentWithoutATokenDiscardsTheWriteBegunSince) {
+  auto dst = storage::MakeLocalStore(dir_ + "/dst");
+  const storage::PartWriteOptions write{.size = kSize, .part_size = kPart};
+  auto old = dst->NewPartWriter("obj", write);
+  auto other = dst->NewPartWriter("other", write);
+  ASSERT_TRUE(old.ok() && other.ok());
+  std::string old_token = (*old)->resume_token(), other_token = (*other)->resume_token();
+  struct timespec hour_ago[2] = {{.tv_sec = ::time(nullptr) - 3600, .tv_nsec = 0},
+                                 {.tv_sec = ::time(nullptr) - 3600, .tv_nsec = 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, (dir_ + "/dst/" + old_token).c_str(), hour_ago, 0), 0);
+  old->reset();
+  other->reset();  // dropped without Abort(): their files stay, as an interrupted copy's do
+  JournalHeader intent = Request(*dst).header;
+  intent.started = std::chrono::system_clock::now();
+  ASSERT_TRUE(Journal::Create(dir_ + "/state/obj.journal", intent).ok());
+  auto orphan = dst->NewPartWriter("obj", write);  // ... and the kill came here
+  ASSERT_TRUE(orphan.ok());
+  std::string orphan_token = (*orphan)->resume_token();
+  orphan->reset();
+
+  auto plan = PlanResume(Request(*dst));
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_TRUE(plan->done.empty());
+  auto files = DstFiles();
+  std::sort(files.begin(), files.end());
+  std::vector<std::string> want{old_token, other_token, plan->writer->resume_token()};
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(files, want);  // the orphan is gone
+  EXPECT_NE(plan->writer->resume_token(), orphan_token);
+  auto loaded = Journal::Load(dir_ + "/state/obj.journal", Request(*dst).header);
+  ASSERT_TRUE(loaded.has_value() && loaded->started.has_value());
   EXPECT_EQ(loaded->token, plan->writer->resume_token());
 }
 

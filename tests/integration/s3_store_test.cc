@@ -105,6 +105,30 @@ TEST(S3StoreTest, UnfinishedUploadsAreListedByPrefix) {
   EXPECT_TRUE(after->empty());
 }
 
+// What a copy killed between CreateMultipartUpload and its journal leaves: the rerun aborts the
+// key's uploads begun since its intent, not the longer keys the prefix also lists.
+TEST(S3StoreTest, AbortPartWritesSinceTakesOnlyThatKeysRecentUploads) {
+  auto opts = RgwStoreOptions();
+  s3::S3Client client(opts);
+  auto store = MakeS3Store(opts);
+  std::string key = "multipart/killed " + std::to_string(::getpid());
+  auto orphan = s3::CreateMultipartUpload(client, key, {}, "");
+  auto longer = s3::CreateMultipartUpload(client, key + "-longer", {}, "");
+  ASSERT_TRUE(orphan.ok() && longer.ok());
+  auto now = std::chrono::system_clock::now();
+  auto none = store->AbortPartWritesSince(key, now + std::chrono::minutes(10));
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_EQ(*none, 0u);  // begun before that
+  auto aborted = store->AbortPartWritesSince(key, now - std::chrono::minutes(10));
+  ASSERT_TRUE(aborted.ok()) << aborted.status().ToString();
+  EXPECT_EQ(*aborted, 1u);
+  auto left = s3::ListMultipartUploads(client, key);
+  ASSERT_TRUE(left.ok());
+  ASSERT_EQ(left->size(), 1u);
+  EXPECT_EQ((*left)[0].key, key + "-longer");
+  EXPECT_TRUE(s3::AbortMultipartUpload(client, key + "-longer", *longer).ok());
+}
+
 TEST(S3StoreTest, PartWithWrongContentMd5IsRejected) {
   auto opts = RgwStoreOptions();
   s3::S3Client client(opts);

@@ -27,6 +27,9 @@ Result<std::unique_ptr<PartWriter>> NewLocalPartWriter(const std::string& key,
                                                        bool direct_io);
 // Removes the temporary file of an unfinished part write to `path` (Store::AbortPartWrite).
 Status AbortLocalPartWrite(const std::string& path, std::string_view resume_token);
+// Removes the marked temporary files of part writes to `path` last changed at or after `since`
+// (Store::AbortPartWritesSince); returns how many.
+Result<size_t> AbortLocalPartWritesSince(const std::string& path, SystemTime since);
 // fsync of directory `dir`; filesystems that refuse it (some NFS clients) keep the names anyway.
 Status FsyncDir(const std::string& dir);
 // A fresh temporary path next to `dir/name`: ".ferry-tmp.NAME.R-C" (the marker in

@@ -189,6 +189,38 @@ Status AbortLocalPartWrite(const std::string& path, std::string_view resume_toke
   return Status();
 }
 
+Result<size_t> AbortLocalPartWritesSince(const std::string& path, SystemTime since) {
+  size_t slash = path.rfind('/');
+  std::string dir = path.substr(0, slash == 0 ? 1 : slash);
+  std::string name = path.substr(slash + 1);
+  // TempPathFor's names for this target: the prefix, NAME (cut to 200 bytes), ".", the marker.
+  std::string prefix = std::string(kLocalTempPrefix) + name.substr(0, 200) + ".";
+  const size_t length = prefix.size() + 16 + 1 + 8;
+  std::error_code ec;
+  std::filesystem::directory_iterator it(dir, ec), end;
+  if (ec) {
+    if (ec == std::errc::no_such_file_or_directory) return size_t{0};
+    return ErrnoToStatus(ec.value(), "Discard unfinished writes to '" + path + "' (list)");
+  }
+  size_t removed = 0;
+  for (; it != end; it.increment(ec)) {
+    std::string entry = it->path().filename().string();
+    if (entry.size() != length || !StartsWith(entry, prefix) || !IsLocalTempName(entry)) continue;
+    std::string tmp = dir + "/" + entry;
+    struct stat st {};
+    if (::lstat(tmp.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    auto changed = SystemTime(std::chrono::seconds(st.st_mtim.tv_sec) +
+                              std::chrono::nanoseconds(st.st_mtim.tv_nsec));
+    if (changed < since) continue;
+    if (::unlink(tmp.c_str()) != 0 && errno != ENOENT) {
+      return ErrnoToStatus(errno, "Discard '" + tmp + "'");
+    }
+    ++removed;
+  }
+  if (ec) return ErrnoToStatus(ec.value(), "Discard unfinished writes to '" + path + "' (list)");
+  return removed;
+}
+
 Result<std::unique_ptr<PartWriter>> NewLocalPartWriter(const std::string& key,
                                                        const std::string& path,
                                                        const PartWriteOptions& options,

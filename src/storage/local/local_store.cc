@@ -184,6 +184,12 @@ class LocalStore final : public Store {
     return local_internal::AbortLocalPartWrite(*path, resume_token);
   }
 
+  Result<size_t> AbortPartWritesSince(std::string_view key, SystemTime since) override {
+    auto path = LocalPath(root_, key);
+    if (!path.ok()) return path.status().WithContext("Discard '" + UrlFor(key) + "'");
+    return local_internal::AbortLocalPartWritesSince(*path, since);
+  }
+
   Result<ListPage> List(const ListOptions& options) override {
     return local_internal::ListLocal(root_, options, cursors_);
   }

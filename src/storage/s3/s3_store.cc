@@ -94,6 +94,19 @@ class S3Store final : public Store {
     return s3::AbortMultipartUpload(*client_, std::string(key), std::string(upload_id));
   }
 
+  Result<size_t> AbortPartWritesSince(std::string_view key, SystemTime since) override {
+    if (key.empty()) return size_t{0};
+    FERRY_ASSIGN_OR_RETURN(auto uploads, s3::ListMultipartUploads(*client_, std::string(key)));
+    size_t aborted = 0;
+    for (const auto& u : uploads) {
+      // The prefix also lists longer keys; an upload without a time is not known to be recent.
+      if (u.key != key || !u.initiated || *u.initiated < since) continue;
+      FERRY_RETURN_IF_ERROR(s3::AbortMultipartUpload(*client_, u.key, u.upload_id));
+      ++aborted;
+    }
+    return aborted;
+  }
+
   uint64_t retry_count() const override { return client_->retries(); }
   Status Copy(std::string_view src, std::string_view dst) override;
   Status CopyFrom(Store& src, std::string_view src_key, std::string_view dst_key) override;
