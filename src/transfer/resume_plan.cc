@@ -12,6 +12,19 @@ namespace {
 // time (S3 itself refuses requests signed more than 15 minutes off).
 constexpr auto kClockSkewAllowance = std::chrono::minutes(5);
 
+// Errors after which the destination has certainly not begun a write.
+bool IsRefusal(StatusCode code) {
+  switch (code) {
+    case StatusCode::kUnavailable:
+    case StatusCode::kDeadlineExceeded:
+    case StatusCode::kCancelled:
+    case StatusCode::kInternal:
+      return false;
+    default:
+      return true;
+  }
+}
+
 // Bytes of the parts in `done` for an object of `size` in parts of `part_size`.
 uint64_t PartBytes(const std::map<int, uint32_t>& done, uint64_t size, uint64_t part_size) {
   uint64_t bytes = 0;
@@ -98,7 +111,14 @@ Result<ResumePlan> PlanResume(const ResumeRequest& request) {
     header.token.clear();
     header.started = std::chrono::system_clock::now();
     auto j = Journal::Create(request.journal_path, header);
-    FERRY_ASSIGN_OR_RETURN(plan.writer, dst.NewPartWriter(request.dst_key, write));
+    auto writer = dst.NewPartWriter(request.dst_key, write);
+    if (!writer.ok()) {
+      // A refusal (bad name, access denied) made nothing; after a timeout or a lost answer the
+      // destination may have begun the write, and the intent stays for the next run to clean.
+      if (j.ok() && IsRefusal(writer.status().code())) (*j)->Remove();
+      return writer.status();
+    }
+    plan.writer = std::move(*writer);
     Status recorded = j.ok() ? (*j)->SetToken(plan.writer->resume_token()) : j.status();
     if (!recorded.ok()) {
       Log(LogLevel::kWarn, "no resume journal for '{}': {}", dst_url, recorded.message());

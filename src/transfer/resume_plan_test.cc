@@ -123,6 +123,17 @@ TEST_F(ResumePlanTest, IntentWithoutATokenDiscardsTheWriteBegunSince) {
   EXPECT_EQ(loaded->token, plan->writer->resume_token());
 }
 
+// A destination that refuses to begin the write made nothing: no intent is left behind.
+TEST_F(ResumePlanTest, ARefusedWriteLeavesNoJournal) {
+  auto dst = storage::MakeLocalStore(dir_ + "/dst");
+  ASSERT_TRUE(dst->WriteAll("file", "x").ok());
+  ResumeRequest request = Request(*dst);
+  request.dst_key = "file/obj";  // under a file: the directory cannot be made
+  auto plan = PlanResume(request);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/state/obj.journal"));
+}
+
 TEST_F(ResumePlanTest, MatchingJournalResumesOnlyThePartsTheDestinationHas) {
   auto dst = storage::MakeMemoryStore("dst");
   // Parts 1 and 3 reached the destination; the journal also claims part 2 (e.g. a multipart

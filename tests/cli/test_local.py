@@ -139,3 +139,18 @@ def test_large_local_copy_direct_io_and_its_switch(ferry, tmp_path):
     assert p.returncode == 1
     assert "FERRY_DIRECT_IO='maybe': expected auto or off" in one_line_error(p)
     assert not (tmp_path / "bad").exists()
+
+
+def test_large_file_named_in_latin1_is_copied_and_its_journal_removed(ferry, tmp_path):
+    """A file large enough for parallel parts (and a resume journal) whose name is not UTF-8: the
+    journal's JSON used to abort the copy (nlohmann's type_error 316), leaving a .journal.new."""
+    name = os.fsdecode(b"weights-\xe9t\xe9.bin")
+    (tmp_path / "src").mkdir()
+    data = os.urandom(70 << 20)
+    (tmp_path / "src" / name).write_bytes(data)
+    state = tmp_path / "state"
+    p = ferry.run("cp", "-r", tmp_path / "src", tmp_path / "dst", env={"FERRY_STATE_DIR": str(state)})
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    assert (tmp_path / "dst" / name).read_bytes() == data
+    assert os.listdir(tmp_path / "dst") == [name]
+    assert not list(state.rglob("*.journal*"))

@@ -3,6 +3,7 @@
 scratch directory, no scheduler variables) and finishes with exactly the samples, in exactly the
 order, and exactly the weights of an uninterrupted run."""
 import json
+import os
 import signal
 import subprocess
 import uuid
@@ -163,3 +164,25 @@ def test_a_set_of_many_files_comes_back_whole(ferry, prefix, tmp_path):
     err = p.stderr.decode()
     assert p.returncode == 1 and "part-5.pt" in err and "CRC32C" in err, err
     assert not (tmp_path / "started").exists()
+
+
+def test_names_that_are_not_utf8_are_staged_out_and_resumed(ferry, tmp_path):
+    """A checkpoint named in Latin-1 and such a command argument, on a NAS path: ferry run used to
+    abort (nlohmann's JSON text must be UTF-8) before its stage-out. The manifest keeps the exact
+    name (path_bytes) and the resume brings the file back under it, byte for byte."""
+    name = os.fsdecode(b"ckpt-\xe9t\xe9.pt")  # bytes through argv as they are
+    dst = f"{tmp_path / 'nas'}/runs/{{job}}/{{attempt}}/"
+    a, b = tmp_path / "a", tmp_path / "b"
+    p = ferry.run("run", "--out", f"{a}={dst}", "--", "bash", "-c",
+                  'printf "weights %s" "$1" > "$FERRY_OUTPUT/$1"', "sh", name,
+                  env={"FERRY_RUN_ID": "job-u"})
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    stored = tmp_path / "nas" / "runs" / "job-u" / "0"
+    assert (stored / name).read_bytes() == b"weights ckpt-\xe9t\xe9.pt"
+    manifest = json.loads((stored / "_ferry" / "manifest.json").read_text())
+    assert manifest["files"][0]["path"] == "ckpt-\ufffdt\ufffd.pt"
+    assert manifest["files"][0]["path_bytes"] == "ckpt-%E9t%E9.pt"
+    p = ferry.run("run", "--resume", b, "--out", f"{b}={dst}", "--", "true",
+                  env={"FERRY_RUN_ID": "job-u"})
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    assert os.listdir(b) == [name] and (b / name).read_bytes() == b"weights ckpt-\xe9t\xe9.pt"
