@@ -81,15 +81,17 @@ Result<ResumePlan> PlanResume(const ResumeRequest& request) {
   ResumePlan plan;
   storage::PartWriteOptions write = request.write;
   auto loaded = Journal::Load(request.journal_path, request.header);
-  if (loaded && loaded->token.empty()) {
-    discard_since(*loaded);
-    loaded.reset();
+  bool resumable = false;
+  if (loaded) {
+    if (loaded->token.empty()) {
+      discard_since(*loaded);
+    } else if (!loaded->matches) {
+      discard(loaded->token, "the source changed since");
+    } else {
+      resumable = true;
+    }
   }
-  if (loaded && !loaded->matches) {
-    discard(loaded->token, "the source changed since");
-    loaded.reset();
-  }
-  if (loaded && !loaded->token.empty()) {
+  if (resumable) {
     write.resume_token = loaded->token;
     auto w = dst.NewPartWriter(request.dst_key, write);
     if (w.ok()) {
