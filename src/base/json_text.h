@@ -9,11 +9,9 @@
 #include <string>
 #include <string_view>
 
-namespace ferry {
+#include "base/utf8.h"
 
-// True when `s` is well-formed UTF-8 (RFC 3629: no overlong forms, surrogates or values past
-// U+10FFFF).
-bool IsUtf8(std::string_view s);
+namespace ferry {
 
 // j.dump(indent) with invalid UTF-8 replaced instead of thrown.
 std::string JsonText(const nlohmann::json& j, int indent = -1);

@@ -4,6 +4,7 @@
 #include "base/hash.h"
 #include "base/log.h"
 #include "base/strings.h"
+#include "base/utf8.h"
 #include "storage/remote/ranged_get.h"
 #include "storage/s3/s3_client.h"
 #include "storage/s3/s3_internal.h"
@@ -60,16 +61,26 @@ class S3Store final : public Store {
 
   // One PUT straight from the caller's buffer (no copy) up to 64 MiB; larger data streams
   // through a Writer (multipart).
+  // The name of an object to be written: not empty, and UTF-8 as S3 keys must be (a local file
+  // named in Latin-1 is refused here, with the reason, not by the server: RGW answers 400
+  // InvalidObjectName).
+  Status CheckNewKey(std::string_view op, std::string_view key) const {
+    std::string what = std::string(op) + " '" + UrlFor(key) + "': ";
+    if (key.empty()) return InvalidArgument(what + "empty key");
+    if (!IsUtf8(key)) return InvalidArgument(what + "the name is not UTF-8, as S3 keys must be");
+    return Status();
+  }
+
   Result<ObjectInfo> WriteAll(std::string_view key, std::string_view data,
                               const WriteOptions& options) override {
     if (data.size() > (64ull << 20)) return Store::WriteAll(key, data, options);
-    if (key.empty()) return InvalidArgument("PutObject '" + UrlFor(key) + "': empty key");
+    FERRY_RETURN_IF_ERROR(CheckNewKey("PutObject", key));
     return s3::PutObject(*client_, std::string(key), data, options);
   }
 
   Result<std::unique_ptr<Writer>> NewWriter(std::string_view key,
                                             const WriteOptions& options) override {
-    if (key.empty()) return InvalidArgument("PutObject '" + UrlFor(key) + "': empty key");
+    FERRY_RETURN_IF_ERROR(CheckNewKey("PutObject", key));
     return s3::NewS3Writer(client_, std::string(key), options);
   }
 
@@ -85,7 +96,7 @@ class S3Store final : public Store {
 
   Result<std::unique_ptr<PartWriter>> NewPartWriter(std::string_view key,
                                                     const PartWriteOptions& options) override {
-    if (key.empty()) return InvalidArgument("multipart upload '" + UrlFor(key) + "': empty key");
+    FERRY_RETURN_IF_ERROR(CheckNewKey("multipart upload", key));
     return s3::NewS3PartWriter(client_, std::string(key), options);
   }
 

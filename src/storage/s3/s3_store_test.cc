@@ -115,6 +115,24 @@ SentPut PutThrough(S3StoreOptions::BodyCheck check, bool anonymous) {
   return sent;
 }
 
+// S3 keys are UTF-8: a name in another encoding is refused before any request, with the reason.
+TEST(S3StoreWriteTest, NamesThatAreNotUtf8AreRefusedWithTheReason) {
+  std::atomic<int> requests{0};
+  LocalHttpServer server([&](const ServerRequest&) {
+    ++requests;
+    return ServerResponse{200, {{"ETag", "\"e\""}}, ""};
+  });
+  auto store = MakeS3Store(OptionsFor(server));
+  for (auto status :
+       {store->WriteAll("caf\xe9.txt", "x").status(), store->NewWriter("caf\xe9.txt", {}).status(),
+        store->NewPartWriter("caf\xe9.txt", {.size = 10, .part_size = 5}).status()}) {
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(status.message().find("not UTF-8"), std::string::npos) << status.message();
+  }
+  EXPECT_EQ(requests.load(), 0);
+  EXPECT_TRUE(store->WriteAll("caf\xc3\xa9.txt", "x").ok());  // UTF-8 é
+}
+
 TEST(S3StoreWriteTest, Sha256CheckSignsTheBodyAndSendsNoMd5) {
   SentPut p = PutThrough(S3StoreOptions::BodyCheck::kSha256, false);
   EXPECT_EQ(p.body, "the body");
