@@ -200,6 +200,7 @@ def test_sign_in_with_a_read_token_in_chromium(ferry_bin, tmp_path):
         assert out["cookie_write"]["status"] == 403
         assert out["cookie_write"]["body"]["error_code"] == "PERMISSION_DENIED"
         assert out["after_sign_out"] == 0
+        assert out["signin_kept"], "a late answer replaced the sign-in form"
         # The 401s before signing in and with the wrong token are the only HTTP errors.
         assert all(x.startswith("http 401") or "experiments/create" in x for x in out["problems"]), out
         assert "write-token" not in server.log() and "read+token" not in server.log()

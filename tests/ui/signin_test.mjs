@@ -36,9 +36,26 @@ try {
       body: JSON.stringify({name: 'from-the-cookie'})});
     return {status: r.status, body: await r.json()};
   });
+  // Sign out while the page still waits for its data (held here): the late answer must not
+  // replace the sign-in form (it did, and a CI run waited 30 s for the form).
+  let first = true;
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
+  await page.route((url) => url.pathname.endsWith('/experiments/search'), async (r) => {
+    if (!first) return r.continue();
+    first = false;
+    const answer = await r.fetch();  // sent now, with the cookie; delivered after Sign out
+    await held;
+    await r.fulfill({response: answer});
+  });
   await page.goto(cfg.url + '/#/');
   await page.getByRole('button', {name: 'Sign out'}).click();
   await page.waitForSelector('#signin-token');
+  const late = page.waitForResponse((r) => r.url().endsWith('experiments/search') && r.status() === 200);
+  release();
+  await late;
+  await page.waitForTimeout(300);  // the stale page's rendering, had it a place to go
+  out.signin_kept = await page.isVisible('#signin-token');
   out.after_sign_out = (await page.context().cookies()).filter((c) => c.name === 'ferry_token').length;
 } catch (e) {
   out.error = String(e.stack || e);

@@ -18,7 +18,7 @@ const ROUTES = [
 ];
 
 const main = document.getElementById('main');
-let leaving = [];
+let current = null;  // the route being shown: {leaving, stale}
 
 function parseHash() {
   const raw = location.hash.replace(/^#/, '');
@@ -27,11 +27,20 @@ function parseHash() {
           query: new URLSearchParams(q < 0 ? '' : raw.slice(q + 1))};
 }
 
+// Each route renders into a box of its own. A route that is left while it still waits for the
+// server (Sign out, or a click, before the page loaded) keeps writing into its box, which is no
+// longer on the page: its late answer cannot replace what the newer route shows.
 async function route() {
-  for (const f of leaving) f();
-  leaving = [];
+  if (current) {
+    current.stale = true;
+    for (const f of current.leaving) f();
+  }
+  const me = {leaving: [], stale: false};
+  current = me;
+  const page = {onLeave: (f) => (me.stale ? f() : me.leaving.push(f))};
+  const box = h('div', {class: 'page'});
+  setChildren(main, box);
   const {path, query} = parseHash();
-  const page = {onLeave: (f) => leaving.push(f)};
   for (const [re, view, title] of ROUTES) {
     const m = path.match(re);
     if (!m) continue;
@@ -40,23 +49,24 @@ async function route() {
       a.toggleAttribute('aria-current', a.getAttribute('href') === `#/${path.split('/')[1] || ''}`);
     }
     const params = m[1] ? {id: decodeURIComponent(m[1])} : {};
-    setChildren(main, message('Loading…'));  // never the previous page's content meanwhile
+    setChildren(box, message('Loading…'));  // never the previous page's content meanwhile
     renderAccount();
     try {
-      await view(main, params, query, page);
+      await view(box, params, query, page);
     } catch (e) {
+      if (me.stale) return;
       if (e.status === 401) {  // a server with tokens: sign in, then show the page
         document.title = 'Sign in · Ferry';
-        signInView(main, signedIn(), route);
+        signInView(box, signedIn(), route);
         renderAccount();
         return;
       }
       console.warn(e);
-      setChildren(main, h('h1', {}, title), message(`Could not load this page: ${e.message}`, 'error'));
+      setChildren(box, h('h1', {}, title), message(`Could not load this page: ${e.message}`, 'error'));
     }
     return;
   }
-  setChildren(main, h('h1', {}, 'Not found'), message(`No page at #${path}.`, 'error'),
+  setChildren(box, h('h1', {}, 'Not found'), message(`No page at #${path}.`, 'error'),
               h('a', {href: '#/'}, 'Experiments'));
 }
 
