@@ -49,6 +49,22 @@ def test_unusual_keys_round_trip_exactly(ferry, prefix, tmp_path, s3):
         assert ferry.run("cat", json.loads(line)["url"], check=True).stdout == b"x"
 
 
+def test_a_local_name_that_is_not_utf8_fails_alone_with_the_reason(ferry, prefix, tmp_path, s3):
+    """S3 keys are UTF-8: a file named in Latin-1 is refused before any request, naming it and
+    the cause; the rest of the tree is copied and the exit status says something failed."""
+    src = tmp_path / "tree"
+    src.mkdir()
+    (src / os.fsdecode(b"caf\xe9.txt")).write_bytes(b"latin-1")
+    (src / "ok.txt").write_bytes(b"fine")
+    p = ferry.run("cp", "-r", src, prefix)
+    err = p.stderr.decode(errors="replace")
+    assert p.returncode != 0 and "not UTF-8, as S3 keys must be" in err and "caf" in err, err
+    bucket, base = split(prefix)
+    got = [o["Key"][len(base):] for o in s3.list_objects_v2(Bucket=bucket, Prefix=base)["Contents"]]
+    assert got == ["ok.txt"]
+    assert not s3.list_multipart_uploads(Bucket=bucket, Prefix=base).get("Uploads")
+
+
 def test_ferry_reads_what_boto3_wrote(ferry, prefix, s3, tmp_path):
     bucket, base = split(prefix)
     payload = os.urandom(12 * 1024 * 1024)
