@@ -6,8 +6,9 @@ child forked while another thread of the parent held an allocator lock (a thread
 cache, or exiting) inherits the lock held and waits forever at its first allocation from that
 size class. PyTorch's DataLoader workers hit it (test_loader_state.py hung one CI run for 300 s:
 the worker's main thread in at::set_num_threads -> pthreadpool_create, the new thread blocked in
-SizeClassAllocator64::GetFromAllocator). LLVM's runtime locks the allocator at fork since
-release 18; Debian 12's GCC does not have that.
+SizeClassAllocator64::GetFromAllocator). Newer LLVM runtimes lock the allocator around fork;
+Debian 12's GCC runtime does not, and clang 19's runtime refuses to start under Debian's non-PIE
+python3 ("Shadow memory range interleaves with an existing memory mapping").
 
 Before each fork this waits (at most 2 s) until every other thread of the process is asleep
 (state S or I in /proc/self/task/*/stat): a thread that holds an allocator lock is running, not
