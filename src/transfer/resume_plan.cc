@@ -67,7 +67,7 @@ Result<ResumePlan> PlanResume(const ResumeRequest& request) {
   // A journal without a token: the run was killed after its intent, perhaps after the
   // destination began the write. What the destination began since then has no owner left.
   auto discard_since = [&](const Journal::Loaded& j) {
-    if (!j.token.empty() || !j.started) return;
+    if (!j.started) return;  // a version 1 journal: no time to go by
     auto n = dst.AbortPartWritesSince(request.dst_key, *j.started - kClockSkewAllowance);
     if (!n.ok()) {
       Log(LogLevel::kWarn, "cannot discard the unfinished copies to '{}' of a killed run: {}",

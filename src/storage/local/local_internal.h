@@ -35,6 +35,8 @@ Status FsyncDir(const std::string& dir);
 // A fresh temporary path next to `dir/name`: ".ferry-tmp.NAME.R-C" (the marker in
 // local_store.h), with NAME cut to 200 bytes so the whole stays under NAME_MAX.
 std::string TempPathFor(const std::string& dir, const std::string& name);
+// True for a directory entry TempPathFor could have made for a file called `name`.
+bool IsTempNameFor(std::string_view entry, std::string_view name);
 
 // Publishes a finished temporary file (the protocol in local_store.h): metadata xattrs, fsync,
 // close, rename (or link for create-only writes) over `path`, fsync of `dir`. Always closes `fd`;

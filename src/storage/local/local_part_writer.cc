@@ -21,6 +21,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 
 #include "base/aligned_buffer.h"
 #include "base/crc32c.h"
@@ -174,6 +175,12 @@ class LocalPartWriter final : public PartWriter {
   Mutex write_mu_;
 };
 
+// The directory holding `path` ("/" for a file at the root) and the file's name.
+std::pair<std::string, std::string> DirAndName(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return {path.substr(0, slash == 0 ? 1 : slash), path.substr(slash + 1)};
+}
+
 }  // namespace
 
 Status AbortLocalPartWrite(const std::string& path, std::string_view resume_token) {
@@ -181,8 +188,7 @@ Status AbortLocalPartWrite(const std::string& path, std::string_view resume_toke
   if (!IsLocalTempName(resume_token) || resume_token.find('/') != std::string_view::npos) {
     return InvalidArgument("Discard '" + path + "': bad resume token");
   }
-  size_t slash = path.rfind('/');
-  std::string tmp = path.substr(0, slash == 0 ? 1 : slash) + "/" + std::string(resume_token);
+  std::string tmp = DirAndName(path).first + "/" + std::string(resume_token);
   if (::unlink(tmp.c_str()) != 0 && errno != ENOENT) {
     return ErrnoToStatus(errno, "Discard '" + tmp + "'");
   }
@@ -190,12 +196,7 @@ Status AbortLocalPartWrite(const std::string& path, std::string_view resume_toke
 }
 
 Result<size_t> AbortLocalPartWritesSince(const std::string& path, SystemTime since) {
-  size_t slash = path.rfind('/');
-  std::string dir = path.substr(0, slash == 0 ? 1 : slash);
-  std::string name = path.substr(slash + 1);
-  // TempPathFor's names for this target: the prefix, NAME (cut to 200 bytes), ".", the marker.
-  std::string prefix = std::string(kLocalTempPrefix) + name.substr(0, 200) + ".";
-  const size_t length = prefix.size() + 16 + 1 + 8;
+  auto [dir, name] = DirAndName(path);
   std::error_code ec;
   std::filesystem::directory_iterator it(dir, ec), end;
   if (ec) {
@@ -205,7 +206,7 @@ Result<size_t> AbortLocalPartWritesSince(const std::string& path, SystemTime sin
   size_t removed = 0;
   for (; it != end; it.increment(ec)) {
     std::string entry = it->path().filename().string();
-    if (entry.size() != length || !StartsWith(entry, prefix) || !IsLocalTempName(entry)) continue;
+    if (!IsTempNameFor(entry, name)) continue;
     std::string tmp = dir + "/" + entry;
     struct stat st {};
     if (::lstat(tmp.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
@@ -225,9 +226,7 @@ Result<std::unique_ptr<PartWriter>> NewLocalPartWriter(const std::string& key,
                                                        const std::string& path,
                                                        const PartWriteOptions& options,
                                                        bool direct_io) {
-  size_t slash = path.rfind('/');
-  std::string dir = path.substr(0, slash == 0 ? 1 : slash);
-  std::string name = path.substr(slash + 1);
+  auto [dir, name] = DirAndName(path);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return ErrnoToStatus(ec.value(), "Write '" + path + "' (create directory)");

@@ -69,11 +69,21 @@ Status FsyncDir(const std::string& dir) {
   return Status();
 }
 
+namespace {
+// Temp names stay under NAME_MAX (255) even for long target names.
+constexpr size_t kTempBaseMax = 200;
+}  // namespace
+
 std::string TempPathFor(const std::string& dir, const std::string& name) {
-  // Temp names stay under NAME_MAX (255) even for long target names.
-  std::string base = name.size() > 200 ? name.substr(0, 200) : name;
-  std::string marked = base + "." + RandomSuffix();
+  std::string marked = name.substr(0, kTempBaseMax) + "." + RandomSuffix();
   return dir + "/" + std::string(kLocalTempPrefix) + marked + "-" + Crc32cHex(Crc32cOf(marked));
+}
+
+bool IsTempNameFor(std::string_view entry, std::string_view name) {
+  // ".ferry-tmp." BASE "." 16 hex "-" 8 hex, BASE being NAME cut as TempPathFor cuts it.
+  std::string_view base = name.substr(0, kTempBaseMax);
+  return entry.size() == kLocalTempPrefix.size() + base.size() + 1 + 16 + 1 + 8 &&
+         entry.substr(kLocalTempPrefix.size(), base.size()) == base && IsLocalTempName(entry);
 }
 
 namespace {

@@ -59,8 +59,6 @@ class S3Store final : public Store {
 
   Status Read(std::string_view key, const ReadOptions& options, const ByteSink& sink) override;
 
-  // One PUT straight from the caller's buffer (no copy) up to 64 MiB; larger data streams
-  // through a Writer (multipart).
   // The name of an object to be written: not empty, and UTF-8 as S3 keys must be (a local file
   // named in Latin-1 is refused here, with the reason, not by the server: RGW answers 400
   // InvalidObjectName).
@@ -71,6 +69,8 @@ class S3Store final : public Store {
     return Status();
   }
 
+  // One PUT straight from the caller's buffer (no copy) up to 64 MiB; larger data streams
+  // through a Writer (multipart).
   Result<ObjectInfo> WriteAll(std::string_view key, std::string_view data,
                               const WriteOptions& options) override {
     if (data.size() > (64ull << 20)) return Store::WriteAll(key, data, options);
