@@ -150,4 +150,24 @@ std::string Base64Encode(std::span<const uint8_t> bytes) {
   return out;
 }
 
+std::optional<std::string> Base64Decode(std::string_view text) {
+  if (text.size() % 4 != 0) return std::nullopt;
+  size_t pad = 0;
+  while (pad < 2 && pad < text.size() && text[text.size() - 1 - pad] == '=') ++pad;
+  for (size_t i = 0; i < text.size() - pad; ++i) {
+    const char c = text[i];
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                    c == '+' || c == '/';
+    if (!ok) return std::nullopt;  // EVP_DecodeBlock would skip whitespace and accept '-'
+  }
+  std::string out(text.size() / 4 * 3, '\0');
+  if (text.empty()) return out;
+  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(text.data()),
+                          static_cast<int>(text.size()));
+  if (n < 0) return std::nullopt;
+  out.resize(static_cast<size_t>(n) - pad);  // EVP_DecodeBlock counts the padding as zeros
+  return out;
+}
+
 }  // namespace ferry

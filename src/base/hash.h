@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -21,6 +22,9 @@ Md5Digest Md5(std::string_view data);
 bool Sha256IsHardwareAccelerated();
 
 std::string Base64Encode(std::span<const uint8_t> bytes);
+// The bytes of standard (RFC 4648 section 4) base64 text with its '=' padding; nullopt for
+// anything else (a length that is not a multiple of 4, a character outside the alphabet).
+std::optional<std::string> Base64Decode(std::string_view text);
 
 // Incremental MD5, for data that does not fit in memory at once.
 class Md5Stream final {

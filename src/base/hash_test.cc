@@ -17,6 +17,20 @@ TEST(HashTest, KnownDigests) {
   EXPECT_EQ(Base64Encode(Md5("")), "1B2M2Y8AsgTpgAmY7PhCfg==");
 }
 
+TEST(HashTest, Base64DecodeIsStrictAndRoundTrips) {
+  EXPECT_EQ(Base64Decode("dXNlcjpzM2NyZXQ="), "user:s3cret");
+  EXPECT_EQ(Base64Decode("YQ=="), "a");
+  EXPECT_EQ(Base64Decode("YWI="), "ab");
+  EXPECT_EQ(Base64Decode("YWJj"), "abc");
+  EXPECT_EQ(Base64Decode(""), "");
+  for (std::string_view bad : {"YQ=", "Y Q==", "YQ-=", "====", "YQ==YQ==", "*A=="}) {
+    EXPECT_EQ(Base64Decode(bad), std::nullopt) << bad;
+  }
+  std::string all;
+  for (int i = 0; i < 256; ++i) all.push_back(static_cast<char>(i));
+  EXPECT_EQ(Base64Decode(Base64Encode(AsBytes(all))), all);
+}
+
 TEST(HashTest, HashStreamSha1AndSha256InPieces) {
   HashStream sha1(HashStream::Kind::kSha1);
   sha1.Update("a");

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
+#include <cstdlib>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +18,7 @@
 #include "proxy/hf/hf_service.h"
 #include "proxy/pypi_routes/pypi_routes.h"
 #include "proxy/service/proxy_context.h"
+#include "proxy/upstream/upstream_client.h"
 #include "server/server.h"
 #include "storage/url.h"
 #include "tracker/artifacts/artifact_routes.h"
@@ -29,6 +32,10 @@ namespace {
 constexpr uint16_t kDefaultPort = 8780;
 // How long in-flight responses may run on after SIGINT/SIGTERM.
 constexpr auto kShutdownGrace = std::chrono::seconds(10);
+// After that, how long the server may take to close what is left before the process exits
+// anyway (a handler that never returns must not keep ferry serve alive: every write the server
+// makes is atomic on disk, so ending it is what kill -9 does, which is tested).
+constexpr auto kShutdownHardStop = std::chrono::seconds(10);
 
 struct ServeFlags {
   std::string data;
@@ -45,6 +52,10 @@ struct ServeFlags {
   int metadata_ttl = 600;      // seconds
   std::string spool_dir;
   int stall_timeout = 30;  // seconds
+  std::vector<std::string> anonymous_read;  // areas: hf, pypi
+  std::vector<std::string> allowed_hosts;
+  std::vector<std::string> upstream_allow;
+  std::string hf_token_file;
   TrackerFlags tracker;
 };
 
@@ -83,6 +94,22 @@ Result<std::shared_ptr<proxy::ProxyContext>> OpenProxy(Context& ctx, const Serve
   proxy::UpstreamOptions uo;
   uo.client.cancel = nullptr;  // a cache fill outlives the request that started it
   uo.client.low_speed_time = std::chrono::seconds(flags.stall_timeout);
+  // Where upstream answers may send the proxy (no SSRF: proxy/upstream/destinations.h): the
+  // operator's upstreams and --upstream-allow anywhere; the public services' file hosts at public
+  // addresses only; nothing else.
+  proxy::DestinationPolicy dp;
+  dp.trusted = {proxy::OriginOf(flags.hf_upstream), proxy::OriginOf(flags.pypi_upstream)};
+  for (const std::string& h : flags.upstream_allow) {
+    if (h.empty() || h.find('/') != std::string::npos) {
+      return Usage(ctx, InvalidArgument("serve: --upstream-allow '" + h +
+                                        "' is not HOST or HOST:PORT"));
+    }
+    dp.trusted.push_back(h);
+  }
+  for (const std::string& up : {flags.hf_upstream, flags.pypi_upstream}) {
+    for (std::string& host : proxy::DefaultPublicHostsFor(up)) dp.public_hosts.push_back(host);
+  }
+  uo.destinations = std::move(dp);
   px->upstream = std::make_shared<proxy::UpstreamClient>(uo);
   px->options.offline = flags.offline;
   if (flags.metadata_ttl < 0) {
@@ -129,6 +156,47 @@ Status ReadTokens(Context& ctx, const std::string& flag, const std::string& path
   return Status();
 }
 
+// The areas of the server's paths (server/admission.h): /hf/ and /pypi/, each readable without
+// a token when --anonymous-read names it; pip's area offers HTTP Basic in its 401s.
+Status ParseAreas(Context& ctx, const ServeFlags& flags, server::ServerOptions* o) {
+  server::Area hf{.prefix = "/hf/"}, pypi{.prefix = "/pypi/", .basic_challenge = true};
+  for (const std::string& list : flags.anonymous_read) {
+    for (std::string_view a : Split(list, ',')) {
+      a = Trim(a);
+      if (a == "hf") {
+        hf.anonymous_read = true;
+      } else if (a == "pypi") {
+        pypi.anonymous_read = true;
+      } else {
+        return Usage(ctx, InvalidArgument("serve: --anonymous-read '" + std::string(a) +
+                                          "' is not an area (hf, pypi)"));
+      }
+    }
+  }
+  if ((hf.anonymous_read || pypi.anonymous_read) && o->tokens.empty() && o->read_tokens.empty()) {
+    return Usage(ctx, InvalidArgument("serve: --anonymous-read needs --token-file or "
+                                      "--read-token-file (without tokens everything is open)"));
+  }
+  o->areas = {hf, pypi};
+  for (const std::string& h : flags.allowed_hosts) {
+    if (h.empty() || h.find_first_of("/:@ ") != std::string::npos) {
+      return Usage(ctx, InvalidArgument("serve: --allowed-host '" + h +
+                                        "' is not a host name (no port, no scheme)"));
+    }
+    o->allowed_hosts.push_back(h);
+  }
+  return Status();
+}
+
+// The server's own Hugging Face token (--hf-token-file): the file's first line that is not
+// blank or a comment.
+Result<std::string> ReadHfToken(Context& ctx, const std::string& path) {
+  if (path.empty()) return std::string();
+  std::vector<std::string> tokens;
+  FERRY_RETURN_IF_ERROR(ReadTokens(ctx, "--hf-token-file", path, &tokens));
+  return tokens.front();
+}
+
 // MLflow artifacts live in --data's tracker/artifacts/ (docs/semantics/mlflow-artifacts.md).
 std::string ArtifactsRoot(const storage::OpenedUrl& data) {
   std::string root = data.key;
@@ -166,6 +234,8 @@ Status RunServe(Context& ctx, const ServeFlags& flags) {
       }
     }
   }
+  FERRY_RETURN_IF_ERROR(ParseAreas(ctx, flags, &options));
+  FERRY_ASSIGN_OR_RETURN(std::string hf_token, ReadHfToken(ctx, flags.hf_token_file));
   FERRY_ASSIGN_OR_RETURN(auto data, OpenUrl(ctx, flags.data));
   FERRY_ASSIGN_OR_RETURN(auto px, OpenProxy(ctx, flags, data));
   options.metrics = std::make_shared<server::MetricsRegistry>();
@@ -177,7 +247,8 @@ Status RunServe(Context& ctx, const ServeFlags& flags) {
   server::Router router;
   // The registrars own their modules' state; `modules` lives until the server has stopped.
   std::vector<server::RouteRegistrar> modules = {
-      proxy::hf::HfRoutes(std::make_shared<proxy::hf::HfService>(*px, flags.hf_upstream)),
+      proxy::hf::HfRoutes(
+          std::make_shared<proxy::hf::HfService>(*px, flags.hf_upstream, std::move(hf_token))),
       proxy::PypiRoutes(*px, flags.pypi_upstream, options.metrics.get()),
       std::move(tracker.routes),
       tracker::artifacts::ArtifactRoutes(data.store, ArtifactsRoot(data), tracker.uploads),
@@ -197,6 +268,14 @@ Status RunServe(Context& ctx, const ServeFlags& flags) {
   std::fflush(stderr);
   while (!ctx.interrupted->load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   std::fprintf(stderr, "ferry serve: stopping\n");
+  std::thread([] {
+    std::this_thread::sleep_for(kShutdownGrace + kShutdownHardStop);
+    std::fprintf(stderr, "ferry serve: requests still running %lld s after the stop signal; "
+                 "exiting without them\n",
+                 static_cast<long long>((kShutdownGrace + kShutdownHardStop).count()));
+    std::fflush(stderr);
+    std::_Exit(0);
+  }).detach();
   server.Shutdown(kShutdownGrace);
   px->cache->SaveAccessTimes().IgnoreError();
   return Status();
@@ -220,6 +299,18 @@ void AddServeCommand(CLI::App& app, Action& action) {
                 "Allow listening on an address other hosts can reach");
   cmd->add_flag("--allow-anonymous", flags->allow_anonymous,
                 "With --allow-remote: serve without tokens (anyone who reaches it may write)");
+  cmd->add_option("--anonymous-read", flags->anonymous_read,
+                  "Areas readable without a token on a server with tokens: hf, pypi (e.g. "
+                  "hf,pypi: the caches open to the LAN, the tracker behind tokens)");
+  cmd->add_option("--allowed-host", flags->allowed_hosts,
+                  "A host name clients use to reach the server without a token, besides its "
+                  "addresses, localhost and this machine's name (repeatable)");
+  cmd->add_option("--hf-token-file", flags->hf_token_file,
+                  "File with the server's own Hugging Face token, sent upstream for clients "
+                  "that send none (gated repos)");
+  cmd->add_option("--upstream-allow", flags->upstream_allow,
+                  "HOST[:PORT] that upstream answers (redirects, file links) may send the proxy "
+                  "to, besides the upstreams themselves (repeatable)");
   cmd->add_option("--hf-upstream", flags->hf_upstream, "The Hugging Face Hub to cache (/hf)")
       ->capture_default_str();
   cmd->add_option("--pypi-upstream", flags->pypi_upstream,

@@ -13,6 +13,7 @@
 #include "base/mutex.h"
 #include "base/strings.h"
 #include "base/time_format.h"
+#include "http/address_class.h"
 #include "http/curl_error.h"
 #include "http/stall_detector.h"
 
@@ -51,6 +52,7 @@ struct Transfer {
   bool stalled = false;
   const std::atomic<bool>* cancel = nullptr;
   bool cancelled = false;
+  std::string refused_address;  // public_addresses_only: the address not connected to
 };
 
 // Measures the time spent in the caller's callbacks: a slow consumer (a full queue, --bwlimit,
@@ -190,6 +192,18 @@ int OnSeek(void* user, curl_off_t offset, int origin) {
   return CURL_SEEKFUNC_OK;
 }
 
+// Creates each connection's socket, refusing an address that is not public when the request
+// says so (curl then fails with CURLE_COULDNT_CONNECT, and Send() says why).
+curl_socket_t OnOpenSocket(void* user, curlsocktype purpose, curl_sockaddr* address) {
+  auto* t = static_cast<Transfer*>(user);
+  if (purpose == CURLSOCKTYPE_IPCXN && t->request->public_addresses_only &&
+      !IsPublicAddress(&address->addr)) {
+    t->refused_address = AddressText(&address->addr);
+    return CURL_SOCKET_BAD;
+  }
+  return ::socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+}
+
 int OnDebug(CURL*, curl_infotype type, char* data, size_t size, void*) {
   const char* prefix = nullptr;
   switch (type) {
@@ -319,6 +333,8 @@ Result<Response> Client::Send(const Request& request, const BodySink& sink,
   t.sock = pool_->LastSocket(easy);
   curl_easy_setopt(easy, CURLOPT_SOCKOPTFUNCTION, OnSockopt);
   curl_easy_setopt(easy, CURLOPT_SOCKOPTDATA, &t);
+  curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, OnOpenSocket);
+  curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, &t);
   if (!options_.ca_bundle.empty())
     curl_easy_setopt(easy, CURLOPT_CAINFO, options_.ca_bundle.c_str());
   if (options_.follow_redirects) {
@@ -367,6 +383,12 @@ Result<Response> Client::Send(const Request& request, const BodySink& sink,
 
   if (!t.sink_status.ok()) return t.sink_status;
   if (t.cancelled) return Status(StatusCode::kCancelled, "interrupted");
+  if (rc != CURLE_OK && !t.refused_address.empty()) {
+    return Status(StatusCode::kPermissionDenied,
+                  "refused to connect to " + t.refused_address +
+                      ": not a public address, and the host was named by an upstream answer, "
+                      "not by the operator");
+  }
   if (t.stalled) {
     return Status(StatusCode::kDeadlineExceeded,
                   "stalled (under " + FormatSpeed(options_.low_speed_limit) + " for " +

@@ -46,6 +46,10 @@ struct Request {
   // where the server may legitimately think for long and answer in a trickle (CopyObject and
   // CompleteMultipartUpload send keep-alive whitespace while they work).
   bool data_transfer = false;
+  // Connect only to public addresses (http/address_class.h): for a host the caller did not
+  // choose itself (a redirect's or a page's link). Another address fails the request with
+  // kPermissionDenied before any byte is sent.
+  bool public_addresses_only = false;
 };
 
 struct Response;

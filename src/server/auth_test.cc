@@ -2,30 +2,70 @@
 
 #include <gtest/gtest.h>
 
+#include "base/hash.h"
+
 namespace ferry::server {
 namespace {
 
-TEST(CheckBearerTest, AcceptsAnyConfiguredToken) {
-  std::vector<std::string> tokens{"alpha", "beta-123"};
-  EXPECT_EQ(CheckBearer("Bearer alpha", tokens), AuthResult::kOk);
-  EXPECT_EQ(CheckBearer("bearer beta-123", tokens), AuthResult::kOk);
-  EXPECT_EQ(CheckBearer("", tokens), AuthResult::kMissing);
-  EXPECT_EQ(CheckBearer("Bearer alph", tokens), AuthResult::kInvalid);
-  EXPECT_EQ(CheckBearer("Bearer alphaX", tokens), AuthResult::kInvalid);
-  EXPECT_EQ(CheckBearer("Basic YWxwaGE6", tokens), AuthResult::kInvalid);
-  EXPECT_EQ(CheckBearer("Bearer ", tokens), AuthResult::kInvalid);
+Headers With(std::string name, std::string value) {
+  Headers h;
+  h.Add(std::move(name), std::move(value));
+  return h;
 }
 
-TEST(CheckBearerTest, ReadTokensAreReadOnly) {
-  std::vector<std::string> rw{"writer"};
-  std::vector<std::string> ro{"reader", "both"};
-  EXPECT_EQ(CheckBearer("Bearer writer", rw, ro), AuthResult::kOk);
-  EXPECT_EQ(CheckBearer("Bearer reader", rw, ro), AuthResult::kReadOnly);
-  EXPECT_EQ(CheckBearer("Bearer readerX", rw, ro), AuthResult::kInvalid);
-  EXPECT_EQ(CheckBearer("", rw, ro), AuthResult::kMissing);
-  // Read tokens alone (a read-only server).
-  EXPECT_EQ(CheckBearer("Bearer reader", {}, ro), AuthResult::kReadOnly);
-  EXPECT_EQ(CheckBearer("Bearer writer", {}, ro), AuthResult::kInvalid);
+std::string Basic(std::string_view user_and_password) {
+  return "Basic " + Base64Encode(AsBytes(user_and_password));
+}
+
+TEST(TokenPrincipalTest, WritersReadersAndStrangers) {
+  const std::vector<std::string> rw{"writer", "beta-123"}, ro{"reader"};
+  EXPECT_EQ(TokenPrincipal("writer", rw, ro), Principal::kWriter);
+  EXPECT_EQ(TokenPrincipal("beta-123", rw, ro), Principal::kWriter);
+  EXPECT_EQ(TokenPrincipal("reader", rw, ro), Principal::kReader);
+  EXPECT_EQ(TokenPrincipal("writ", rw, ro), std::nullopt);
+  EXPECT_EQ(TokenPrincipal("writerX", rw, ro), std::nullopt);
+  EXPECT_EQ(TokenPrincipal("", rw, ro), std::nullopt);
+  EXPECT_EQ(TokenPrincipal("reader", {}, ro), Principal::kReader);  // a read-only server
+  EXPECT_EQ(TokenPrincipal("writer", {}, ro), std::nullopt);
+}
+
+TEST(FindCredentialTest, BearerBasicAndTheCookie) {
+  Credential c = FindCredential(With("Authorization", "Bearer tok-1"));
+  EXPECT_EQ(c.source, CredentialSource::kBearer);
+  EXPECT_EQ(c.token, "tok-1");
+  c = FindCredential(With("Authorization", "bearer   tok-2 "));
+  EXPECT_EQ(c.token, "tok-2");
+  // pip: http://user:TOKEN@nas/ -> the password; http://TOKEN@nas/ -> the user name.
+  c = FindCredential(With("Authorization", Basic("anyone:tok-3")));
+  EXPECT_EQ(c.source, CredentialSource::kBasic);
+  EXPECT_EQ(c.token, "tok-3");
+  EXPECT_EQ(FindCredential(With("Authorization", Basic("tok-4:"))).token, "tok-4");
+  EXPECT_EQ(FindCredential(With("Authorization", Basic("tok-5"))).token, "tok-5");
+  EXPECT_EQ(FindCredential(With("Authorization", Basic("u:p:with:colons"))).token, "p:with:colons");
+  EXPECT_EQ(FindCredential(With("Cookie", "a=1; ferry_token=v1.abc")).source,
+            CredentialSource::kCookie);
+  for (const std::string& bad : std::vector<std::string>{"Basic !!!", "Basic " + Base64Encode(AsBytes(":")),
+                                                     "Bearer ", "Token x", "Bearertok"}) {
+    c = FindCredential(With("Authorization", bad));
+    EXPECT_EQ(c.source, CredentialSource::kNone) << bad;
+    EXPECT_TRUE(c.unreadable_authorization) << bad;
+  }
+  EXPECT_FALSE(FindCredential(Headers()).unreadable_authorization);
+}
+
+TEST(CredentialPrincipalTest, TheCookieHoldsAnHmacAndOnlyReads) {
+  const std::vector<std::string> rw{"writer"}, ro{"reader"};
+  const std::string cookie = CookieValueFor("writer");
+  EXPECT_EQ(cookie.find("writer"), std::string::npos);
+  EXPECT_EQ(cookie.substr(0, 3), "v1.");
+  EXPECT_EQ(CredentialPrincipal({CredentialSource::kCookie, cookie}, rw, ro), Principal::kReader);
+  EXPECT_EQ(CredentialPrincipal({CredentialSource::kCookie, CookieValueFor("reader")}, rw, ro),
+            Principal::kReader);
+  // The token itself is no cookie, and a cookie is no token.
+  EXPECT_EQ(CredentialPrincipal({CredentialSource::kCookie, "writer"}, rw, ro), std::nullopt);
+  EXPECT_EQ(CredentialPrincipal({CredentialSource::kBearer, cookie}, rw, ro), std::nullopt);
+  // A token taken out of the file takes its cookies with it.
+  EXPECT_EQ(CredentialPrincipal({CredentialSource::kCookie, cookie}, {"other"}, ro), std::nullopt);
 }
 
 TEST(ConstantTimeEqualsTest, ComparesLengthAndBytes) {
@@ -36,7 +76,7 @@ TEST(ConstantTimeEqualsTest, ComparesLengthAndBytes) {
   EXPECT_TRUE(ConstantTimeEquals("", ""));
 }
 
-TEST(TokenFromCookieTest, FindsThePercentEncodedTokenAmongCookies) {
+TEST(TokenFromCookieTest, FindsThePercentEncodedValueAmongCookies) {
   EXPECT_EQ(TokenFromCookie("ferry_token=abc"), "abc");
   EXPECT_EQ(TokenFromCookie("a=1; ferry_token=a%2Bb%3D%3D; b=2"), "a+b==");
   EXPECT_EQ(TokenFromCookie(" theme=dark ;ferry_token= tok ;"), "tok");
@@ -46,36 +86,10 @@ TEST(TokenFromCookieTest, FindsThePercentEncodedTokenAmongCookies) {
   EXPECT_EQ(TokenFromCookie(""), std::nullopt);
 }
 
-Request WithHeader(std::string method, std::string name, std::string value) {
-  Request r;
-  r.method = std::move(method);
-  r.path = "/ajax-api/2.0/mlflow/runs/search";
-  if (!name.empty()) r.headers.Add(std::move(name), std::move(value));
-  return r;
-}
-
-TEST(CheckAccessTest, TheUiCookieReadsButNeverWrites) {
-  const std::vector<std::string> rw = {"writer"}, ro = {"reader"};
-  EXPECT_FALSE(
-      CheckAccess(WithHeader("POST", "Cookie", "ferry_token=writer"), Access::kRead, rw, ro));
-  EXPECT_FALSE(
-      CheckAccess(WithHeader("GET", "Cookie", "ferry_token=reader"), Access::kRead, rw, ro));
-  auto denied =
-      CheckAccess(WithHeader("POST", "Cookie", "ferry_token=writer"), Access::kWrite, rw, ro);
-  ASSERT_TRUE(denied);
-  EXPECT_EQ(denied->status, 403);
-  EXPECT_EQ(denied->body.find("writer"), std::string::npos);  // never echoes a token
-  // The header wins over the cookie and may write.
-  Request both = WithHeader("POST", "Authorization", "Bearer writer");
-  both.headers.Add("Cookie", "ferry_token=reader");
-  EXPECT_FALSE(CheckAccess(both, Access::kWrite, rw, ro));
-  auto bad = CheckAccess(WithHeader("GET", "Cookie", "ferry_token=nope"), Access::kRead, rw, ro);
-  ASSERT_TRUE(bad);
-  EXPECT_EQ(bad->status, 401);
-  auto none = CheckAccess(WithHeader("GET", "", ""), Access::kRead, rw, ro);
-  ASSERT_TRUE(none);
-  EXPECT_EQ(none->status, 401);
-  EXPECT_EQ(none->headers.Get("WWW-Authenticate"), "Bearer realm=\"ferry\"");
+TEST(CookieWithoutTokenTest, KeepsTheOtherCookies) {
+  EXPECT_EQ(CookieWithoutToken("a=1; ferry_token=x; b=2"), "a=1; b=2");
+  EXPECT_EQ(CookieWithoutToken("ferry_token=x"), "");
+  EXPECT_EQ(CookieWithoutToken("theme=dark"), "theme=dark");
 }
 
 }  // namespace

@@ -52,6 +52,10 @@ class BodyReader {
 std::shared_ptr<BodyReader> StringBodyReader(std::string data,
                                              std::optional<uint64_t> content_length = {});
 
+// Who sent a request, as the server's admission decided (server/admission.h): no Ferry token
+// (a server or area without tokens), a read-only token (or the UI's cookie), a read-write token.
+enum class Principal { kAnonymous, kReader, kWriter };
+
 // One request as the server received and validated it (server/path.h decides what a valid
 // target is; the body is within ServerOptions::body_limit, or, for a route added with
 // Router::AddStreaming, not read yet: see body_stream).
@@ -63,7 +67,11 @@ struct Request {
   std::string raw_query;                                    // after '?', undecoded; "" if none
   std::vector<std::pair<std::string, std::string>> query;   // decoded ('+' is a space)
   std::vector<std::pair<std::string, std::string>> params;  // from the route's {name}s
+  // As sent, less the Ferry credential (server/admission.h): a Ferry token never reaches a
+  // handler, so none can pass it on. An Authorization header still here is the client's own
+  // (e.g. its Hugging Face token on a server or area that needs no Ferry token).
   Headers headers;
+  Principal principal = Principal::kAnonymous;
   std::string body;  // empty for streaming routes
   // Streaming routes only: the body, pulled by the handler; null elsewhere.
   std::shared_ptr<BodyReader> body_stream;

@@ -11,11 +11,14 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 
+#include <unistd.h>
+
 #include <optional>
 #include <thread>
 
 #include "base/log.h"
 #include "server/session.h"
+#include "server/signin.h"
 
 namespace ferry::server {
 
@@ -23,8 +26,8 @@ namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
 struct Server::Impl {
-  Impl(ServerOptions options, const Router& router)
-      : core(std::make_unique<ServerCore>(std::move(options), router)) {}
+  Impl(ServerOptions options, const Router& router, std::shared_ptr<const AccessPolicy> policy)
+      : core(std::make_unique<ServerCore>(std::move(options), router, std::move(policy))) {}
 
   // Runs on the acceptor's strand (as do its completions and the timer's).
   void DoAccept() {
@@ -65,11 +68,59 @@ struct Server::Impl {
   bool stopped GUARDED_BY(mu) = false;
 };
 
+namespace {
+
+// This host's name, for the Host check of requests without a token (browser_policy.h).
+std::string MachineName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0) return "";
+  return name;
+}
+
+// Runs the io_context until it is stopped. An exception that escapes a completion handler (a
+// parser limit Beast reports by throwing, a bug) ends only the operation that threw: its
+// handler, and with it the connection's last reference, is destroyed as the exception
+// unwinds, which closes that connection; then the thread goes back to work (Asio's documented
+// way: run() may be called again after a handler threw).
+void RunWithExceptionBarrier(asio::io_context& ioc, Counter& caught) {
+  for (;;) {
+    try {
+      ioc.run();
+      return;
+    } catch (const std::exception& e) {
+      caught.Add(1);
+      Log(LogLevel::kError, "serve: a connection ended with an exception (closed): {}", e.what());
+    } catch (...) {
+      caught.Add(1);
+      Log(LogLevel::kError, "serve: a connection ended with an unknown exception (closed)");
+    }
+  }
+}
+
+}  // namespace
+
 Server::Server(ServerOptions options, Router& router) {
   if (!options.metrics) options.metrics = std::make_shared<MetricsRegistry>();
   std::shared_ptr<MetricsRegistry> metrics = options.metrics;
   if (!router.Has("GET", "/healthz")) {
-    router.Add("GET", "/healthz", [](const Request&) { return TextResponse(200, "ok\n"); })
+    router
+        .Add("GET", "/healthz", Access::kPublic,
+             [](const Request&) { return TextResponse(200, "ok\n"); })
+        .IgnoreError();
+  }
+  auto policy = std::make_shared<AccessPolicy>(AccessPolicy{.tokens = options.tokens,
+                                                            .read_tokens = options.read_tokens,
+                                                            .areas = options.areas,
+                                                            .allowed_hosts = options.allowed_hosts,
+                                                            .machine_name = MachineName()});
+  for (auto [method, path, handle] :
+       {std::tuple{"POST", "/api/ferry/signin", &HandleSignIn},
+        std::tuple{"POST", "/api/ferry/signout", &HandleSignOut},
+        std::tuple{"GET", "/api/ferry/whoami", &HandleWhoAmI}}) {
+    if (router.Has(method, path)) continue;
+    router
+        .Add(method, path, Access::kPublic,
+             [policy, handle](const Request& r) { return handle(r, *policy); })
         .IgnoreError();
   }
   if (!router.Has("GET", "/metrics")) {
@@ -81,7 +132,7 @@ Server::Server(ServerOptions options, Router& router) {
              })
         .IgnoreError();
   }
-  impl_ = std::make_unique<Impl>(std::move(options), router);
+  impl_ = std::make_unique<Impl>(std::move(options), router, std::move(policy));
 }
 
 Server::~Server() { Shutdown(std::chrono::milliseconds(0)); }
@@ -122,7 +173,12 @@ Status Server::Start() {
   s.work.emplace(s.ioc.get_executor());
   s.DoAccept();
   int n = o.io_threads < 1 ? 1 : o.io_threads;
-  for (int i = 0; i < n; ++i) s.threads.emplace_back([&s] { s.ioc.run(); });
+  Counter& caught = s.core->metrics->GetCounter(
+      "ferry_http_connection_exceptions_total",
+      "Connections closed because an exception escaped while serving them");
+  for (int i = 0; i < n; ++i) {
+    s.threads.emplace_back([&s, &caught] { RunWithExceptionBarrier(s.ioc, caught); });
+  }
   s.running = true;
   return Status();
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "server/admission.h"
 #include "server/metrics.h"
 #include "server/router.h"
 
@@ -48,14 +49,24 @@ struct ServerOptions {
   // Listening on a non-loopback address (allow_remote) without any token is refused unless this
   // is set (ferry serve --allow-anonymous): anyone who reaches the port could write and delete.
   bool allow_anonymous = false;
+  // Parts of the path space with their own rules (server/admission.h): e.g. /hf/ and /pypi/
+  // readable without a token while the tracker needs one; 401s offering HTTP Basic for pip.
+  std::vector<Area> areas;
+  // Host names a request without a token may use besides IP literals, localhost and this
+  // machine's name (DNS rebinding: server/browser_policy.h). "*": any.
+  std::vector<std::string> allowed_hosts;
+  // On a server with tokens, the body limit of a request that carries none (an anonymous read
+  // of an open area: paths-info); routes of Access::kPublic take no body at all.
+  size_t anonymous_body_limit = 1024 * 1024;
   // Where the server's own metrics go (and what /metrics renders); null: the server's own.
   std::shared_ptr<MetricsRegistry> metrics;
 };
 
 class Server final {
  public:
-  // Adds GET /healthz ("ok") and GET /metrics to `router` unless it already has them. The
-  // router must outlive the server and not change after Start().
+  // Adds GET /healthz ("ok", public), GET /metrics and the UI's sign-in routes
+  // (server/signin.h) to `router` unless it already has them. The router must outlive the
+  // server and not change after Start().
   Server(ServerOptions options, Router& router);
   ~Server();  // Shutdown(0) when still running
   Server(const Server&) = delete;

@@ -116,7 +116,7 @@ TEST_F(StreamingBodyTest, HandlerPullsABodyFarAboveTheLimitThenTheConnectionIsRe
   constexpr uint64_t kSize = 8ull << 20;
   int fd = Connect(port_);
   SendAll(fd,
-          "PUT /sink HTTP/1.1\r\nHost: t\r\nContent-Length: " + std::to_string(kSize) + "\r\n\r\n");
+          "PUT /sink HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + std::to_string(kSize) + "\r\n\r\n");
   for (uint64_t off = 0; off < kSize; off += 1 << 20) SendAll(fd, Pattern(off, 1 << 20));
   std::string first = ReadUntil(fd, std::to_string(kSize) + ":ok");
   EXPECT_NE(first.find("HTTP/1.1 200"), std::string::npos) << first;
@@ -124,7 +124,7 @@ TEST_F(StreamingBodyTest, HandlerPullsABodyFarAboveTheLimitThenTheConnectionIsRe
   // Each pull fills the handler's 64 KiB buffer (one hand-off per buffer, not per socket read).
   EXPECT_EQ(reads_.load(), static_cast<int>(kSize / (64 * 1024)));
   // Kept alive: the next request on the same connection is read normally.
-  SendAll(fd, "PUT /small HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhello");
+  SendAll(fd, "PUT /small HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n\r\nhello");
   EXPECT_NE(ReadUntil(fd, "hello").find("hello"), std::string::npos);
   close(fd);
 }
@@ -133,9 +133,9 @@ TEST_F(StreamingBodyTest, BodyEndsAtContentLengthWhenTheNextRequestCameInTheSame
   // The body (read from the socket, not by the parser) must stop exactly at Content-Length:
   // the pipelined request behind it, partly already buffered with the header, is read next.
   int fd = Connect(port_);
-  SendAll(fd, "PUT /sink HTTP/1.1\r\nHost: t\r\nContent-Length: 3000\r\n\r\n" + Pattern(0, 3000) +
-                  "PUT /small HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhello" +
-                  "PUT /sink HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n");
+  SendAll(fd, "PUT /sink HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 3000\r\n\r\n" + Pattern(0, 3000) +
+                  "PUT /small HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n\r\nhello" +
+                  "PUT /sink HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n");
   std::string r = ReadUntil(fd, "\r\n\r\n0:ok");  // the last answer ("3000:ok" is not it)
   for (std::string_view want : {"3000:ok", "hello"}) {
     EXPECT_NE(r.find(want), std::string::npos) << r;
@@ -147,7 +147,7 @@ TEST_F(StreamingBodyTest, BodyEndsAtContentLengthWhenTheNextRequestCameInTheSame
 TEST_F(StreamingBodyTest, ChunkedBodyArrivesDecoded) {
   int fd = Connect(port_);
   std::string body = Pattern(0, 3000);
-  SendAll(fd, "PUT /sink HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n");
+  SendAll(fd, "PUT /sink HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n");
   SendAll(fd, "3e8\r\n" + body.substr(0, 1000) + "\r\n");
   std::this_thread::sleep_for(50ms);
   SendAll(fd, "7d0\r\n" + body.substr(1000) + "\r\n0\r\n\r\n");
@@ -159,7 +159,7 @@ TEST_F(StreamingBodyTest, ChunkedBodyArrivesDecoded) {
 TEST_F(StreamingBodyTest, ClientGoneMidBodyIsAnErrorForTheHandler) {
   int fd = Connect(port_);
   SendAll(fd,
-          "PUT /sink HTTP/1.1\r\nHost: t\r\nContent-Length: 1000000\r\n\r\n" + Pattern(0, 5000));
+          "PUT /sink HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000\r\n\r\n" + Pattern(0, 5000));
   std::this_thread::sleep_for(100ms);
   close(fd);
   Status s = WaitResult();
@@ -172,7 +172,7 @@ TEST_F(StreamingBodyTest, ClientGoneMidBodyIsAnErrorForTheHandler) {
 TEST_F(StreamingBodyTest, ExpectContinueIsAnsweredWhenTheHandlerReads) {
   int fd = Connect(port_);
   SendAll(fd,
-          "PUT /sink HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\nExpect: 100-continue\r\n\r\n");
+          "PUT /sink HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 10\r\nExpect: 100-continue\r\n\r\n");
   std::string cont = ReadUntil(fd, "\r\n\r\n");
   EXPECT_EQ(cont.rfind("HTTP/1.1 100 Continue", 0), 0u) << cont;
   SendAll(fd, Pattern(0, 10));
@@ -182,14 +182,14 @@ TEST_F(StreamingBodyTest, ExpectContinueIsAnsweredWhenTheHandlerReads) {
 
 TEST_F(StreamingBodyTest, UnreadBodyClosesTheConnectionAfterTheAnswer) {
   int fd = Connect(port_);
-  SendAll(fd, "PUT /reject HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\nabc");
+  SendAll(fd, "PUT /reject HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\n\r\nabc");
   std::string r = ReadUntil(fd, "\"no\"");
   EXPECT_NE(r.find("HTTP/1.1 403"), std::string::npos) << r;
   EXPECT_NE(r.find("Connection: close"), std::string::npos) << r;
   close(fd);
   // Routes added with Add() keep their limit.
   fd = Connect(port_);
-  SendAll(fd, "PUT /small HTTP/1.1\r\nHost: t\r\nContent-Length: 5000\r\n\r\n");
+  SendAll(fd, "PUT /small HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5000\r\n\r\n");
   EXPECT_NE(ReadUntil(fd, "\r\n\r\n").find("HTTP/1.1 413"), std::string::npos);
   close(fd);
 }
@@ -199,7 +199,7 @@ TEST_F(StreamingBodyTest, ExpectContinueThenAMultiMiBBodyArrivesWhole) {
   // socket on the handler's own thread.
   constexpr uint64_t kSize = 3ull << 20;
   int fd = Connect(port_);
-  SendAll(fd, "PUT /sink HTTP/1.1\r\nHost: t\r\nContent-Length: " + std::to_string(kSize) +
+  SendAll(fd, "PUT /sink HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + std::to_string(kSize) +
                   "\r\nExpect: 100-continue\r\n\r\n");
   EXPECT_EQ(ReadUntil(fd, "\r\n\r\n").rfind("HTTP/1.1 100 Continue", 0), 0u);
   for (uint64_t off = 0; off < kSize; off += 1 << 20) SendAll(fd, Pattern(off, 1 << 20));
@@ -211,7 +211,7 @@ TEST_F(StreamingBodyTest, ExpectContinueThenAMultiMiBBodyArrivesWhole) {
 TEST_F(StreamingBodyTest, ShutdownEndsAHandlerWaitingForTheBody) {
   int fd = Connect(port_);
   SendAll(fd,
-          "PUT /sink HTTP/1.1\r\nHost: t\r\nContent-Length: 1000000\r\n\r\n" + Pattern(0, 5000));
+          "PUT /sink HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000\r\n\r\n" + Pattern(0, 5000));
   std::this_thread::sleep_for(100ms);  // the handler now waits for the rest
   auto t0 = std::chrono::steady_clock::now();
   server_->Shutdown(200ms);
@@ -247,7 +247,7 @@ TEST(StreamingBodyTimeoutTest, AClientThatStopsSendingTimesOut) {
   Server server(std::move(o), router);
   ASSERT_TRUE(server.Start().ok());
   int fd = Connect(server.port());
-  SendAll(fd, "PUT /sink HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\n");
+  SendAll(fd, "PUT /sink HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\n\r\n");
   std::this_thread::sleep_for(100ms);
   SendAll(fd, Pattern(0, 1000));  // then nothing more
   std::unique_lock lock(mu);

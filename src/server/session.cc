@@ -16,7 +16,8 @@
 #include <limits>
 
 #include "base/log.h"
-#include "server/auth.h"
+#include "base/strings.h"
+#include "server/browser_policy.h"
 #include "server/path.h"
 
 namespace ferry::server {
@@ -39,9 +40,10 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
-ServerCore::ServerCore(ServerOptions opts, const Router& r)
+ServerCore::ServerCore(ServerOptions opts, const Router& r, std::shared_ptr<const AccessPolicy> p)
     : options(std::move(opts)),
       router(r),
+      policy(std::move(p)),
       metrics(options.metrics ? options.metrics : std::make_shared<MetricsRegistry>()),
       workers(std::make_unique<WorkerPool>(options.max_workers)),
       open_connections(metrics->GetGauge("ferry_http_connections_open", "Open client connections")),
@@ -82,7 +84,13 @@ bool ServerCore::WaitNoSessions(std::chrono::steady_clock::time_point deadline) 
   return cv.WaitFor(lock, left, [this]() REQUIRES(mu) { return sessions.empty(); });
 }
 
-Session::Session(tcp::socket socket, ServerCore& core) : stream_(std::move(socket)), core_(core) {
+Session::Session(tcp::socket socket, ServerCore& core)
+    : stream_(std::move(socket)),
+      buffer_(core.options.header_limit + kBodyReadBuffer),
+      chunk_header_cb_([this](uint64_t size, beast::string_view ext, beast::error_code& ec) {
+        OnChunkHeader(size, std::string_view(ext.data(), ext.size()), ec);
+      }),
+      core_(core) {
   beast::error_code ec;
   auto ep = stream_.socket().remote_endpoint(ec);
   peer_ = ec ? "?"
@@ -134,14 +142,16 @@ void Session::DoRead() {
 }
 
 bool Session::RespondToReadError(beast::error_code ec) {
-  if (ec == http::error::header_limit) {
-    Respond(ErrorResponse(
-        431, "request headers exceed " + std::to_string(core_.options.header_limit) + " bytes"));
+  if (ec == http::error::header_limit || ec == http::error::buffer_overflow) {
+    Respond(ErrorResponse(431, "request headers (or trailers, or a chunk header) exceed " +
+                                   std::to_string(core_.options.header_limit) + " bytes"));
     return true;
   }
   if (ec == http::error::body_limit) {
-    Respond(ErrorResponse(
-        413, "request body exceeds " + std::to_string(core_.options.body_limit) + " bytes"));
+    Respond(ErrorResponse(413, body_limit_ == 0
+                                   ? "this request takes no body"
+                                   : "request body exceeds " + std::to_string(body_limit_) +
+                                         " bytes"));
     return true;
   }
   if (ec && ec.category() == http::make_error_code(http::error::bad_target).category() &&
@@ -152,24 +162,92 @@ bool Session::RespondToReadError(beast::error_code ec) {
   return false;
 }
 
+void Session::OnChunkHeader(uint64_t size, std::string_view ext, beast::error_code& ec) {
+  if (size != 0) return;
+  // The last chunk. Beast calls this once it holds the whole trailer (it found the blank line
+  // that ends it) and parses the trailer's fields after it: they are what follows the
+  // extensions' end in buffer_, up to the first CRLF CRLF. (Beast applies no limit of its own
+  // there, and a field past 64 KiB made it throw.)
+  auto data = buffer_.cdata();
+  const char* begin = static_cast<const char*>(data.data());
+  const char* end = begin + data.size();
+  const char* p = ext.data() + ext.size();
+  if (p < begin || p > end) return;  // not in our buffer: buffer_'s own bound still holds
+  std::string_view rest(p, static_cast<size_t>(end - p));
+  size_t trailer = std::min(rest.find("\r\n\r\n"), rest.size());
+  if (trailer > core_.options.header_limit) ec = http::error::header_limit;
+}
+
+std::optional<Response> Session::AdmitHeader() {
+  auto& h = header_parser_->get();
+  method_ = std::string(h.method_string());
+  head_ = h.method() == http::verb::head;
+  // Framing: "chunked" is the only transfer coding (RFC 9112 6.1: 501 for one the server does
+  // not understand). Beast would read "xchunked" as no body at all and the body as the next
+  // request: the way requests are smuggled past a proxy that reads it otherwise.
+  if (h.count(http::field::transfer_encoding) > 0) {
+    auto te = h[http::field::transfer_encoding];
+    if (h.count(http::field::transfer_encoding) > 1 ||
+        !beast::iequals(Trim(std::string_view(te.data(), te.size())), "chunked")) {
+      Response r = ErrorResponse(501, "Transfer-Encoding '" +
+                                          std::string(te.substr(0, 100)) +
+                                          "' is not supported: only chunked");
+      r.close = true;
+      return r;
+    }
+  }
+  auto target = ParseTarget(h.target());
+  if (!target.ok()) {
+    path_ = "(invalid target)";
+    Response r = ErrorResponse(400, target.status().message());
+    r.close = true;
+    return r;
+  }
+  path_ = target->path;
+  auto req = std::make_shared<Request>();
+  req->method = method_;
+  req->path = std::move(target->path);
+  req->raw_query = std::move(target->raw_query);
+  req->query = std::move(target->query);
+  for (const auto& f : h) req->headers.Add(std::string(f.name_string()), std::string(f.value()));
+  req->peer = peer_;
+  const Access access = core_.router.AccessFor(req->method, req->path);
+  if (auto refused = Admit(*req, access, *core_.policy)) return refused;
+  // How much body this request may send: none to a public route (nothing there takes one), a
+  // little from a client without a token on a server with tokens.
+  body_limit_ = core_.options.body_limit;
+  if (access == Access::kPublic) {
+    body_limit_ = 0;
+  } else if (core_.policy->AuthRequired() && req->principal == Principal::kAnonymous) {
+    body_limit_ = std::min(body_limit_, core_.options.anonymous_body_limit);
+  }
+  pending_ = std::move(req);
+  return std::nullopt;
+}
+
 void Session::OnHeader(beast::error_code ec) {
   if (closed_) return;
   method_ = "-";
   path_ = "-";
   head_ = false;
   keep_alive_ = false;
+  pending_.reset();
   started_ = std::chrono::steady_clock::now();
   if (ec) {
     reading_ = false;
     if (!RespondToReadError(ec)) Close();  // peer closed, timeout, reset
     return;
   }
-  auto& h = header_parser_->get();
-  auto target = ParseTarget(h.target());
-  if (target.ok() && core_.router.StreamsBody(h.method_string(), target->path)) {
+  if (auto refused = AdmitHeader()) {
+    // Answered before the body is read (the connection then closes: see Respond()).
+    reading_ = false;
+    return Respond(std::move(*refused));
+  }
+  if (core_.router.StreamsBody(method_, pending_->path)) {
     reading_ = false;
     auto length = header_parser_->content_length();
     body_length_ = length ? std::optional<uint64_t>(*length) : std::nullopt;
+    auto& h = header_parser_->get();
     auto expect = h[http::field::expect];
     expect_continue_ = beast::iequals(expect, "100-continue");
     raw_body_ = body_length_.has_value() && !header_parser_->chunked();
@@ -177,20 +255,22 @@ void Session::OnHeader(beast::error_code ec) {
     stream_parser_.emplace(std::move(*header_parser_));
     header_parser_.reset();
     stream_parser_->body_limit(std::numeric_limits<uint64_t>::max());
+    stream_parser_->on_chunk_header(chunk_header_cb_);
     // A chunked body's socket reads go through buffer_ and Beast sizes them by its free
     // capacity (512 bytes after a small header): make room for 64 KiB reads.
     if (!raw_body_) buffer_.reserve(kBodyReadBuffer);
     return Handle();
   }
   auto length = header_parser_->content_length();
-  if (length && *length > core_.options.body_limit) {
+  if (length && *length > body_limit_) {
     reading_ = false;
     RespondToReadError(http::error::body_limit);
     return;
   }
   parser_.emplace(std::move(*header_parser_));
   header_parser_.reset();
-  parser_->body_limit(core_.options.body_limit);
+  parser_->body_limit(body_limit_);
+  parser_->on_chunk_header(chunk_header_cb_);
   http::async_read(stream_, buffer_, *parser_,
                    [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
 }
@@ -331,24 +411,8 @@ void Session::ReadRawBody(char* buf, size_t n, size_t filled, std::shared_ptr<Bo
 
 void Session::Handle() {
   const bool streaming = stream_parser_.has_value();
-  http::request_header<>& m = streaming
-                                  ? static_cast<http::request_header<>&>(stream_parser_->get())
-                                  : static_cast<http::request_header<>&>(parser_->get());
-  method_ = std::string(m.method_string());
-  head_ = m.method() == http::verb::head;
   keep_alive_ = streaming ? stream_parser_->keep_alive() : parser_->keep_alive();
-  auto target = ParseTarget(m.target());
-  if (!target.ok()) {
-    path_ = "(invalid target)";
-    return Respond(ErrorResponse(400, target.status().message()));
-  }
-  path_ = target->path;
-  auto req = std::make_shared<Request>();
-  req->method = method_;
-  req->path = std::move(target->path);
-  req->raw_query = std::move(target->raw_query);
-  req->query = std::move(target->query);
-  for (const auto& f : m) req->headers.Add(std::string(f.name_string()), std::string(f.value()));
+  std::shared_ptr<Request> req = std::move(pending_);
   if (streaming) {
     // Holds the session: only while the handler runs (the Request is dropped after it).
     class Reader final : public BodyReader {
@@ -368,15 +432,6 @@ void Session::Handle() {
   } else {
     req->body = std::move(parser_->get().body());
     parser_.reset();
-  }
-  req->peer = peer_;
-  const ServerOptions& o = core_.options;
-  if ((!o.tokens.empty() || !o.read_tokens.empty()) && req->path != "/healthz") {
-    const Access access = core_.router.AccessFor(req->method, req->path);
-    if (access != Access::kPublic) {
-      if (auto denied = CheckAccess(*req, access, o.tokens, o.read_tokens))
-        return Respond(std::move(*denied));
-    }
   }
   core_.workers->Submit([self = shared_from_this(), req] {
     Response r;
@@ -408,6 +463,7 @@ void Session::Respond(Response r) {
     keep_alive_ = false;  // after a bad request the rest of the stream cannot be trusted
   }
   for (const char* h : {"Content-Length", "Transfer-Encoding", "Connection"}) r.headers.Remove(h);
+  AddSecurityHeaders(r.headers);
   res_.emplace();
   res_->version(11);
   res_->result(static_cast<unsigned>(status_));

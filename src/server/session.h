@@ -26,6 +26,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -33,6 +34,7 @@
 #include <vector>
 
 #include "base/mutex.h"
+#include "server/admission.h"
 #include "server/metrics.h"
 #include "server/router.h"
 #include "server/server.h"
@@ -45,10 +47,11 @@ class Session;
 // What all connections of one Server share. Outlives every Session (the Server destroys its
 // io_context, and so the last sessions, before this).
 struct ServerCore {
-  ServerCore(ServerOptions opts, const Router& r);
+  ServerCore(ServerOptions opts, const Router& r, std::shared_ptr<const AccessPolicy> p);
 
   const ServerOptions options;
   const Router& router;
+  const std::shared_ptr<const AccessPolicy> policy;  // built from options (server.cc)
   std::shared_ptr<MetricsRegistry> metrics;
   std::unique_ptr<WorkerPool> workers;
   std::atomic<bool> stopping{false};
@@ -110,6 +113,13 @@ class Session final : public std::enable_shared_from_this<Session> {
   void OnHeader(boost::beast::error_code ec);
   // The answer for a failed read of a request (header or body); false: none, just close.
   bool RespondToReadError(boost::beast::error_code ec);
+  // Builds pending_ from the header just read and admits it (server/admission.h); or returns
+  // the answer refusing it (a bad target, framing the server does not support, no token, a
+  // foreign origin), sent before any of the body is read.
+  std::optional<Response> AdmitHeader();
+  // Parser callback at each chunk header: refuses a trailer (after the last chunk) longer
+  // than header_limit before Beast parses its fields.
+  void OnChunkHeader(uint64_t size, std::string_view extensions, boost::beast::error_code& ec);
   void OnRead(boost::beast::error_code ec);
   void StartBodyRead(char* buf, size_t n, size_t filled, std::shared_ptr<BodyPull> pull);
   void ReadRawBody(char* buf, size_t n, size_t filled, std::shared_ptr<BodyPull> pull);
@@ -129,7 +139,13 @@ class Session final : public std::enable_shared_from_this<Session> {
   void LogAccess(bool complete);
 
   boost::beast::tcp_stream stream_;
+  // Unparsed bytes only (a header, a chunk header, a trailer, the start of a body): bounded
+  // (header_limit + one 64 KiB read) so no client can make it grow.
   boost::beast::flat_buffer buffer_;
+  std::function<void(uint64_t, boost::beast::string_view, boost::beast::error_code&)>
+      chunk_header_cb_;  // OnChunkHeader, stored: Beast's parsers keep a reference to it
+  std::shared_ptr<Request> pending_;  // admitted, waiting for its body (or for Handle())
+  size_t body_limit_ = 0;             // the body limit of the request being read
   ServerCore& core_;
   std::string peer_;
   std::optional<HeaderParser> header_parser_;

@@ -63,7 +63,7 @@ server::Response FromDoc(const Doc& doc, const HfService& hf, const server::Requ
 
 server::Response PassThrough(HfService& hf, const server::Request& req, const ApiPath& ap,
                              bool post) {
-  std::string auth(req.headers.Get("Authorization").value_or(""));
+  std::string auth = UpstreamAuthorization(req, hf);
   std::string url = hf.upstream + "/api/" + ap.repo.ApiKind() + "/" + ap.repo.id;
   if (!ap.tail.empty()) url += "/" + PercentEncode(ap.tail, /*keep_slash=*/true);
   if (!req.raw_query.empty()) url += "?" + req.raw_query;
@@ -71,7 +71,9 @@ server::Response PassThrough(HfService& hf, const server::Request& req, const Ap
   std::string key =
       std::string(post ? "POST " : "GET ") + ap.repo.Key() + "/" + ap.tail + "?" + req.raw_query;
   if (post) key += " " + content_type + " " + Sha256Hex(req.body);
-  bool cacheable = auth.empty();
+  // Answers to a client's own token are its own; the server's token answers alike for all.
+  bool cacheable = !req.headers.Has("Authorization");
+  if (!auth.empty()) key += " (server token)";
   bool immutable = IsCommitId(ap.revision);
   int64_t now = hf.px.now_ms();
   std::optional<Doc> doc;

@@ -98,7 +98,7 @@ server::Response PassError(const http::Response& resp, const std::string& url) {
 server::Response HandleResolve(const server::Request& req, HfService& hf) {
   auto rp = ParseResolvePath(req.Param("rest").value_or(""));
   if (!rp) return server::ErrorResponse(404, "not a Hugging Face resolve URL: " + req.path);
-  std::string auth(req.headers.Get("Authorization").value_or(""));
+  std::string auth = UpstreamAuthorization(req, hf);
   int64_t now = hf.px.now_ms();
   Known known = Lookup(hf, *rp, now);
   bool allowed = hf.access.MayServeFromCache(rp->repo.Key(), auth, now);

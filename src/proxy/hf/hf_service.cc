@@ -2,9 +2,19 @@
 
 namespace ferry::proxy::hf {
 
-HfService::HfService(ProxyContext& p, std::string up)
-    : px(p), upstream(std::move(up)), access(*p.docs, p.options.metadata_ttl) {
+HfService::HfService(ProxyContext& p, std::string up, std::string token)
+    : px(p),
+      upstream(std::move(up)),
+      server_token(std::move(token)),
+      access(*p.docs, p.options.metadata_ttl) {
   while (!upstream.empty() && upstream.back() == '/') upstream.pop_back();
+}
+
+std::string UpstreamAuthorization(const server::Request& request, const HfService& hf) {
+  if (auto own = request.headers.Get("Authorization"); own && !own->empty()) {
+    return std::string(*own);
+  }
+  return hf.server_token.empty() ? "" : "Bearer " + hf.server_token;
 }
 
 server::Response HubError(int status, std::string_view code, std::string_view message) {

@@ -19,14 +19,23 @@
 namespace ferry::proxy::hf {
 
 struct HfService {
-  HfService(ProxyContext& px, std::string upstream);
+  HfService(ProxyContext& px, std::string upstream, std::string server_token = "");
 
   ProxyContext& px;
   std::string upstream;  // "https://huggingface.co", no trailing '/'
+  // The server's own Hub token (ferry serve --hf-token-file), sent for clients that send none:
+  // everyone who may read /hf then reads what it may (gated repos the operator accepted).
+  std::string server_token;
   AccessTable access;
   // Concurrent cold requests for one file's metadata send one HEAD upstream (hf_resolve.cc).
   SingleFlight metadata_flights;
 };
+
+// The Authorization to send upstream for `request` (docs/semantics/hf.md, "Tokens"): the
+// client's own Hub token when it sent one, else the server's, else none. It is never a Ferry
+// token: the server removes those before any handler runs (server/admission.h), so what is
+// left in Authorization is the client's own.
+std::string UpstreamAuthorization(const server::Request& request, const HfService& hf);
 
 server::Response HandleResolve(const server::Request& request, HfService& hf);
 server::Response HandleApiGet(const server::Request& request, HfService& hf);

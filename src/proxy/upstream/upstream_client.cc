@@ -119,12 +119,17 @@ Result<http::Response> UpstreamClient::Send(const UpstreamRequest& request,
   }
   bool send_body = request.send_body;
   for (int hop = 0;; ++hop) {
+    bool public_only = false;
+    if (options_.destinations) {
+      FERRY_RETURN_IF_ERROR(CheckDestination(url, *options_.destinations, &public_only));
+    }
     http::Request req{.method = method,
                       .url = url,
                       .headers = headers,
                       .body = request.body,
                       .send_body = send_body,
-                      .data_transfer = request.data_transfer};
+                      .data_transfer = request.data_transfer,
+                      .public_addresses_only = public_only};
     auto resp = client_->Send(req, sink, on_start);
     if (!resp.ok()) {
       return resp.status().WithContext(method + " '" + http::DisplayUrl(url) + "'");

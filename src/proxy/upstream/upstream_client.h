@@ -9,7 +9,9 @@
 //  - the Authorization header is dropped when a redirect leaves the origin (scheme, host, port),
 //    as browsers and requests do, so a user's Hub token never reaches a CDN or another host;
 //  - one mapping of error answers to Status (UpstreamError), keeping the HTTP status and the
-//    Hub's X-Error-Code as ErrorDetail.
+//    Hub's X-Error-Code as ErrorDetail;
+//  - every URL, the first and each redirect's, held to UpstreamOptions::destinations (no SSRF:
+//    destinations.h).
 // Thread-safety: Send() may be called from many threads at once.
 
 #include <memory>
@@ -19,6 +21,7 @@
 
 #include "base/status.h"
 #include "http/http_client.h"
+#include "proxy/upstream/destinations.h"
 
 namespace ferry::proxy {
 
@@ -38,6 +41,9 @@ struct UpstreamOptions {
   http::ClientOptions client;
   int max_redirects = 5;
   std::string user_agent = "ferry-serve";
+  // Every URL requested, the first and each redirect's, is checked against this
+  // (destinations.h); nullopt: none is (tests of the client alone).
+  std::optional<DestinationPolicy> destinations;
 };
 
 class UpstreamClient final {

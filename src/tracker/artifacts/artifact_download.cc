@@ -85,16 +85,27 @@ class StoreBodySource final : public server::BodySource {
   Status status_ GUARDED_BY(mu_);
 };
 
+// Artifacts are whatever a client uploaded: never a type a browser renders as a document with
+// script (HTML, SVG, XML are text or bytes here), always an attachment, so a browser sent to
+// one downloads it; the server's sandboxing CSP and nosniff come on top (browser_policy.h).
 std::string ContentTypeFor(std::string_view key) {
   auto ends = [&](std::string_view s) { return EndsWith(ToLower(key), s); };
   if (ends(".json")) return "application/json";
   if (ends(".txt") || ends(".log") || ends(".yaml") || ends(".yml") || ends(".md") ||
-      ends("mlmodel")) {
+      ends("mlmodel") || ends(".html") || ends(".htm") || ends(".csv")) {
     return "text/plain; charset=utf-8";
   }
   if (ends(".png")) return "image/png";
-  if (ends(".html")) return "text/html; charset=utf-8";
+  if (ends(".jpg") || ends(".jpeg")) return "image/jpeg";
+  if (ends(".gif")) return "image/gif";
+  if (ends(".webp")) return "image/webp";
   return "application/octet-stream";
+}
+
+// Content-Disposition: attachment with the file's name (RFC 6266, RFC 8187 for any bytes).
+std::string AttachmentFor(std::string_view key) {
+  std::string_view name = key.substr(key.rfind('/') + 1);
+  return "attachment; filename*=UTF-8''" + PercentEncode(name);
 }
 
 }  // namespace
@@ -156,6 +167,7 @@ server::Response ServeObject(std::shared_ptr<storage::Store> store, const std::s
     return r;
   }
   r.headers.Set("Content-Type", ContentTypeFor(key));
+  r.headers.Set("Content-Disposition", AttachmentFor(key));
   std::optional<storage::ByteRange> range;
   uint64_t length = size;
   if (span) {

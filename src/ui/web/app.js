@@ -8,7 +8,7 @@ import {compareView} from './views/compare.js';
 import {experimentsView} from './views/experiments.js';
 import {runView} from './views/run.js';
 import {runsView} from './views/runs.js';
-import {signedIn, signInView, signOut} from './views/signin.js';
+import {refreshSignIn, signedIn, signInView, signOut} from './views/signin.js';
 
 const ROUTES = [
   [/^\/?$/, experimentsView, 'Experiments'],
@@ -57,8 +57,9 @@ async function route() {
       if (me.stale) return;
       if (e.status === 401) {  // a server with tokens: sign in, then show the page
         document.title = 'Sign in · Ferry';
-        signInView(box, signedIn(), route);
-        renderAccount();
+        signInView(box, false, route);
+        await refreshSignIn();
+        if (!me.stale) renderAccount();
         return;
       }
       console.warn(e);
@@ -70,17 +71,23 @@ async function route() {
               h('a', {href: '#/'}, 'Experiments'));
 }
 
-// "Sign out" in the header while a token cookie is stored.
+// "Sign out" in the header while the server's sign-in cookie is set.
 function renderAccount() {
   const nav = document.querySelector('header.top nav');
   nav.querySelector('.signout')?.remove();
   if (!signedIn()) return;
   nav.append(h('button', {type: 'button', class: 'signout linkish',
-                          onclick: () => { signOut(); renderAccount(); route(); }}, 'Sign out'));
+                          onclick: async () => { await signOut(); renderAccount(); route(); }},
+               'Sign out'));
 }
 
 window.addEventListener('hashchange', () => {
   route();
   main.focus({preventScroll: true});
 });
-route();
+// The skip link (a listener here: the page's CSP allows no inline script).
+document.querySelector('a.skip').addEventListener('click', (ev) => {
+  ev.preventDefault();
+  main.focus();
+});
+refreshSignIn().then(route);
