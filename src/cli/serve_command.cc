@@ -238,6 +238,17 @@ Status RunServe(Context& ctx, const ServeFlags& flags) {
   FERRY_ASSIGN_OR_RETURN(std::string hf_token, ReadHfToken(ctx, flags.hf_token_file));
   FERRY_ASSIGN_OR_RETURN(auto data, OpenUrl(ctx, flags.data));
   FERRY_ASSIGN_OR_RETURN(auto px, OpenProxy(ctx, flags, data));
+  // Where the server keeps things on its disk is nobody's business on the LAN.
+  for (std::string p : {flags.data, flags.spool_dir, flags.tracker.db}) {
+    if (p.empty() || p.find("://") != std::string::npos) continue;
+    std::error_code ec;
+    std::string abs = std::filesystem::absolute(p, ec).lexically_normal().string();
+    while (abs.size() > 1 && abs.back() == '/') abs.pop_back();
+    if (!ec && abs.size() > 1) {
+      options.private_paths.push_back(abs);
+      options.private_paths.push_back(abs.substr(1));  // a local store's key: no leading '/'
+    }
+  }
   options.metrics = std::make_shared<server::MetricsRegistry>();
   proxy::AddCacheMetrics(*options.metrics, px->cache);
 

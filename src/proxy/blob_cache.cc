@@ -75,6 +75,14 @@ uint64_t BlobCache::cached_bytes() const {
   return lru_.total_bytes();
 }
 
+bool BlobCache::Holds(const Digest& digest) {
+  {
+    MutexLock lock(mu_);
+    if (inflight_.contains(digest)) return true;
+  }
+  return blobs_.Stat(digest).ok();
+}
+
 Result<std::unique_ptr<BlobReader>> BlobCache::Open(const Digest& digest, uint64_t size,
                                                     std::shared_ptr<Fetcher> fetcher,
                                                     std::optional<storage::ByteRange> range) {

@@ -79,6 +79,8 @@ class BlobCache final {
 
   // Deletes least recently used blobs until the cap holds. Called after each publish.
   Status EnforceCap() EXCLUDES(mu_);
+  // True when the blob is stored or being fetched now (Open would not go upstream for it).
+  bool Holds(const Digest& digest) EXCLUDES(mu_);
   // Saves the access times (call now and then and at shutdown; a lost save only makes blobs
   // look older).
   Status SaveAccessTimes() EXCLUDES(mu_);

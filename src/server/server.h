@@ -58,6 +58,9 @@ struct ServerOptions {
   // On a server with tokens, the body limit of a request that carries none (an anonymous read
   // of an open area: paths-info); routes of Access::kPublic take no body at all.
   size_t anonymous_body_limit = 1024 * 1024;
+  // Text no client is shown (the data directory's absolute path, the spool directory, the
+  // database file): replaced by "<data>" in every error answer's body and X-Error-Message.
+  std::vector<std::string> private_paths;
   // Where the server's own metrics go (and what /metrics renders); null: the server's own.
   std::shared_ptr<MetricsRegistry> metrics;
 };

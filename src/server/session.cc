@@ -447,6 +447,25 @@ void Session::Handle() {
   });
 }
 
+// Error messages name what failed; some layers name it by its place on the server's disk.
+void Session::ScrubPrivatePaths(Response& r) const {
+  for (const std::string& p : core_.options.private_paths) {
+    if (p.size() < 2) continue;  // "/" would mangle every message
+    auto scrub = [&](std::string& text) {
+      for (size_t at = text.find(p); at != std::string::npos; at = text.find(p, at)) {
+        text.replace(at, p.size(), "<data>");
+        at += 6;
+      }
+    };
+    scrub(r.body);
+    if (auto m = r.headers.Get("X-Error-Message")) {
+      std::string v(*m);
+      scrub(v);
+      r.headers.Set("X-Error-Message", std::move(v));
+    }
+  }
+}
+
 void Session::Respond(Response r) {
   if (closed_) return;
   responding_ = true;
@@ -464,6 +483,7 @@ void Session::Respond(Response r) {
   }
   for (const char* h : {"Content-Length", "Transfer-Encoding", "Connection"}) r.headers.Remove(h);
   AddSecurityHeaders(r.headers);
+  if (status_ >= 400) ScrubPrivatePaths(r);
   res_.emplace();
   res_->version(11);
   res_->result(static_cast<unsigned>(status_));

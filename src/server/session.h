@@ -128,6 +128,7 @@ class Session final : public std::enable_shared_from_this<Session> {
   bool BodyDone() const;
   void Handle();
   void Respond(Response r);
+  void ScrubPrivatePaths(Response& r) const;
   void OnHeaderWritten(boost::beast::error_code ec);
   void PullNext();
   void OnPulled(Result<size_t> n);

@@ -3,8 +3,9 @@
 // alike (header-only; tracker/memory computes it from raw points, tracker/sqlite from its
 // precomputed per-bucket summaries).
 //
-// For one run and key, with [lo, hi] the requested steps (default: the key's first and last
-// step):
+// For one run and key, with [lo, hi] the requested steps clipped to the key's first and last
+// step (ClipToSteps: a request for [-2^63, 2^63-1] over steps 0..99 is [0, 99], so it returns
+// all 100 points as MLflow does, and no bucket arithmetic ever spans more than the data):
 //  1. n = max(1, (max_results - 4) / 2) buckets are wanted, of width d = ceil((hi-lo+1) / n).
 //  2. The summary level w is the widest of 1 (raw points) and kLevelWidths (16, 64, ..., 4^10)
 //     with w <= d; the bucket width is v = ceil(d / w) * w (a multiple of w, so a bucket is a
@@ -20,6 +21,8 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "tracker/model.h"
@@ -76,6 +79,17 @@ struct Summary {
     return rules::PointBefore(a, b);
   }
 };
+
+// [max(start, first), min(end, last)]: the requested steps (none given: all) where the key has
+// points, `first` and `last` being its first and last step; nullopt when that is empty.
+inline std::optional<std::pair<int64_t, int64_t>> ClipToSteps(std::optional<int64_t> start,
+                                                              std::optional<int64_t> end,
+                                                              int64_t first, int64_t last) {
+  int64_t lo = start ? std::max(*start, first) : first;
+  int64_t hi = end ? std::min(*end, last) : last;
+  if (lo > hi) return std::nullopt;
+  return std::make_pair(lo, hi);
+}
 
 struct BucketPlan {
   int64_t level_width = 1;   // 1: raw points; else one of kLevelWidths

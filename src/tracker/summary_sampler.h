@@ -42,28 +42,18 @@ Result<Summary> RangeSummary(Source& src, int64_t a, int64_t b, int level) {
   return s;
 }
 
-// The sampled points of [start_step, end_step] (default: the key's first and last step), in
+// The sampled points of [start_step, end_step] (ClipToSteps), in
 // (step, timestamp) order; empty when the key has no point there.
 template <typename Source>
 Result<std::vector<MetricPoint>> SampleFromSummaries(Source& src, std::optional<int64_t> start_step,
                                                      std::optional<int64_t> end_step,
                                                      int max_results) {
-  int64_t lo = 0, hi = 0;
-  if (start_step) {
-    lo = *start_step;
-  } else {
-    FERRY_ASSIGN_OR_RETURN(auto first, src.EdgeStep(false));
-    if (!first) return std::vector<MetricPoint>{};
-    lo = *first;
-  }
-  if (end_step) {
-    hi = *end_step;
-  } else {
-    FERRY_ASSIGN_OR_RETURN(auto last, src.EdgeStep(true));
-    if (!last) return std::vector<MetricPoint>{};
-    hi = *last;
-  }
-  if (lo > hi) return std::vector<MetricPoint>{};
+  FERRY_ASSIGN_OR_RETURN(auto first, src.EdgeStep(false));
+  FERRY_ASSIGN_OR_RETURN(auto last, src.EdgeStep(true));
+  if (!first || !last) return std::vector<MetricPoint>{};
+  auto range = ClipToSteps(start_step, end_step, *first, *last);
+  if (!range) return std::vector<MetricPoint>{};
+  const auto [lo, hi] = *range;
   BucketPlan plan = PlanBuckets(lo, hi, max_results);
   const int64_t v = plan.bucket_width;
   std::map<int64_t, Summary> buckets;

@@ -6,6 +6,27 @@ namespace ferry::proxy::hf {
 
 namespace {
 constexpr std::string_view kNamespace = "hf-repo";
+constexpr std::string_view kBlobRepos = "hf-blob-repos";  // blob -> {repo key: "1"}
+}  // namespace
+
+bool AccessTable::BlobKnownFor(const std::string& blob, std::string_view repo_key) {
+  auto doc = docs_.Get(kBlobRepos, blob);
+  if (!doc) return false;
+  if (doc->fields.contains(std::string(repo_key))) return true;
+  for (const auto& [repo, unused] : doc->fields) {
+    if (IsPublic(repo)) return true;
+  }
+  return false;
+}
+
+void AccessTable::RecordBlob(const std::string& blob, std::string_view repo_key, int64_t now_ms) {
+  MutexLock lock(blob_mu_);  // read-modify-write of one document
+  auto doc = docs_.Get(kBlobRepos, blob);
+  Doc d = doc ? *doc : Doc{.body = "", .fields = {}, .fetched_ms = now_ms};
+  if (d.fields.contains(std::string(repo_key))) return;
+  d.fields[std::string(repo_key)] = "1";
+  d.fetched_ms = now_ms;
+  docs_.Put(kBlobRepos, blob, d).IgnoreError();
 }
 
 bool AccessTable::IsPublic(std::string_view repo_key) {

@@ -6,6 +6,12 @@
 //  - otherwise only a client whose token upstream accepted for that repo within the TTL. Only
 //    the SHA-256 of a token is kept, in memory (never written anywhere).
 // Everyone else is sent upstream, which answers 401/403 GatedRepo to the wrong token.
+//
+// The blob cache is content-addressed: one copy of a file whatever repo it came through. So a
+// cached blob is served for a repo only when it is known to be that repo's: it was fetched
+// through it, or through a public repo (then it is public anyway). Otherwise the resolve handler
+// first asks upstream for one byte of the file through the repo in question, with the client's
+// access (a repo whose metadata names another, gated repo's sha256 must not get its bytes).
 // Thread-safety: all methods are thread-safe.
 
 #include <chrono>
@@ -36,8 +42,15 @@ class AccessTable final {
   // be public.
   bool ShouldProbePublic(std::string_view repo_key, int64_t now_ms) EXCLUDES(mu_);
 
- private:
+  // `blob`: a Digest's ToString(). True when the blob came through `repo_key` or through a
+  // public repo.
+  bool BlobKnownFor(const std::string& blob, std::string_view repo_key) EXCLUDES(mu_);
+  // Upstream served (part of) the blob through `repo_key`.
+  void RecordBlob(const std::string& blob, std::string_view repo_key, int64_t now_ms)
+      EXCLUDES(mu_);
   bool IsPublic(std::string_view repo_key) EXCLUDES(mu_);
+
+ private:
 
   DocCache& docs_;
   std::chrono::seconds ttl_;
@@ -46,6 +59,7 @@ class AccessTable final {
   // (sha256 of the Authorization value, repo) -> when upstream last accepted it.
   std::map<std::pair<std::string, std::string>, int64_t> accepted_ GUARDED_BY(mu_);
   std::map<std::string, int64_t, std::less<>> probed_ GUARDED_BY(mu_);
+  Mutex blob_mu_;  // serializes RecordBlob's updates
 };
 
 }  // namespace ferry::proxy::hf

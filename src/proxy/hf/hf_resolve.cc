@@ -75,10 +75,49 @@ void Remember(HfService& hf, const ResolvePath& rp, const FileMeta& meta, int64_
   if (!s.ok()) Log(LogLevel::kWarn, "hf: cannot remember {}: {}", rp.path, s.message());
 }
 
+// The repo's file through upstream, recording in the AccessTable that upstream served the blob
+// through this repo once a fetch succeeded (hf_access.h).
+class RepoFetcher final : public Fetcher {
+ public:
+  RepoFetcher(std::shared_ptr<HttpFetcher> http, HfService& hf, std::string blob, std::string repo)
+      : http_(std::move(http)), hf_(hf), blob_(std::move(blob)), repo_(std::move(repo)) {}
+  Status Fetch(const storage::ByteRange& range, const storage::ByteSink& sink) override {
+    Status s = http_->Fetch(range, sink);
+    if (s.ok()) hf_.access.RecordBlob(blob_, repo_, hf_.px.now_ms());
+    return s;
+  }
+  std::string Describe() const override { return http_->Describe(); }
+
+ private:
+  std::shared_ptr<HttpFetcher> http_;
+  HfService& hf_;
+  std::string blob_, repo_;
+};
+
 server::Response Serve(HfService& hf, const ResolvePath& rp, const FileMeta& meta,
                        std::string_view authorization, const server::Request& req) {
-  auto fetcher = std::make_shared<HttpFetcher>(hf.px.upstream, ResolveUrl(hf, rp, meta.commit),
-                                               UpstreamHeaders(authorization));
+  auto http = std::make_shared<HttpFetcher>(hf.px.upstream, ResolveUrl(hf, rp, meta.commit),
+                                            UpstreamHeaders(authorization));
+  const std::string blob = meta.digest.ToString();
+  const std::string repo = rp.repo.Key();
+  auto fetcher = std::make_shared<RepoFetcher>(http, hf, blob, repo);
+  if (meta.size > 0 && !hf.access.BlobKnownFor(blob, repo) && hf.px.cache->Holds(meta.digest)) {
+    // The bytes came through another repo that is not public: before serving them for this one,
+    // upstream must serve one byte of this repo's file to this client.
+    if (hf.px.options.offline) {
+      return HubError(504, "", "offline: " + repo + "/" + rp.path +
+                                   " is cached only through another repo, which cannot be "
+                                   "checked offline");
+    }
+    Status probe = fetcher->Fetch({.offset = 0, .length = 1}, [](std::string_view) {
+      return Status();
+    });
+    if (!probe.ok()) {
+      const int code = probe.detail().http_status;
+      return HubError(code >= 400 && code < 500 ? code : UpstreamStatusFor(probe),
+                      probe.detail().remote_code, probe.message());
+    }
+  }
   return ServeBlob(*hf.px.cache, meta.digest, meta.size, std::move(fetcher), req,
                    ClientHeaders(meta));
 }

@@ -1,6 +1,7 @@
 #include "tracker/artifacts/artifact_path.h"
 
 #include "base/strings.h"
+#include "base/utf8.h"
 
 namespace ferry::tracker::artifacts {
 
@@ -16,6 +17,9 @@ Result<std::string> CleanArtifactPath(std::string_view path, bool allow_empty) {
     return bad("it is empty");
   }
   if (p.front() == '/') return bad("it must be relative");
+  // Listings are JSON strings: a name that is not UTF-8 could be listed only mangled, and then
+  // not fetched by the name listed.
+  if (!IsUtf8(p)) return bad("it is not UTF-8");
   for (char c : p) {
     if (c == '\\' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
       return bad("backslash or control character");

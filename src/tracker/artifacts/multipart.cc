@@ -8,6 +8,7 @@
 
 #include "base/aligned_buffer.h"
 #include "base/json_text.h"
+#include "base/log.h"
 #include "base/strings.h"
 #include "tracker/artifacts/artifact_path.h"
 #include "tracker/artifacts/multipart_internal.h"
@@ -47,6 +48,32 @@ Result<UploadInfo> MultipartUploads::Create(const MultipartPlan& plan) {
   FERRY_ASSIGN_OR_RETURN(std::string path, CleanArtifactPath(plan.path));
   if (plan.num_parts < 1 || plan.num_parts > kMaxParts) {
     return InvalidArgument("num_parts must be between 1 and " + std::to_string(kMaxParts));
+  }
+  if (plan.size && *plan.size > kMaxUploadSize) {
+    return InvalidArgument("size " + std::to_string(*plan.size) + " is over the largest artifact, " +
+                           std::to_string(kMaxUploadSize) + " bytes (5 TiB)");
+  }
+  {
+    // Abandoned uploads hold reserved space and parts: free them now and then.
+    const auto now = std::chrono::system_clock::now();
+    bool sweep = false;
+    {
+      MutexLock lock(mu_);
+      if (!last_sweep_ || now - *last_sweep_ > kExpirySweepInterval) {
+        last_sweep_ = now;
+        sweep = true;
+      }
+    }
+    if (sweep) {
+      auto n = ExpireIdle(kAbandonedUploadAge, now);
+      if (!n.ok()) {
+        Log(LogLevel::kWarn, "artifacts: expiring abandoned uploads failed: {}",
+            n.status().message());
+      } else if (*n > 0) {
+        Log(LogLevel::kInfo, "artifacts: aborted {} upload(s) idle for more than {} h", *n,
+            kAbandonedUploadAge.count());
+      }
+    }
   }
   auto u = std::make_shared<Upload>();
   u->id = NewUploadId();

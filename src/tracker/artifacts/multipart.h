@@ -21,6 +21,7 @@
 // Thread-safety: all methods may be called concurrently; two uploads of the same part at once
 // are refused (kAlreadyExists, HTTP 409) rather than interleaved.
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -45,6 +46,13 @@ inline constexpr uint64_t kSubPartSize = 8ull << 20;
 // the CPU's cache between the socket read, the CRC32C and the pwrite, and the buffer small.
 inline constexpr uint64_t kLocalSubPartSize = 1ull << 20;
 inline constexpr int kMaxParts = 10000;  // as S3
+// The largest artifact an upload may declare (S3's largest object): a client's `size` is
+// refused above it before anything is reserved.
+inline constexpr uint64_t kMaxUploadSize = 5ull << 40;
+// An upload that received nothing for this long is abandoned: it is aborted (its reserved space
+// and parts freed) by the next Create, at most one sweep per kExpirySweepInterval.
+inline constexpr std::chrono::hours kAbandonedUploadAge{24};
+inline constexpr std::chrono::minutes kExpirySweepInterval{10};
 
 struct MultipartPlan {
   std::string path;
@@ -83,6 +91,9 @@ class MultipartUploads final {
   Result<storage::ObjectInfo> Complete(std::string_view path, std::string_view upload_id,
                                        const std::vector<PartInfo>& parts);
   Status Abort(std::string_view path, std::string_view upload_id);
+  // Aborts every upload whose state had no change for `max_idle` before `now` and that has no
+  // part being received; returns how many.
+  Result<int> ExpireIdle(std::chrono::seconds max_idle, SystemTime now);
 
  private:
   struct Upload;
@@ -98,6 +109,7 @@ class MultipartUploads final {
   std::string root_key_;
   Mutex mu_;
   std::map<std::string, std::shared_ptr<Upload>, std::less<>> open_ GUARDED_BY(mu_);
+  std::optional<SystemTime> last_sweep_ GUARDED_BY(mu_);
 };
 
 }  // namespace ferry::tracker::artifacts

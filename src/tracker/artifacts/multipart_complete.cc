@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "base/log.h"
 #include "base/strings.h"
 #include "tracker/artifacts/artifact_path.h"
 #include "tracker/artifacts/multipart.h"
@@ -108,6 +109,40 @@ Status MultipartUploads::Abort(std::string_view path, std::string_view upload_id
     }
   }
   return Forget(u->id, /*delete_state=*/true);
+}
+
+Result<int> MultipartUploads::ExpireIdle(std::chrono::seconds max_idle, SystemTime now) {
+  const std::string base = JoinKey(root_key_, kUploadsDir) + "/";
+  std::map<std::string, SystemTime> last_change;  // upload id -> newest state object
+  storage::ListOptions o;
+  o.prefix = base;
+  FERRY_RETURN_IF_ERROR(store_->ListAll(o, [&](const storage::ListPage& page) {
+    for (const auto& obj : page.objects) {
+      std::string_view rest = std::string_view(obj.key).substr(base.size());
+      std::string id(rest.substr(0, rest.find('/')));
+      auto when = obj.modified.value_or(now);
+      auto [it, fresh] = last_change.emplace(id, when);
+      if (!fresh && when > it->second) it->second = when;
+    }
+    return Status();
+  }));
+  int aborted = 0;
+  for (const auto& [id, when] : last_change) {
+    if (now - when < max_idle) continue;
+    auto u = Open(id);
+    if (!u.ok()) continue;
+    {
+      MutexLock lock((*u)->mu);
+      if (!(*u)->writing.empty() || (*u)->finishing) continue;
+    }
+    Status s = Abort((*u)->path, id);
+    if (s.ok()) {
+      ++aborted;
+    } else {
+      Log(LogLevel::kWarn, "artifacts: cannot abort abandoned upload {}: {}", id, s.message());
+    }
+  }
+  return aborted;
 }
 
 Status MultipartUploads::Forget(const std::string& upload_id, bool delete_state) {

@@ -113,6 +113,31 @@ TEST_P(MultipartTest, ResumesAfterARestartWithTheStoredParts) {
   EXPECT_EQ(*store_->ReadAll("art/r.bin"), data);
 }
 
+// Issue 28: a client's declared size reserved that much disk at once, forever, across restarts.
+TEST_P(MultipartTest, SizesAreBoundedAndAbandonedUploadsExpire) {
+  EXPECT_EQ(uploads_->Create({"huge.bin", 2, kMaxUploadSize + 1, kMaxUploadSize / 2 + 1})
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument);
+  std::string data = Bytes(kPart + 10, 7);
+  auto idle = uploads_->Create({"idle.bin", 2, data.size(), kPart});
+  ASSERT_TRUE(idle.ok());
+  ASSERT_TRUE(Write(idle->upload_id, 1, data.substr(0, kPart)).ok());
+  const auto now = std::chrono::system_clock::now();
+  // Recent: kept.
+  EXPECT_EQ(*uploads_->ExpireIdle(std::chrono::hours(24), now), 0);
+  EXPECT_TRUE(uploads_->Describe(idle->upload_id).ok());
+  // A day later: aborted, its parts and reserved file gone.
+  EXPECT_EQ(*uploads_->ExpireIdle(std::chrono::hours(24), now + std::chrono::hours(25)), 1);
+  EXPECT_EQ(uploads_->Describe(idle->upload_id).status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(Keys().empty()) << Keys()[0];
+  if (dir_) {
+    for (auto& e : std::filesystem::recursive_directory_iterator(dir_->path())) {
+      EXPECT_TRUE(e.is_directory()) << e.path();
+    }
+  }
+}
+
 TEST_P(MultipartTest, AbortAndBadCompletesLeaveNothingVisible) {
   std::string data = Bytes(kPart + 10, 4);
   auto up = uploads_->Create({"x.bin", 2, data.size(), kPart});

@@ -325,9 +325,10 @@ class MemoryTrackerStore final : public TrackerStore {
       }
       auto m = it->second.metrics.find(key);
       if (m == it->second.metrics.end() || m->second.empty()) continue;
-      int64_t lo = start_step.value_or(m->second.begin()->step);
-      int64_t hi = end_step.value_or(m->second.rbegin()->step);
-      if (lo > hi) continue;
+      auto range = sampling::ClipToSteps(start_step, end_step, m->second.begin()->step,
+                                         m->second.rbegin()->step);
+      if (!range) continue;
+      const auto [lo, hi] = *range;
       sampling::BucketPlan plan = sampling::PlanBuckets(lo, hi, max_results);
       std::vector<sampling::Summary> buckets;
       int64_t current = 0;

@@ -138,6 +138,10 @@ Result<RequestArgs> RequestArgs::From(const server::Request& request) {
   } catch (const json::parse_error& e) {
     return InvalidArgument(std::string(kMalformedBody) + ": syntax error at byte " +
                            std::to_string(e.byte));
+  } catch (const json::exception&) {
+    // out_of_range: a number past what a double holds (1e999). The library's text names its
+    // own internals; say what was wrong.
+    return InvalidArgument(std::string(kMalformedBody) + ": a number is out of range");
   }
   if (!args.body_.is_object()) {
     return InvalidArgument(std::string(kMalformedBody) + ": expected a JSON object, got " +
@@ -156,12 +160,18 @@ std::optional<std::string_view> RequestArgs::QueryValue(std::string_view name) c
 }
 
 Result<std::optional<std::string>> RequestArgs::String(std::string_view name) const {
+  std::optional<std::string> value;
   if (from_query_) {
-    auto v = QueryValue(name);
-    if (!v) return std::optional<std::string>();
-    return std::optional<std::string>(std::string(*v));
+    if (auto v = QueryValue(name)) value = std::string(*v);
+  } else {
+    FERRY_ASSIGN_OR_RETURN(value, StringOf(Find(name), name, ""));
   }
-  return StringOf(Find(name), name, "");
+  if (value && value->size() > kMaxArgumentLength) {
+    return InvalidArgument("Parameter '" + std::string(name) + "' is " +
+                           std::to_string(value->size()) + " bytes long; at most " +
+                           std::to_string(kMaxArgumentLength) + " are accepted");
+  }
+  return value;
 }
 
 Result<std::string> RequestArgs::RequiredString(std::string_view name) const {

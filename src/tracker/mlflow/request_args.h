@@ -74,5 +74,8 @@ bool JsonDepthExceeds(std::string_view text, int max_depth);
 // The text RequestArgs::From puts at the start of the message of an unparseable body; the error
 // mapper answers those with BAD_REQUEST instead of INVALID_PARAMETER_VALUE.
 inline constexpr std::string_view kMalformedBody = "malformed JSON body";
+// The longest string argument (a filter, a name, a location) any request may carry; fields
+// with a limit of their own (names, tag and param values: validation.h) are held to that.
+inline constexpr size_t kMaxArgumentLength = 64 * 1024;
 
 }  // namespace ferry::tracker::mlflow

@@ -25,6 +25,9 @@ Result<json> CreateRun(const Request& r, MlflowDeps& d) {
   req.run_name = name.value_or("");
   FERRY_ASSIGN_OR_RETURN(auto start, args.Int64("start_time"));
   req.start_time = start.value_or(d.now_ms());
+  FERRY_RETURN_IF_ERROR(ValidateTimestamp("start_time", req.start_time));
+  FERRY_RETURN_IF_ERROR(ValidateRunText("run name", req.run_name));
+  FERRY_RETURN_IF_ERROR(ValidateRunText("user_id", req.user_id));
   FERRY_ASSIGN_OR_RETURN(req.tags, ParseTags(args, "tags"));
   FERRY_RETURN_IF_ERROR(ValidateBatch({}, {}, req.tags));
   auto e = d.store->GetExperiment(req.experiment_id);
@@ -56,7 +59,9 @@ Result<json> UpdateRun(const Request& r, MlflowDeps& d) {
     }
   }
   FERRY_ASSIGN_OR_RETURN(u.end_time, args.Int64("end_time"));
+  if (u.end_time) FERRY_RETURN_IF_ERROR(ValidateTimestamp("end_time", *u.end_time));
   FERRY_ASSIGN_OR_RETURN(u.run_name, args.String("run_name"));
+  if (u.run_name) FERRY_RETURN_IF_ERROR(ValidateRunText("run name", *u.run_name));
   FERRY_ASSIGN_OR_RETURN(RunInfo info, ForRun(id, d.store->UpdateRun(id, u)));
   return json{{"run_info", RunInfoJson(info)}};
 }

@@ -64,7 +64,10 @@ Status ValidateBatch(const std::vector<MetricPoint>& metrics, const std::vector<
                            std::to_string(kMaxBatchEntities) +
                            " metrics, params and tags in total; got " + std::to_string(total));
   }
-  for (const auto& m : metrics) FERRY_RETURN_IF_ERROR(ValidateKey("metric", m.key));
+  for (const auto& m : metrics) {
+    FERRY_RETURN_IF_ERROR(ValidateKey("metric", m.key));
+    FERRY_RETURN_IF_ERROR(ValidateTimestamp("timestamp of metric '" + m.key + "'", m.timestamp_ms));
+  }
   for (const auto& p : params) {
     FERRY_RETURN_IF_ERROR(ValidateKey("param", p.key));
     if (p.value.size() > kMaxParamValueLength) {
@@ -84,6 +87,23 @@ Status ValidateExperimentName(std::string_view name) {
   if (name.empty()) return InvalidArgument("Invalid experiment name: '' (must not be empty)");
   if (name.size() > kMaxExperimentNameLength) {
     return TooLong("experiment name", name, name.size(), kMaxExperimentNameLength);
+  }
+  return Status();
+}
+
+Status ValidateRunText(std::string_view what, std::string_view text) {
+  if (text.size() > kMaxRunNameLength) {
+    return InvalidArgument(std::string(what) + " of " + std::to_string(text.size()) +
+                           " bytes exceeds the limit of " + std::to_string(kMaxRunNameLength));
+  }
+  return Status();
+}
+
+Status ValidateTimestamp(std::string_view what, int64_t ms) {
+  if (ms < 0 || ms > kMaxTimestampMs) {
+    return InvalidArgument("Invalid value " + std::to_string(ms) + " for parameter '" +
+                           std::string(what) + "': a time in milliseconds since 1970, from 0 to " +
+                           std::to_string(kMaxTimestampMs) + " (year 9999)");
   }
   return Status();
 }
