@@ -29,6 +29,11 @@ class Hub:
         port = wait_for(lambda: (self.dir / "hub.port").exists() and (self.dir / "hub.port").read_text(),
                         "the hub stand-in")
         self.url = f"http://127.0.0.1:{port}"
+        cdn = wait_for(lambda: (self.dir / "cdn.port").exists() and (self.dir / "cdn.port").read_text(),
+                       "the CDN stand-in")
+        # The Hub's redirects go to its CDN, another origin: `ferry serve --upstream-allow` it, as
+        # the public Hub's CDNs are allowed by default (docs/semantics/serve.md, "Upstreams").
+        self.cdn = f"127.0.0.1:{cdn}"
 
     def log(self):
         if not self.log_path.exists():
@@ -46,10 +51,11 @@ class Hub:
 
 
 class Proxy(ServeProcess):
-    """`ferry serve` with /hf in front of a hub."""
+    """`ferry serve` with /hf in front of a hub (a Hub, whose CDN it may follow redirects to)."""
 
-    def __init__(self, ferry_bin, data, hub_url, *extra, env=None, log=None):
-        super().__init__(ferry_bin, data, "--hf-upstream", hub_url, *extra, env=env, log=log)
+    def __init__(self, ferry_bin, data, hub, *extra, env=None, log=None):
+        super().__init__(ferry_bin, data, "--hf-upstream", hub.url, "--upstream-allow", hub.cdn,
+                         *extra, env=env, log=log)
         self.hf = self.url + "/hf"
 
     def request(self, path, method="GET", headers=None, data=None):

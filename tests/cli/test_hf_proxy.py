@@ -23,7 +23,7 @@ TOKEN = "hf_granted"
 
 @pytest.fixture
 def proxy(ferry_bin, tmp_path, hub):
-    p = Proxy(ferry_bin, tmp_path / "data", hub.url, "--stall-timeout", "3")
+    p = Proxy(ferry_bin, tmp_path / "data", hub, "--stall-timeout", "3")
     yield p
     p.stop()
 
@@ -161,7 +161,7 @@ def test_offline_serves_the_cached_snapshot_and_504_for_the_rest(ferry_bin, hub,
     ok(npm_client("snapshot", proxy.hf, "org/tiny-model", "main", tmp_path / "c1"))
     proxy.stop()
     hub.stop()
-    offline = Proxy(ferry_bin, proxy.data, hub.url, "--offline")
+    offline = Proxy(ferry_bin, proxy.data, hub, "--offline")
     try:
         again = ok(npm_client("snapshot", offline.hf, "org/tiny-model", "main", tmp_path / "c2"))
         assert tree_digests(again["dir"]) == tree_digests(
@@ -175,7 +175,7 @@ def test_offline_serves_the_cached_snapshot_and_504_for_the_rest(ferry_bin, hub,
 def test_sixteen_concurrent_cold_clients_make_one_upstream_fetch(ferry_bin, tmp_path):
     size = (1 << 30) if pytest.importorskip("os").environ.get("FERRY_SLOW") else (256 << 20)
     hub = Hub(tmp_path / "bighub", lfs_size=size)
-    proxy = Proxy(ferry_bin, tmp_path / "bigdata", hub.url)
+    proxy = Proxy(ferry_bin, tmp_path / "bigdata", hub)
     try:
         url = proxy.hf + "/org/tiny-model/resolve/main/model.safetensors"
 

@@ -23,7 +23,7 @@ def sha_of(proxy, path):
 
 def test_kill_9_mid_fill_then_restart_resumes_and_never_serves_half(ferry_bin, hub, tmp_path):
     data = tmp_path / "data"
-    proxy = Proxy(ferry_bin, data, hub.url)
+    proxy = Proxy(ferry_bin, data, hub)
     sha, size = sha_of(proxy, MODEL)
     hub.fault("stall", 1)  # the CDN sends half the file, then nothing
     client = subprocess.Popen(["curl", "-sS", "-o", tmp_path / "partial", proxy.url + MODEL],
@@ -41,7 +41,7 @@ def test_kill_9_mid_fill_then_restart_resumes_and_never_serves_half(ferry_bin, h
     client.wait(timeout=30)
     assert (tmp_path / "partial").stat().st_size < size, "a client got a whole file from half a fill"
     assert sha not in blobs(data)
-    again = Proxy(ferry_bin, data, hub.url)
+    again = Proxy(ferry_bin, data, hub)
     try:
         status, _, body = again.request(MODEL)
         assert status == 200 and hashlib.sha256(body).hexdigest() == sha
@@ -54,8 +54,8 @@ def test_kill_9_mid_fill_then_restart_resumes_and_never_serves_half(ferry_bin, h
 
 def test_two_servers_share_one_s3_bucket_as_their_cache(ferry_bin, rgw, hub, tmp_path, prefix):
     env = base_env(rgw)
-    a = Proxy(ferry_bin, prefix + "nas", hub.url, env=env, log=tmp_path / "a.log")
-    b = Proxy(ferry_bin, prefix + "nas", hub.url, env=env, log=tmp_path / "b.log")
+    a = Proxy(ferry_bin, prefix + "nas", hub, env=env, log=tmp_path / "a.log")
+    b = Proxy(ferry_bin, prefix + "nas", hub, env=env, log=tmp_path / "b.log")
     try:
         sha, _ = sha_of(a, MODEL)
         # Both cold at once: each fills and publishes the same content address; neither breaks.
@@ -66,7 +66,7 @@ def test_two_servers_share_one_s3_bucket_as_their_cache(ferry_bin, rgw, hub, tmp
         for p in (a, b):  # both now hit the shared blob
             assert hashlib.sha256(p.request(MODEL)[2]).hexdigest() == sha
         assert [e for e in hub.log()[before:] if e["server"] == "cdn"] == []
-        c = Proxy(ferry_bin, prefix + "nas", hub.url, "--offline", env=env, log=tmp_path / "c.log")
+        c = Proxy(ferry_bin, prefix + "nas", hub, "--offline", env=env, log=tmp_path / "c.log")
         try:  # a third server, offline, finds everything in the bucket
             assert hashlib.sha256(c.request(MODEL)[2]).hexdigest() == sha
         finally:
@@ -77,7 +77,7 @@ def test_two_servers_share_one_s3_bucket_as_their_cache(ferry_bin, rgw, hub, tmp
 
 
 def test_prewarm_fills_the_cache_before_clients_come(ferry_bin, hub, tmp_path):
-    proxy = Proxy(ferry_bin, tmp_path / "data", hub.url)
+    proxy = Proxy(ferry_bin, tmp_path / "data", hub)
     try:
         env = {"PATH": "/usr/bin:/bin", "HF_TOKEN": "hf_granted"}
         p = subprocess.run([ferry_bin, "serve", "prewarm", "--server", proxy.url, "--hf",
@@ -102,7 +102,7 @@ def test_prewarm_fills_the_cache_before_clients_come(ferry_bin, hub, tmp_path):
 
 def test_size_cap_evicts_least_recently_used_blobs(ferry_bin, hub, tmp_path):
     data = tmp_path / "data"
-    proxy = Proxy(ferry_bin, data, hub.url, "--max-cache-size", "500K")
+    proxy = Proxy(ferry_bin, data, hub, "--max-cache-size", "500K")
     try:
         files = ["nested/shard-00001.bin", "xet.safetensors"]  # 300,000 + 200,000 bytes
         for f in files:
@@ -125,7 +125,7 @@ def test_full_disk_is_a_clear_error_and_nothing_is_half_published(ferry_bin, hub
     data.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", data], check=True)
     try:
-        proxy = Proxy(ferry_bin, data, hub.url, log=tmp_path / "serve.log")
+        proxy = Proxy(ferry_bin, data, hub, log=tmp_path / "serve.log")
         try:
             sha, size = sha_of(proxy, MODEL)  # 3 MiB: does not fit
             try:

@@ -98,7 +98,8 @@ def test_four_hosts_download_one_model_through_one_cache_upstream_read_once(
     err = tmp_path / "serve.log"
     serve = subprocess.Popen(
         [ferry_bin, "serve", "--data", tmp_path / "nas", "--listen", f"{hosts.gateway}:0",
-         "--allow-remote", "--allow-anonymous", "--hf-upstream", hub.url],
+         "--allow-remote", "--allow-anonymous", "--hf-upstream", hub.url,
+         "--upstream-allow", hub.cdn],
         env=base_env({"FERRY_TEST_S3_ACCESS_KEY": "", "FERRY_TEST_S3_SECRET_KEY": "",
                       "FERRY_TEST_S3_ENDPOINT": "", "FERRY_TEST_S3_REGION": ""}),
         stdout=subprocess.DEVNULL, stderr=open(err, "w"))

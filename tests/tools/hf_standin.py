@@ -7,7 +7,7 @@ with real clients (docs/semantics/hf.md lists the behaviour it reproduces).
 
 Two HTTP servers on 127.0.0.1: the Hub (resolve, API) and a CDN that serves LFS blobs only at
 signed, expiring URLs. Every request is logged as one JSON line: {"server", "method", "path",
-"range", "auth", "ua"} so tests can assert that a warm run makes no upstream requests and that clients
+"range", "auth" (bool), "ua", "headers" (all of them)} so tests can assert that a warm run makes no upstream requests and that clients
 never reach the CDN.
 
 Fixture repos (contents are deterministic; commit ids, git-blob sha1s and sha256s are real):
@@ -17,6 +17,9 @@ Fixture repos (contents are deterministic; commit ids, git-blob sha1s and sha256
                              an LFS file served with Xet headers (xet.safetensors)
   models/org/old-name        renamed: every URL answers 307 with a relative Location to tiny-model
   models/org/gated-model     needs `Authorization: Bearer hf_granted` (401 GatedRepo otherwise)
+  models/org/copycat         public; its metadata for weights.bin names gated-model's weights.bin
+                             (sha256, size) but the Hub serves no bytes of it (403): a repo that
+                             claims another's object, which a shared cache must not hand out
   datasets/org/tiny-dataset  data/train-00000.parquet (LFS), README.md
 Behaviour: HEAD/GET {type}/{repo}/resolve/{rev}/{path}: small files answer 307 (relative) to
 /api/resolve-cache/...; LFS files answer 302 (absolute) to the CDN with X-Linked-Etag/-Size;
@@ -88,7 +91,11 @@ def make_repos(lfs_size):
     c2 = commit(main, c1)
     gated = {"config.json": b'{"gated": true}\n', "weights.bin": blob(100_000)}
     data = {"README.md": b"# data\n", "data/train-00000.parquet": blob(250_000)}
+    copycat = {"README.md": b"# copycat\n"}
     return {
+        "models/org/copycat": {"commits": {commit(copycat): copycat},
+                               "refs": {"main": commit(copycat)},
+                               "claims": {"weights.bin": gated["weights.bin"]}},
         "models/org/tiny-model": {"commits": {c1: v1, c2: main}, "refs": {"main": c2, "v1.0": c1}},
         "models/org/gated-model": {"commits": {commit(gated): gated}, "refs": {"main": commit(gated)},
                                    "gated": True},
@@ -150,7 +157,7 @@ class Handler(BaseHTTPRequestHandler):
     def record(self):
         STATE.log(server=self.server_name, method=self.command, path=self.path,
                   range=self.headers.get("Range"), auth=bool(self.headers.get("Authorization")),
-                  ua=self.headers.get("User-Agent", ""))
+                  ua=self.headers.get("User-Agent", ""), headers=dict(self.headers.items()))
 
     def send(self, code, body=b"", headers=None, head=False):
         self.send_response(code)
@@ -266,6 +273,17 @@ class HubHandler(Handler):
         if found is None:
             return
         commit, files = found
+        claimed = STATE.repos[repo].get("claims", {}).get(path)
+        if claimed is not None:
+            # Metadata naming another repo's object; its bytes are not served through this repo.
+            if not head:
+                return self.error(403, "AccessDenied", f"{path} of {repo} is not available")
+            sha = sha256_hex(claimed)
+            return self.send(302, b"", {"X-Repo-Commit": commit, "ETag": f'"{sha}"',
+                                        "X-Linked-Etag": f'"{sha}"',
+                                        "X-Linked-Size": str(len(claimed)),
+                                        "Location": f"http://{STATE.host}:{STATE.cdn_port}/denied"},
+                             head)
         if path not in files:
             return self.error(404, "EntryNotFound", f"{path} does not exist at {rev}", head)
         data = files[path]

@@ -1,7 +1,8 @@
 // The UI on a server with tokens (tests/cli/test_ui.py::test_sign_in_with_a_read_token):
 // the page loads without a token and asks for one; a wrong token is refused; a read-only
-// token shows the experiments and a run's artifact downloads byte-exact; the cookie never
-// writes, even holding a read-write token; Sign out forgets it. Prints one JSON line.
+// token shows the experiments and a run's artifact downloads byte-exact; the cookie is the
+// server's (HttpOnly: no script sees it) and never writes, even after signing in with a
+// read-write token; Sign out forgets it. Prints one JSON line.
 import fs from 'node:fs';
 import {launch, newPage} from './browser.mjs';
 
@@ -21,15 +22,18 @@ try {
   await page.keyboard.press('Enter');
   await page.waitForSelector('#experiments');
   out.experiments = await page.$$eval('#experiments tbody a', (as) => as.map((a) => a.textContent));
-  out.cookie = (await page.context().cookies()).map((c) => ({name: c.name, sameSite: c.sameSite}));
+  out.cookie = (await page.context().cookies()).map((c) => ({name: c.name, sameSite: c.sameSite,
+                                                             httpOnly: c.httpOnly}));
+  out.cookie_value_is_token = (await page.context().cookies()).some((c) => c.value.includes(cfg.read_token));
+  out.script_sees_cookie = await page.evaluate(() => document.cookie.includes('ferry_token'));
   await page.goto(`${cfg.url}/#/runs/${cfg.run_id}`);
   const link = page.locator(`a[data-path$="${cfg.artifact}"]`);
   await link.waitFor({timeout: 30000});
   const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
   out.download = fs.readFileSync(await download.path()).toString('hex');
-  // A write through the cookie: refused even with the read-write token in it.
-  await page.context().addCookies([{name: 'ferry_token', value: encodeURIComponent(cfg.write_token),
-                                    url: cfg.url, sameSite: 'Strict'}]);
+  // A write through the cookie: refused even after signing in with the read-write token.
+  out.write_sign_in = await page.evaluate(async (token) => (await fetch('/api/ferry/signin', {
+    method: 'POST', headers: {Authorization: `Bearer ${token}`}})).status, cfg.write_token);
   out.cookie_write = await page.evaluate(async () => {
     const r = await fetch('/ajax-api/2.0/mlflow/experiments/create', {
       method: 'POST', headers: {'Content-Type': 'application/json'},

@@ -173,7 +173,8 @@ try {
       ?.textContent === id, cfg.demo.running);
   await chartsDrawn(page, 1);
   await page.evaluate(async (id) => {
-    await fetch('/api/2.0/mlflow/runs/log-batch', {method: 'POST', body: JSON.stringify(
+    await fetch('/api/2.0/mlflow/runs/log-batch', {
+      method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify(
         {run_id: id, metrics: [{key: 'loss', value: 0.5, timestamp: Date.now(), step: 9999}]})});
   }, cfg.demo.running);
   await page.waitForFunction(() => {

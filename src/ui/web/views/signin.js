@@ -32,7 +32,7 @@ async function signIn(token) {
 
 export async function signOut() {
   await fetch('/api/ferry/signout', {
-    method: 'POST', headers: {'Content-Type': 'application/json'}, body: '{}', cache: 'no-store'});
+    method: 'POST', headers: {'Content-Type': 'application/json'}, cache: 'no-store'});
   state = {...state, signed_in: false};
 }
 
