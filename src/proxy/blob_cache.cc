@@ -75,12 +75,23 @@ uint64_t BlobCache::cached_bytes() const {
   return lru_.total_bytes();
 }
 
-bool BlobCache::Holds(const Digest& digest) {
+namespace {
+Status NotThisSources(const Digest& digest) {
+  return Status(StatusCode::kUnavailable,
+                "Read " + digest.ToString() + ": the cached bytes came from another source; try "
+                "again in a moment",
+                ErrorDetail{.throttled = true, .retry_after = std::chrono::seconds(1)});
+}
+}  // namespace
+
+bool BlobCache::WouldServe(const Digest& digest, const Fetcher& fetcher) {
   {
     MutexLock lock(mu_);
-    if (inflight_.contains(digest)) return true;
+    if (auto it = inflight_.find(digest); it != inflight_.end()) {
+      return fetcher.MayServe(&it->second->fetcher());
+    }
   }
-  return blobs_.Stat(digest).ok();
+  return !blobs_.Stat(digest).ok() || fetcher.MayServe(nullptr);
 }
 
 Result<std::unique_ptr<BlobReader>> BlobCache::Open(const Digest& digest, uint64_t size,
@@ -105,12 +116,14 @@ Result<std::unique_ptr<BlobReader>> BlobCache::Open(const Digest& digest, uint64
     });
     auto it = inflight_.find(digest);
     if (it != inflight_.end()) {
+      if (!fetcher->MayServe(&it->second->fetcher())) return NotThisSources(digest);
       counters_.joins++;
       return AttachLocked(it->second, fetcher, begin, end, ReadSource::kJoined);
     }
   }
   Result<uint64_t> stored = blobs_.Stat(digest);
   if (stored.ok()) {
+    if (!fetcher->MayServe(nullptr)) return NotThisSources(digest);
     if (*stored != size) {
       return Status(StatusCode::kFailedPrecondition,
                     "Read '" + blobs_.UrlFor(digest) + "': cached blob has " +
@@ -135,6 +148,7 @@ Result<std::unique_ptr<BlobReader>> BlobCache::Open(const Digest& digest, uint64
   MutexLock lock(mu_);
   auto it = inflight_.find(digest);
   if (it != inflight_.end()) {  // started by another request since we looked
+    if (!fetcher->MayServe(&it->second->fetcher())) return NotThisSources(digest);
     counters_.joins++;
     return AttachLocked(it->second, fetcher, begin, end, ReadSource::kJoined);
   }

@@ -71,7 +71,9 @@ class BlobCache final {
   // Opens `range` (the whole blob when nullopt) of the blob with `digest` and `size`;
   // `fetcher` gets it from upstream when it is not cached. Errors: kOutOfRange for a range
   // starting past the end, kFailedPrecondition when the cached blob has another size, store
-  // errors; upstream errors come from BlobReader::Read.
+  // errors, kUnavailable (retry in a second) when the blob is stored or being fetched but
+  // fetcher->MayServe() refuses it (decided under the lock that decides the join, so no fill
+  // of another source can slip in between); upstream errors come from BlobReader::Read.
   Result<std::unique_ptr<BlobReader>> Open(const Digest& digest, uint64_t size,
                                            std::shared_ptr<Fetcher> fetcher,
                                            std::optional<storage::ByteRange> range = std::nullopt)
@@ -79,8 +81,9 @@ class BlobCache final {
 
   // Deletes least recently used blobs until the cap holds. Called after each publish.
   Status EnforceCap() EXCLUDES(mu_);
-  // True when the blob is stored or being fetched now (Open would not go upstream for it).
-  bool Holds(const Digest& digest) EXCLUDES(mu_);
+  // False when Open would refuse `fetcher` the blob: it is stored or being fetched by another
+  // source, and fetcher.MayServe() says no (the caller may then prove access and try again).
+  bool WouldServe(const Digest& digest, const Fetcher& fetcher) EXCLUDES(mu_);
   // Saves the access times (call now and then and at shutdown; a lost save only makes blobs
   // look older).
   Status SaveAccessTimes() EXCLUDES(mu_);

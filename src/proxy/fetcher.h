@@ -24,6 +24,15 @@ class Fetcher {
 
   // The upstream location, for messages ("https://huggingface.co/.../model.safetensors").
   virtual std::string Describe() const = 0;
+
+  // Whether a request whose fetcher this is may be served the cached bytes: stored ones
+  // (`filling` null) or those a fill by `filling` is receiving. The cache is content-addressed;
+  // a source whose bytes are not public overrides this (the Hub's gated repos: hf_access.h).
+  // Default: any. Called with the cache's lock held: must not block.
+  virtual bool MayServe(const Fetcher* filling) const {
+    (void)filling;
+    return true;
+  }
 };
 
 }  // namespace ferry::proxy

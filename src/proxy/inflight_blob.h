@@ -69,6 +69,7 @@ class InflightBlob final {
 
   const Digest& digest() const { return digest_; }
   uint64_t size() const { return size_; }
+  const Fetcher& fetcher() const { return *fetcher_; }
 
   // Blocks until bytes after `offset` can be read, the blob is published, or the fetch fails
   // (its error; a stall detected here fails the fetch with kDeadlineExceeded). Returns the end

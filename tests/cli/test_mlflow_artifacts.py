@@ -50,7 +50,8 @@ class Served:
         return int(code or 0), body
 
     def json(self, *args, input=None):
-        status, body = self.curl(*args, input=input)
+        # A POST that writes without a token must say it is JSON (curl's default is a form).
+        status, body = self.curl("-H", "Content-Type: application/json", *args, input=input)
         return status, (json.loads(body) if body.strip() else None)
 
 

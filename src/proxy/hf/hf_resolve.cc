@@ -75,23 +75,39 @@ void Remember(HfService& hf, const ResolvePath& rp, const FileMeta& meta, int64_
   if (!s.ok()) Log(LogLevel::kWarn, "hf: cannot remember {}: {}", rp.path, s.message());
 }
 
-// The repo's file through upstream, recording in the AccessTable that upstream served the blob
-// through this repo once a fetch succeeded (hf_access.h).
+// The repo's file through upstream (hf_access.h): records in the AccessTable that upstream
+// served the blob through this repo as soon as its first bytes arrive, and lets the cache serve
+// its bytes for this repo only when they are known to be this repo's or come from a fill
+// through this same repo.
 class RepoFetcher final : public Fetcher {
  public:
-  RepoFetcher(std::shared_ptr<HttpFetcher> http, HfService& hf, std::string blob, std::string repo)
-      : http_(std::move(http)), hf_(hf), blob_(std::move(blob)), repo_(std::move(repo)) {}
+  RepoFetcher(std::shared_ptr<HttpFetcher> http, HfService& hf, std::string blob, std::string repo,
+              bool known)
+      : http_(std::move(http)), hf_(hf), blob_(std::move(blob)), repo_(std::move(repo)),
+        known_(known) {}
   Status Fetch(const storage::ByteRange& range, const storage::ByteSink& sink) override {
-    Status s = http_->Fetch(range, sink);
-    if (s.ok()) hf_.access.RecordBlob(blob_, repo_, hf_.px.now_ms());
-    return s;
+    bool recorded = false;
+    return http_->Fetch(range, [&](std::string_view chunk) {
+      if (!recorded) {
+        hf_.access.RecordBlob(blob_, repo_, hf_.px.now_ms());
+        recorded = true;
+      }
+      return sink(chunk);
+    });
   }
   std::string Describe() const override { return http_->Describe(); }
+  bool MayServe(const Fetcher* filling) const override {
+    if (known_) return true;
+    auto* same = dynamic_cast<const RepoFetcher*>(filling);
+    return same && same->repo_ == repo_ && same->blob_ == blob_;
+  }
+  void Proven() { known_ = true; }
 
  private:
   std::shared_ptr<HttpFetcher> http_;
   HfService& hf_;
   std::string blob_, repo_;
+  bool known_;  // the blob came through this repo or a public one
 };
 
 server::Response Serve(HfService& hf, const ResolvePath& rp, const FileMeta& meta,
@@ -100,10 +116,11 @@ server::Response Serve(HfService& hf, const ResolvePath& rp, const FileMeta& met
                                             UpstreamHeaders(authorization));
   const std::string blob = meta.digest.ToString();
   const std::string repo = rp.repo.Key();
-  auto fetcher = std::make_shared<RepoFetcher>(http, hf, blob, repo);
-  if (meta.size > 0 && !hf.access.BlobKnownFor(blob, repo) && hf.px.cache->Holds(meta.digest)) {
-    // The bytes came through another repo that is not public: before serving them for this one,
-    // upstream must serve one byte of this repo's file to this client.
+  auto fetcher =
+      std::make_shared<RepoFetcher>(http, hf, blob, repo, hf.access.BlobKnownFor(blob, repo));
+  if (meta.size > 0 && !hf.px.cache->WouldServe(meta.digest, *fetcher)) {
+    // The bytes came (or are coming) through another repo that is not public: before serving
+    // them for this one, upstream must serve one byte of this repo's file to this client.
     if (hf.px.options.offline) {
       return HubError(504, "", "offline: " + repo + "/" + rp.path +
                                    " is cached only through another repo, which cannot be "
@@ -117,6 +134,7 @@ server::Response Serve(HfService& hf, const ResolvePath& rp, const FileMeta& met
       return HubError(code >= 400 && code < 500 ? code : UpstreamStatusFor(probe),
                       probe.detail().remote_code, probe.message());
     }
+    fetcher->Proven();
   }
   return ServeBlob(*hf.px.cache, meta.digest, meta.size, std::move(fetcher), req,
                    ClientHeaders(meta));
