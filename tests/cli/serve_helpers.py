@@ -25,7 +25,7 @@ class ServeProcess:
              *map(str, extra)],
             env=env or minimal_env(), stdout=subprocess.DEVNULL, stderr=open(self.err, "w"))
         m = wait_for(lambda: self.proc.poll() is not None or
-                     re.search(r"listening on (http://127\.0\.0\.1:\d+)", self.log()),
+                     re.search(r"listening on (http://[\d.]+:\d+)", self.log()),
                      f"ferry serve to listen ({self.err})")
         if m is True:
             raise AssertionError(f"ferry serve exited: {self.log()}")

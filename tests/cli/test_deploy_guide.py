@@ -8,10 +8,12 @@ import json
 import os
 import pathlib
 import re
+import shlex
 import shutil
 import socket
 import ssl
 import subprocess
+import sys
 import time
 import urllib.request
 
@@ -126,3 +128,93 @@ def test_the_guides_nginx_block_streams_a_multipart_checkpoint_over_tls(proxied)
     got = call(f"{url}{API}/artifacts/{root}/checkpoints/step-10/model.pt")
     assert hashlib.sha256(got).hexdigest() == hashlib.sha256(blob).hexdigest()
     assert TOKEN not in server.log()
+
+
+def guide_block(marker):
+    """The guide's ```sh block whose info string contains `marker`."""
+    blocks = re.findall(r"```sh ([^\n]*)\n(.*?)```", GUIDE.read_text(), re.S)
+    found = [text for info, text in blocks if marker in info]
+    assert len(found) == 1, f"the guide has one block marked {marker!r}"
+    return found[0]
+
+
+def test_the_guides_client_settings_work_from_another_host(ferry_bin, tmp_path):
+    """Section 7 as written, on a second host (a network namespace, `nas` in its /etc/hosts)
+    against a server with tokens on the NAS's address (section 3's LAN command): pip installs
+    through the cache with the token in the index URL, ferry.track logs a run with
+    MLFLOW_TRACKING_TOKEN, the npm Hugging Face client downloads with HF_ENDPOINT and HF_TOKEN (a
+    gated repo through the server's --hf-token-file), and the UI's sign-in sets its cookie; no
+    token reaches the server's log or an upstream."""
+    from hf_helpers import Hub, NPM
+    from multihost_helpers import Hosts
+    standin = ROOT / "tests/tools/pypi_standin.py"
+    subprocess.run([sys.executable, standin, "start", tmp_path / "pypi"], check=True, capture_output=True)
+    pypi_url = (tmp_path / "pypi/env").read_text().strip().split("=", 1)[1]
+    hub = Hub(tmp_path / "hub", lfs_size=200_000)
+    hosts = Hosts(1)
+    netns_etc = pathlib.Path("/etc/netns") / hosts.names[0]
+    server = None
+    try:
+        netns_etc.mkdir(parents=True, exist_ok=True)
+        (netns_etc / "hosts").write_text(f"127.0.0.1 localhost\n{hosts.gateway} nas\n")
+        for name, token in (("tokens", TOKEN), ("read-tokens", "hf_guide-read-0123456789"),
+                            ("hf-token", "hf_granted")):
+            (tmp_path / name).write_text(token + "\n")
+        # Section 3's LAN command as written, its paths and address mapped to this test's.
+        words = shlex.split(guide_block("starts this server on a network-namespace address").replace("\\\n", " "))
+        assert words[:2] == ["ferry", "serve"] and "--allow-remote" in words
+        mapped = {"/srv/nas/ferry": tmp_path / "data", "/var/cache/ferry-spool": tmp_path / "spool",
+                  "192.168.1.10:8780": f"{hosts.gateway}:0"}
+        args = [str(mapped.get(w, tmp_path / w.removeprefix("/etc/ferry/") if w.startswith("/etc/ferry/") else w))
+                for w in words[2:]]
+        (tmp_path / "spool").mkdir()
+        data, listen = args[args.index("--data") + 1], args[args.index("--listen") + 1]
+        rest = [a for i, a in enumerate(args) if a not in ("--data", "--listen")
+                and (i == 0 or args[i - 1] not in ("--data", "--listen"))]
+        server = ServeProcess(ferry_bin, data, *rest, "--hf-upstream", hub.url,
+                              "--upstream-allow", hub.cdn, "--pypi-upstream", pypi_url, listen=listen)
+        port = server.url.rsplit(":", 1)[1]
+        home = tmp_path / "home"
+        (home / ".config/ferry").mkdir(parents=True)
+        (home / ".config/ferry/token").write_text(TOKEN + "\n")
+        (home / ".config/ferry/read-token").write_text("hf_guide-read-0123456789\n")
+        subprocess.run(["/usr/bin/python3", "-m", "venv", "--without-pip", "--system-site-packages",
+                        tmp_path / "venv"], check=True)
+        # The venv's `pip`: Debian's pip module run by the venv's python (no copy of pip).
+        (tmp_path / "venv/bin/pip").write_text('#!/bin/sh\nexec "$(dirname "$0")/python" -m pip "$@"\n')
+        (tmp_path / "venv/bin/pip").chmod(0o755)
+        settings = guide_block("runs this block as written").replace("nas:8780", f"nas:{port}")
+        then = guide_block("after the block above").replace("nas:8780", f"nas:{port}")
+        then = then.replace("pip install numpy", "pip install --no-cache-dir ferrydemo-alpha")
+        script = tmp_path / "client.sh"
+        script.write_text("set -euo pipefail\n" + settings + then +
+                          f'node {NPM / "hf_client.mjs"} file "$HF_ENDPOINT" org/gated-model main '
+                          f'config.json {tmp_path / "hf-cache"} "$HF_TOKEN"\n')
+        env = {"HOME": str(home), "PATH": f"{tmp_path / 'venv/bin'}:/usr/bin:/bin",
+               "PYTHONPATH": str(ROOT / "python"), "PIP_CONFIG_FILE": "/dev/null",
+               "PIP_DISABLE_PIP_VERSION_CHECK": "1", "NODE_PATH": str(NPM / "node_modules")}
+        p = hosts.run(0, ["bash", script], env=env, capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+        assert "Successfully installed ferrydemo-alpha" in p.stdout, p.stdout
+        assert '"gated": true' in (tmp_path / "hf-cache").joinpath(
+            json.loads(p.stdout.strip().splitlines()[-1])["path"]).read_text()
+        assert re.search(r"(?i)set-cookie: ferry_token=v1\.[0-9a-f]+; Path=/; HttpOnly; SameSite=Strict",
+                         p.stdout), p.stdout
+        exps = call_plain(server.url, "/api/2.0/mlflow/experiments/search?max_results=10")
+        assert "hello" in [e["name"] for e in exps["experiments"]]
+        for secret in (TOKEN, "hf_guide-read-0123456789"):
+            assert secret not in server.log()
+            assert not any(secret in json.dumps(e) for e in hub.log())
+    finally:
+        if server:
+            server.stop()
+        hosts.close()
+        shutil.rmtree(netns_etc, ignore_errors=True)
+        hub.stop()
+        subprocess.run([sys.executable, standin, "stop", tmp_path / "pypi"], capture_output=True)
+
+
+def call_plain(url, path):
+    req = urllib.request.Request(url + path, headers={"Authorization": f"Bearer {TOKEN}"})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        return json.loads(r.read())

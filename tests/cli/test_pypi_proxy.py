@@ -254,3 +254,44 @@ def test_prewarm_from_requirements_then_pip_needs_no_upstream(upstream, serve, f
     p = subprocess.run([ferry_bin, "serve", "prewarm", "--server", served.url, "-r", missing],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 1 and "ferrydemo-alpha==9.9 (line 1)" in p.stderr, p.stderr
+
+
+def test_pip_authenticates_with_the_token_in_the_index_url(upstream, ferry_bin, tmp_path):
+    """pip sends no bearer token: behind tokens it said `from versions: none` and showed the 401
+    only with -vv. It sends HTTP Basic from the index URL's userinfo or ~/.netrc, as with devpi,
+    Artifactory and Nexus; the server takes the token as the password (or as the user name
+    alone), answers 401 with a Basic challenge without one, and never logs it."""
+    (tmp_path / "rw").write_text("pip-writer-7f3a1c\n")
+    (tmp_path / "ro").write_text("pip-reader-2b9e4d\n")
+    served = Served(ferry_bin, tmp_path / "data", upstream.url, "--token-file", tmp_path / "rw",
+                    "--read-token-file", tmp_path / "ro")
+    try:
+        host = served.url.removeprefix("http://")
+        status, head, _ = curl(served.index)
+        assert status == 401 and 'www-authenticate: basic realm="ferry"' in head, head
+        v = venv(tmp_path / "v")
+        p = pip(v, served.index, "--no-input", "ferrydemo-beta")
+        assert p.returncode != 0
+        # As the guide writes it: the read token as the password, the plain-HTTP host trusted.
+        index = f"http://lab:pip-reader-2b9e4d@{host}/pypi/simple/"
+        p = pip(v, index, "--trusted-host", "127.0.0.1", "ferrydemo-beta==0.1")
+        assert p.returncode == 0, p.stdout + p.stderr
+        assert "ferrydemo-beta-0.1" in p.stdout
+        # The token as the user name alone (http://TOKEN@host/).
+        p = pip(v, f"http://pip-writer-7f3a1c@{host}/pypi/simple/", "--trusted-host", "127.0.0.1",
+                "ferrydemo-beta==0.2")
+        assert p.returncode == 0, p.stdout + p.stderr
+        # ~/.netrc with the plain index URL.
+        home = tmp_path / "home"
+        home.mkdir()
+        (home / ".netrc").write_text("machine 127.0.0.1 login lab password pip-reader-2b9e4d\n")
+        (home / ".netrc").chmod(0o600)
+        env = dict(os.environ, HOME=str(home), PIP_FIND_LINKS="", PIP_CONFIG_FILE="/dev/null")
+        p = subprocess.run([v / "bin/python", "-m", "pip", "install", "--no-cache-dir",
+                            "--disable-pip-version-check", "--index-url", served.index,
+                            "--force-reinstall", "--no-deps", "ferrydemo-beta==0.1"],
+                           capture_output=True, text=True, env=env, timeout=120)
+        assert p.returncode == 0, p.stdout + p.stderr
+        assert "pip-reader" not in served.log() and "pip-writer" not in served.log()
+    finally:
+        served.stop()
