@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -51,7 +51,7 @@ struct ServeFlags {
   std::string max_cache_size;  // "" = no cap
   int metadata_ttl = 600;      // seconds
   std::string spool_dir;
-  int stall_timeout = 30;  // seconds
+  int stall_timeout = 30;                   // seconds
   std::vector<std::string> anonymous_read;  // areas: hf, pypi
   std::vector<std::string> allowed_hosts;
   std::vector<std::string> upstream_allow;
@@ -101,8 +101,8 @@ Result<std::shared_ptr<proxy::ProxyContext>> OpenProxy(Context& ctx, const Serve
   dp.trusted = {proxy::OriginOf(flags.hf_upstream), proxy::OriginOf(flags.pypi_upstream)};
   for (const std::string& h : flags.upstream_allow) {
     if (h.empty() || h.find('/') != std::string::npos) {
-      return Usage(ctx, InvalidArgument("serve: --upstream-allow '" + h +
-                                        "' is not HOST or HOST:PORT"));
+      return Usage(ctx,
+                   InvalidArgument("serve: --upstream-allow '" + h + "' is not HOST or HOST:PORT"));
     }
     dp.trusted.push_back(h);
   }
@@ -281,7 +281,8 @@ Status RunServe(Context& ctx, const ServeFlags& flags) {
   std::fprintf(stderr, "ferry serve: stopping\n");
   std::thread([] {
     std::this_thread::sleep_for(kShutdownGrace + kShutdownHardStop);
-    std::fprintf(stderr, "ferry serve: requests still running %lld s after the stop signal; "
+    std::fprintf(stderr,
+                 "ferry serve: requests still running %lld s after the stop signal; "
                  "exiting without them\n",
                  static_cast<long long>((kShutdownGrace + kShutdownHardStop).count()));
     std::fflush(stderr);

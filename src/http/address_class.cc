@@ -15,20 +15,20 @@ bool IsPublicV4(uint32_t a) {  // host byte order
     uint32_t mask = bits == 0 ? 0 : ~uint32_t{0} << (32 - bits);
     return (a & mask) == (net & mask);
   };
-  return !(in(0x00000000, 8) ||    // 0.0.0.0/8 "this network"
-           in(0x0A000000, 8) ||    // 10/8
-           in(0x64400000, 10) ||   // 100.64/10 shared (CGNAT)
-           in(0x7F000000, 8) ||    // 127/8 loopback
-           in(0xA9FE0000, 16) ||   // 169.254/16 link-local, cloud metadata
-           in(0xAC100000, 12) ||   // 172.16/12
-           in(0xC0000000, 24) ||   // 192.0.0/24 IETF
-           in(0xC0000200, 24) ||   // 192.0.2/24 documentation
-           in(0xC0A80000, 16) ||   // 192.168/16
-           in(0xC6120000, 15) ||   // 198.18/15 benchmarking
-           in(0xC6336400, 24) ||   // 198.51.100/24 documentation
-           in(0xCB007100, 24) ||   // 203.0.113/24 documentation
-           in(0xE0000000, 4) ||    // 224/4 multicast
-           in(0xF0000000, 4));     // 240/4 reserved, broadcast
+  return !(in(0x00000000, 8) ||   // 0.0.0.0/8 "this network"
+           in(0x0A000000, 8) ||   // 10/8
+           in(0x64400000, 10) ||  // 100.64/10 shared (CGNAT)
+           in(0x7F000000, 8) ||   // 127/8 loopback
+           in(0xA9FE0000, 16) ||  // 169.254/16 link-local, cloud metadata
+           in(0xAC100000, 12) ||  // 172.16/12
+           in(0xC0000000, 24) ||  // 192.0.0/24 IETF
+           in(0xC0000200, 24) ||  // 192.0.2/24 documentation
+           in(0xC0A80000, 16) ||  // 192.168/16
+           in(0xC6120000, 15) ||  // 198.18/15 benchmarking
+           in(0xC6336400, 24) ||  // 198.51.100/24 documentation
+           in(0xCB007100, 24) ||  // 203.0.113/24 documentation
+           in(0xE0000000, 4) ||   // 224/4 multicast
+           in(0xF0000000, 4));    // 240/4 reserved, broadcast
 }
 
 bool IsPublicV6(const uint8_t* b) {

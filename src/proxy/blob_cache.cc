@@ -78,8 +78,9 @@ uint64_t BlobCache::cached_bytes() const {
 namespace {
 Status NotThisSources(const Digest& digest) {
   return Status(StatusCode::kUnavailable,
-                "Read " + digest.ToString() + ": the cached bytes came from another source; try "
-                "again in a moment",
+                "Read " + digest.ToString() +
+                    ": the cached bytes came from another source; try "
+                    "again in a moment",
                 ErrorDetail{.throttled = true, .retry_after = std::chrono::seconds(1)});
 }
 }  // namespace

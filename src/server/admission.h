@@ -29,8 +29,8 @@ namespace ferry::server {
 
 // A part of the server's paths with its own rules ("/hf/", "/pypi/").
 struct Area {
-  std::string prefix;           // paths starting with this belong to the area
-  bool anonymous_read = false;  // its read routes need no token even on a server with tokens
+  std::string prefix;            // paths starting with this belong to the area
+  bool anonymous_read = false;   // its read routes need no token even on a server with tokens
   bool basic_challenge = false;  // its 401s offer HTTP Basic too (pip, netrc, keyrings)
 };
 

@@ -80,8 +80,8 @@ TEST(AdmitTest, AnOpenAreaReadsWithoutATokenAndKeepsTheClientsOwn) {
   EXPECT_EQ(hf.principal, Principal::kAnonymous);
   EXPECT_EQ(hf.headers.Get("Authorization"), "Bearer hf_clients_own");
   // A Ferry token there is still recognised, and removed.
-  Request ferry = Req("GET", "/hf/org/model/resolve/main/config.json",
-                      {{"Authorization", "Bearer writer"}});
+  Request ferry =
+      Req("GET", "/hf/org/model/resolve/main/config.json", {{"Authorization", "Bearer writer"}});
   EXPECT_FALSE(Admit(ferry, Access::kRead, p));
   EXPECT_EQ(ferry.principal, Principal::kWriter);
   EXPECT_FALSE(ferry.headers.Has("Authorization"));
@@ -112,8 +112,8 @@ TEST(AdmitTest, TheCookieReadsAndIsRemoved) {
 TEST(AdmitTest, WithoutTokensTheHostMustNameThisServer) {
   AccessPolicy p;  // the default server: loopback, no tokens
   p.machine_name = "nas";
-  Request ok = Req("GET", "/api/2.0/mlflow/experiments/search",
-                   {{"Authorization", "Bearer hf_own"}});
+  Request ok =
+      Req("GET", "/api/2.0/mlflow/experiments/search", {{"Authorization", "Bearer hf_own"}});
   EXPECT_FALSE(Admit(ok, Access::kRead, p));
   EXPECT_EQ(ok.headers.Get("Authorization"), "Bearer hf_own");  // not a Ferry token: kept
   Request rebound = Req("GET", "/api/2.0/mlflow/experiments/search");
@@ -137,14 +137,14 @@ TEST(AdmitTest, WithoutTokensTheHostMustNameThisServer) {
 
 TEST(AdmitTest, CrossSiteWritesAreRefusedOnTheDefaultServer) {
   AccessPolicy p;
-  Request form = Req("POST", "/api/2.0/mlflow/experiments/create",
-                     {{"Content-Type", "text/plain;charset=UTF-8"},
-                      {"Origin", "http://127.0.0.1:5500"}});
+  Request form =
+      Req("POST", "/api/2.0/mlflow/experiments/create",
+          {{"Content-Type", "text/plain;charset=UTF-8"}, {"Origin", "http://127.0.0.1:5500"}});
   EXPECT_EQ(StatusOf(Admit(form, Access::kWrite, p)), 403);
   Request no_cors = Req("POST", "/api/2.0/mlflow/runs/delete", {{"Content-Type", "text/plain"}});
   EXPECT_EQ(StatusOf(Admit(no_cors, Access::kWrite, p)), 415);
-  Request client = Req("POST", "/api/2.0/mlflow/runs/delete",
-                       {{"Content-Type", "application/json"}});
+  Request client =
+      Req("POST", "/api/2.0/mlflow/runs/delete", {{"Content-Type", "application/json"}});
   EXPECT_FALSE(Admit(client, Access::kWrite, p));
   // A search is a read: no content-type rule (the UI and clients POST JSON anyway).
   Request search = Req("POST", "/api/2.0/mlflow/runs/search", {{"Content-Type", "text/plain"}});

@@ -58,7 +58,8 @@ std::optional<Principal> CredentialPrincipal(const Credential& credential,
     case CredentialSource::kCookie: {
       bool match = false;
       for (const auto* list : {&tokens, &read_tokens}) {
-        for (const std::string& t : *list) match |= ConstantTimeEquals(credential.token, CookieValueFor(t));
+        for (const std::string& t : *list)
+          match |= ConstantTimeEquals(credential.token, CookieValueFor(t));
       }
       if (match) return Principal::kReader;
       return std::nullopt;
@@ -128,23 +129,22 @@ void ForEachCookie(std::string_view header, Fn fn) {
 
 std::optional<std::string> TokenFromCookie(std::string_view cookie_header) {
   std::optional<std::string> found;
-  ForEachCookie(cookie_header, [&](std::string_view name, std::string_view value,
-                                   std::string_view) {
-    if (found || name != kTokenCookie) return;
-    auto decoded = PercentDecode(value);
-    if (decoded && !decoded->empty()) found = std::move(decoded);
-  });
+  ForEachCookie(cookie_header,
+                [&](std::string_view name, std::string_view value, std::string_view) {
+                  if (found || name != kTokenCookie) return;
+                  auto decoded = PercentDecode(value);
+                  if (decoded && !decoded->empty()) found = std::move(decoded);
+                });
   return found;
 }
 
 std::string CookieWithoutToken(std::string_view cookie_header) {
   std::string out;
-  ForEachCookie(cookie_header,
-                [&](std::string_view name, std::string_view, std::string_view pair) {
-                  if (name == kTokenCookie || pair.empty()) return;
-                  if (!out.empty()) out += "; ";
-                  out += pair;
-                });
+  ForEachCookie(cookie_header, [&](std::string_view name, std::string_view, std::string_view pair) {
+    if (name == kTokenCookie || pair.empty()) return;
+    if (!out.empty()) out += "; ";
+    out += pair;
+  });
   return out;
 }
 

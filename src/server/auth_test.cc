@@ -44,8 +44,8 @@ TEST(FindCredentialTest, BearerBasicAndTheCookie) {
   EXPECT_EQ(FindCredential(With("Authorization", Basic("u:p:with:colons"))).token, "p:with:colons");
   EXPECT_EQ(FindCredential(With("Cookie", "a=1; ferry_token=v1.abc")).source,
             CredentialSource::kCookie);
-  for (const std::string& bad : std::vector<std::string>{"Basic !!!", "Basic " + Base64Encode(AsBytes(":")),
-                                                     "Bearer ", "Token x", "Bearertok"}) {
+  for (const std::string& bad : std::vector<std::string>{
+           "Basic !!!", "Basic " + Base64Encode(AsBytes(":")), "Bearer ", "Token x", "Bearertok"}) {
     c = FindCredential(With("Authorization", bad));
     EXPECT_EQ(c.source, CredentialSource::kNone) << bad;
     EXPECT_TRUE(c.unreadable_authorization) << bad;

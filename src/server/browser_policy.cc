@@ -49,8 +49,8 @@ std::string MediaType(std::string_view content_type) {
 }
 
 Response Refused(int status, std::string message) {
-  Response r = ErrorResponse(status, message, status == 415 ? "INVALID_PARAMETER_VALUE"
-                                                            : "PERMISSION_DENIED");
+  Response r = ErrorResponse(status, message,
+                             status == 415 ? "INVALID_PARAMETER_VALUE" : "PERMISSION_DENIED");
   r.close = true;
   return r;
 }

@@ -7,14 +7,14 @@ namespace {
 
 TEST(HostIsAllowedTest, AddressesLocalhostTheMachineAndListedNames) {
   const std::vector<std::string> none, listed{"nas.lan", "Ferry"};
-  for (std::string_view ok : {"127.0.0.1:8780", "127.0.0.1", "10.0.0.5:80", "[::1]:8780",
-                              "[fe80::1]", "localhost:8780", "LOCALHOST", "app.localhost:1",
-                              "localhost.:8780", "nas:8780"}) {
+  for (std::string_view ok :
+       {"127.0.0.1:8780", "127.0.0.1", "10.0.0.5:80", "[::1]:8780", "[fe80::1]", "localhost:8780",
+        "LOCALHOST", "app.localhost:1", "localhost.:8780", "nas:8780"}) {
     EXPECT_TRUE(HostIsAllowed(ok, "nas", none)) << ok;
   }
-  for (std::string_view bad : {"evil.example:8780", "evil.example", "", ":8780",
-                               "127.0.0.1.evil.example", "localhost.evil.example", "nas.lan",
-                               "[::1", "host:port", "127.0.0.1:80:80"}) {
+  for (std::string_view bad :
+       {"evil.example:8780", "evil.example", "", ":8780", "127.0.0.1.evil.example",
+        "localhost.evil.example", "nas.lan", "[::1", "host:port", "127.0.0.1:80:80"}) {
     EXPECT_FALSE(HostIsAllowed(bad, "nas", none)) << bad;
   }
   EXPECT_TRUE(HostIsAllowed("NAS.lan:8780", "nas", listed));
@@ -49,11 +49,10 @@ TEST(CrossSiteWriteRefusalTest, FormsAndNoCorsPostsFromOtherOriginsAreRefused) {
   }
   // Programs (no Origin) with JSON, and this server's own pages.
   EXPECT_FALSE(CrossSiteWriteRefusal(Post({{"Content-Type", "application/json"}}), false));
-  EXPECT_FALSE(CrossSiteWriteRefusal(
-      Post({{"Content-Type", "application/json; charset=utf-8"},
-            {"Origin", "http://127.0.0.1:8780"},
-            {"Sec-Fetch-Site", "same-origin"}}),
-      false));
+  EXPECT_FALSE(CrossSiteWriteRefusal(Post({{"Content-Type", "application/json; charset=utf-8"},
+                                           {"Origin", "http://127.0.0.1:8780"},
+                                           {"Sec-Fetch-Site", "same-origin"}}),
+                                     false));
   // A token in Authorization: the content type does not matter, the origin still does.
   EXPECT_FALSE(CrossSiteWriteRefusal(Post({{"Content-Type", "text/plain"}}), true));
   EXPECT_TRUE(CrossSiteWriteRefusal(Post({{"Origin", "http://evil.example"}}), true));

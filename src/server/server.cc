@@ -113,10 +113,9 @@ Server::Server(ServerOptions options, Router& router) {
                                                             .areas = options.areas,
                                                             .allowed_hosts = options.allowed_hosts,
                                                             .machine_name = MachineName()});
-  for (auto [method, path, handle] :
-       {std::tuple{"POST", "/api/ferry/signin", &HandleSignIn},
-        std::tuple{"POST", "/api/ferry/signout", &HandleSignOut},
-        std::tuple{"GET", "/api/ferry/whoami", &HandleWhoAmI}}) {
+  for (auto [method, path, handle] : {std::tuple{"POST", "/api/ferry/signin", &HandleSignIn},
+                                      std::tuple{"POST", "/api/ferry/signout", &HandleSignOut},
+                                      std::tuple{"GET", "/api/ferry/whoami", &HandleWhoAmI}}) {
     if (router.Has(method, path)) continue;
     router
         .Add(method, path, Access::kPublic,

@@ -61,7 +61,8 @@ class HostileClientTest : public ::testing::Test {
 
 std::string Chunked(std::string_view path, std::string_view trailer,
                     std::string_view method = "POST") {
-  return std::string(method) + " " + std::string(path) + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+  return std::string(method) + " " + std::string(path) +
+         " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
          "application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n" +
          std::string(trailer) + "\r\n";
 }
@@ -75,7 +76,8 @@ TEST_F(HostileClientTest, TrailersAreHeldToTheHeaderLimitAndNeverKillTheServer) 
     ASSERT_TRUE(Alive()) << "try " << i;
   }
   // 17 KB, over the 16 KiB header limit; also many small fields.
-  EXPECT_EQ(Exchange(port_, Chunked("/echo", "X: " + std::string(17000, 'a') + "\r\n")).status, 431);
+  EXPECT_EQ(Exchange(port_, Chunked("/echo", "X: " + std::string(17000, 'a') + "\r\n")).status,
+            431);
   std::string many;
   for (int i = 0; i < 2000; ++i) many += "X-" + std::to_string(i) + ": v\r\n";
   EXPECT_EQ(Exchange(port_, Chunked("/echo", many)).status, 431);
@@ -92,8 +94,9 @@ TEST_F(HostileClientTest, TrailersAreHeldToTheHeaderLimitAndNeverKillTheServer) 
 
 TEST_F(HostileClientTest, OnlyChunkedIsATransferCodingAndNeverBesideALength) {
   StartServer();
-  for (std::string te : {"xchunked", "chunked, gzip", "gzip", "identity", "chunked\r\n"
-                                                                          "Transfer-Encoding: x"}) {
+  for (std::string te : {"xchunked", "chunked, gzip", "gzip", "identity",
+                         "chunked\r\n"
+                         "Transfer-Encoding: x"}) {
     HttpResult r = Exchange(port_,
                             "POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
                             "application/json\r\nTransfer-Encoding: " +
@@ -106,8 +109,8 @@ TEST_F(HostileClientTest, OnlyChunkedIsATransferCodingAndNeverBesideALength) {
                              "chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
   EXPECT_EQ(both.status, 400);
   // A chunk header past the limits (a size of 2^64, a long extension) is refused.
-  for (const std::string& chunk :
-       std::vector<std::string>{"10000000000000000\r\n", "5;" + std::string(100000, 'e') + "\r\n"}) {
+  for (const std::string& chunk : std::vector<std::string>{
+           "10000000000000000\r\n", "5;" + std::string(100000, 'e') + "\r\n"}) {
     HttpResult r = Exchange(port_,
                             "POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
                             "application/json\r\nTransfer-Encoding: chunked\r\n\r\n" +
@@ -189,12 +192,28 @@ TEST_F(HostileClientTest, FuzzedRequestsNeverStopTheServer) {
       "POST /api/ferry/signin HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer reader\r\n"
       "Origin: http://127.0.0.1:1\r\nContent-Length: 0\r\n\r\n",
   };
-  const std::vector<std::string> pieces = {
-      "\r\n", "\r\n\r\n", ":", " ", "\0", "\x80", "%", "../", "Transfer-Encoding: chunked\r\n",
-      "Content-Length: 99999999999999999999\r\n", "Content-Length: -1\r\n", "0\r\n\r\n",
-      "ffffffffffffffff\r\n", ";", "Host: evil\r\n", "Expect: 100-continue\r\n",
-      "Authorization: Basic %%%\r\n", "X: " + std::string(20000, 'y') + "\r\n",
-      std::string(70000, 'z'), "GET / HTTP/1.1\r\n\r\n", "HTTP/1.0", "\t"};
+  const std::vector<std::string> pieces = {"\r\n",
+                                           "\r\n\r\n",
+                                           ":",
+                                           " ",
+                                           "\0",
+                                           "\x80",
+                                           "%",
+                                           "../",
+                                           "Transfer-Encoding: chunked\r\n",
+                                           "Content-Length: 99999999999999999999\r\n",
+                                           "Content-Length: -1\r\n",
+                                           "0\r\n\r\n",
+                                           "ffffffffffffffff\r\n",
+                                           ";",
+                                           "Host: evil\r\n",
+                                           "Expect: 100-continue\r\n",
+                                           "Authorization: Basic %%%\r\n",
+                                           "X: " + std::string(20000, 'y') + "\r\n",
+                                           std::string(70000, 'z'),
+                                           "GET / HTTP/1.1\r\n\r\n",
+                                           "HTTP/1.0",
+                                           "\t"};
   constexpr int kBatches = 60, kPerBatch = 24;
   for (int batch = 0; batch < kBatches; ++batch) {
     std::vector<std::thread> clients;

@@ -115,8 +115,8 @@ std::string Pattern(uint64_t from, uint64_t n) {
 TEST_F(StreamingBodyTest, HandlerPullsABodyFarAboveTheLimitThenTheConnectionIsReused) {
   constexpr uint64_t kSize = 8ull << 20;
   int fd = Connect(port_);
-  SendAll(fd,
-          "PUT /sink HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + std::to_string(kSize) + "\r\n\r\n");
+  SendAll(fd, "PUT /sink HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + std::to_string(kSize) +
+                  "\r\n\r\n");
   for (uint64_t off = 0; off < kSize; off += 1 << 20) SendAll(fd, Pattern(off, 1 << 20));
   std::string first = ReadUntil(fd, std::to_string(kSize) + ":ok");
   EXPECT_NE(first.find("HTTP/1.1 200"), std::string::npos) << first;
@@ -133,7 +133,8 @@ TEST_F(StreamingBodyTest, BodyEndsAtContentLengthWhenTheNextRequestCameInTheSame
   // The body (read from the socket, not by the parser) must stop exactly at Content-Length:
   // the pipelined request behind it, partly already buffered with the header, is read next.
   int fd = Connect(port_);
-  SendAll(fd, "PUT /sink HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 3000\r\n\r\n" + Pattern(0, 3000) +
+  SendAll(fd, "PUT /sink HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 3000\r\n\r\n" +
+                  Pattern(0, 3000) +
                   "PUT /small HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n\r\nhello" +
                   "PUT /sink HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n");
   std::string r = ReadUntil(fd, "\r\n\r\n0:ok");  // the last answer ("3000:ok" is not it)
@@ -158,8 +159,8 @@ TEST_F(StreamingBodyTest, ChunkedBodyArrivesDecoded) {
 
 TEST_F(StreamingBodyTest, ClientGoneMidBodyIsAnErrorForTheHandler) {
   int fd = Connect(port_);
-  SendAll(fd,
-          "PUT /sink HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000\r\n\r\n" + Pattern(0, 5000));
+  SendAll(fd, "PUT /sink HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000\r\n\r\n" +
+                  Pattern(0, 5000));
   std::this_thread::sleep_for(100ms);
   close(fd);
   Status s = WaitResult();
@@ -172,7 +173,8 @@ TEST_F(StreamingBodyTest, ClientGoneMidBodyIsAnErrorForTheHandler) {
 TEST_F(StreamingBodyTest, ExpectContinueIsAnsweredWhenTheHandlerReads) {
   int fd = Connect(port_);
   SendAll(fd,
-          "PUT /sink HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 10\r\nExpect: 100-continue\r\n\r\n");
+          "PUT /sink HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 10\r\nExpect: "
+          "100-continue\r\n\r\n");
   std::string cont = ReadUntil(fd, "\r\n\r\n");
   EXPECT_EQ(cont.rfind("HTTP/1.1 100 Continue", 0), 0u) << cont;
   SendAll(fd, Pattern(0, 10));
@@ -210,8 +212,8 @@ TEST_F(StreamingBodyTest, ExpectContinueThenAMultiMiBBodyArrivesWhole) {
 
 TEST_F(StreamingBodyTest, ShutdownEndsAHandlerWaitingForTheBody) {
   int fd = Connect(port_);
-  SendAll(fd,
-          "PUT /sink HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000\r\n\r\n" + Pattern(0, 5000));
+  SendAll(fd, "PUT /sink HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000\r\n\r\n" +
+                  Pattern(0, 5000));
   std::this_thread::sleep_for(100ms);  // the handler now waits for the rest
   auto t0 = std::chrono::steady_clock::now();
   server_->Shutdown(200ms);

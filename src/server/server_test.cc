@@ -241,21 +241,21 @@ TEST_F(ServerTest, HeaderAndBodyLimits) {
   ServerOptions o;
   o.body_limit = 1 << 20;
   StartServer(std::move(o));
-  HttpResult big_header = Exchange(
-      port_, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + std::string(20000, 'a') + "\r\n\r\n");
+  HttpResult big_header = Exchange(port_, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " +
+                                              std::string(20000, 'a') + "\r\n\r\n");
   EXPECT_EQ(big_header.status, 431);
   EXPECT_NE(big_header.body.find("exceed 16384 bytes"), std::string::npos);
   HttpResult big_body =
       Exchange(port_,
                "POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                "Content-Length: 2000000\r\n\r\n" +
-                          std::string(1000, 'b'));
+                   std::string(1000, 'b'));
   EXPECT_EQ(big_body.status, 413);
   EXPECT_EQ(big_body.headers["connection"], "close");
-  HttpResult ok = Exchange(
-      port_,
-      "POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: "
-      "application/json\r\nContent-Length: 5\r\n\r\nhello");
+  HttpResult ok =
+      Exchange(port_,
+               "POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: "
+               "application/json\r\nContent-Length: 5\r\n\r\nhello");
   EXPECT_EQ(ok.body, "hello");
   EXPECT_EQ(Exchange(port_, "NOT HTTP AT ALL\r\n\r\n").status, 400);
 }
@@ -300,8 +300,8 @@ TEST_F(ServerTest, ReadTokensCallOnlyReadRoutes) {
   auto post = [&](const std::string& target, const std::string& auth) {
     return Exchange(
         port_, "POST " + target +
-                   " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: 2\r\n" + auth +
-                   "\r\nhi");
+                   " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: 2\r\n" +
+                   auth + "\r\nhi");
   };
   EXPECT_EQ(Get(port_, "/show/a", reader).status, 200);
   EXPECT_EQ(post("/search", reader).status, 200);  // a POST registered as a read
@@ -318,7 +318,8 @@ TEST_F(ServerTest, ShutdownLetsAStreamInFlightFinish) {
   StartServer();
   constexpr uint64_t kSize = 16ull << 20;  // 64 chunks x 10 ms: ~0.7 s
   int fd = Connect(port_);
-  SendAll(fd, "GET /blob/" + std::to_string(kSize) + "?delay_us=10000 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  SendAll(fd, "GET /blob/" + std::to_string(kSize) +
+                  "?delay_us=10000 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
   int idle = Connect(port_);  // kept alive, between requests: closed at once
   std::this_thread::sleep_for(100ms);
   auto start = std::chrono::steady_clock::now();

@@ -148,10 +148,9 @@ bool Session::RespondToReadError(beast::error_code ec) {
     return true;
   }
   if (ec == http::error::body_limit) {
-    Respond(ErrorResponse(413, body_limit_ == 0
-                                   ? "this request takes no body"
-                                   : "request body exceeds " + std::to_string(body_limit_) +
-                                         " bytes"));
+    Respond(ErrorResponse(
+        413, body_limit_ == 0 ? "this request takes no body"
+                              : "request body exceeds " + std::to_string(body_limit_) + " bytes"));
     return true;
   }
   if (ec && ec.category() == http::make_error_code(http::error::bad_target).category() &&
@@ -189,8 +188,7 @@ std::optional<Response> Session::AdmitHeader() {
     auto te = h[http::field::transfer_encoding];
     if (h.count(http::field::transfer_encoding) > 1 ||
         !beast::iequals(Trim(std::string_view(te.data(), te.size())), "chunked")) {
-      Response r = ErrorResponse(501, "Transfer-Encoding '" +
-                                          std::string(te.substr(0, 100)) +
+      Response r = ErrorResponse(501, "Transfer-Encoding '" + std::string(te.substr(0, 100)) +
                                           "' is not supported: only chunked");
       r.close = true;
       return r;

@@ -11,8 +11,8 @@ namespace {
 constexpr int kCookieMaxAgeSeconds = 30 * 24 * 3600;
 
 std::string CookieHeader(const Request& req, std::string_view value, int max_age) {
-  const bool https = EqualsIgnoreCase(Trim(req.headers.Get("X-Forwarded-Proto").value_or("")),
-                                      "https");
+  const bool https =
+      EqualsIgnoreCase(Trim(req.headers.Get("X-Forwarded-Proto").value_or("")), "https");
   return std::string(kTokenCookie) + "=" + std::string(value) +
          "; Path=/; HttpOnly; SameSite=Strict; Max-Age=" + std::to_string(max_age) +
          (https ? "; Secure" : "");
@@ -61,15 +61,15 @@ Response HandleWhoAmI(const Request& req, const AccessPolicy& policy) {
   Credential cred = FindCredential(req.headers);
   std::optional<Principal> who;
   if (policy.AuthRequired()) who = CredentialPrincipal(cred, policy.tokens, policy.read_tokens);
-  std::string access = !policy.AuthRequired()          ? "write"
-                       : !who                          ? "none"
-                       : *who == Principal::kWriter    ? "write"
-                                                       : "read";
+  std::string access = !policy.AuthRequired()       ? "write"
+                       : !who                       ? "none"
+                       : *who == Principal::kWriter ? "write"
+                                                    : "read";
   const bool signed_in = who && cred.source == CredentialSource::kCookie;
-  Response r = JsonResponse(200, std::string("{\"auth_required\": ") +
-                                     (policy.AuthRequired() ? "true" : "false") +
-                                     ", \"access\": \"" + access + "\", \"signed_in\": " +
-                                     (signed_in ? "true" : "false") + "}");
+  Response r =
+      JsonResponse(200, std::string("{\"auth_required\": ") +
+                            (policy.AuthRequired() ? "true" : "false") + ", \"access\": \"" +
+                            access + "\", \"signed_in\": " + (signed_in ? "true" : "false") + "}");
   r.headers.Set("Cache-Control", "no-store");
   return r;
 }

@@ -125,8 +125,8 @@ inline HttpResult Exchange(uint16_t port, const std::string& raw, bool head = fa
 }
 
 inline HttpResult Get(uint16_t port, const std::string& target, const std::string& extra = "") {
-  return Exchange(
-      port, "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" + extra + "\r\n");
+  return Exchange(port, "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" +
+                            extra + "\r\n");
 }
 
 }  // namespace ferry::server::testing

@@ -46,12 +46,10 @@ class AccessTable final {
   // public repo.
   bool BlobKnownFor(const std::string& blob, std::string_view repo_key) EXCLUDES(mu_);
   // Upstream served (part of) the blob through `repo_key`.
-  void RecordBlob(const std::string& blob, std::string_view repo_key, int64_t now_ms)
-      EXCLUDES(mu_);
+  void RecordBlob(const std::string& blob, std::string_view repo_key, int64_t now_ms) EXCLUDES(mu_);
   bool IsPublic(std::string_view repo_key) EXCLUDES(mu_);
 
  private:
-
   DocCache& docs_;
   std::chrono::seconds ttl_;
   Mutex mu_;

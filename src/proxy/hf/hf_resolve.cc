@@ -83,7 +83,10 @@ class RepoFetcher final : public Fetcher {
  public:
   RepoFetcher(std::shared_ptr<HttpFetcher> http, HfService& hf, std::string blob, std::string repo,
               bool known)
-      : http_(std::move(http)), hf_(hf), blob_(std::move(blob)), repo_(std::move(repo)),
+      : http_(std::move(http)),
+        hf_(hf),
+        blob_(std::move(blob)),
+        repo_(std::move(repo)),
         known_(known) {}
   Status Fetch(const storage::ByteRange& range, const storage::ByteSink& sink) override {
     bool recorded = false;
@@ -122,13 +125,13 @@ server::Response Serve(HfService& hf, const ResolvePath& rp, const FileMeta& met
     // The bytes came (or are coming) through another repo that is not public: before serving
     // them for this one, upstream must serve one byte of this repo's file to this client.
     if (hf.px.options.offline) {
-      return HubError(504, "", "offline: " + repo + "/" + rp.path +
-                                   " is cached only through another repo, which cannot be "
-                                   "checked offline");
+      return HubError(504, "",
+                      "offline: " + repo + "/" + rp.path +
+                          " is cached only through another repo, which cannot be "
+                          "checked offline");
     }
-    Status probe = fetcher->Fetch({.offset = 0, .length = 1}, [](std::string_view) {
-      return Status();
-    });
+    Status probe =
+        fetcher->Fetch({.offset = 0, .length = 1}, [](std::string_view) { return Status(); });
     if (!probe.ok()) {
       const int code = probe.detail().http_status;
       return HubError(code >= 400 && code < 500 ? code : UpstreamStatusFor(probe),

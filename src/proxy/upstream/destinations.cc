@@ -66,11 +66,11 @@ Status CheckDestination(std::string_view url, const DestinationPolicy& policy, b
   std::string origin = OriginOf(url);
   return Status(StatusCode::kPermissionDenied,
                 "refusing to fetch '" + http::DisplayUrl(url) + "': " +
-                    (origin.empty() ? std::string("not an http(s) URL")
-                                    : "its host is not an upstream of this server (allow it "
-                                      "with ferry serve --upstream-allow " +
-                                          HostAndPort(origin).first + ":" +
-                                          HostAndPort(origin).second + ")"));
+                    (origin.empty()
+                         ? std::string("not an http(s) URL")
+                         : "its host is not an upstream of this server (allow it "
+                           "with ferry serve --upstream-allow " +
+                               HostAndPort(origin).first + ":" + HostAndPort(origin).second + ")"));
 }
 
 std::vector<std::string> DefaultPublicHostsFor(std::string_view upstream_url) {

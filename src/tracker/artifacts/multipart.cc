@@ -50,8 +50,9 @@ Result<UploadInfo> MultipartUploads::Create(const MultipartPlan& plan) {
     return InvalidArgument("num_parts must be between 1 and " + std::to_string(kMaxParts));
   }
   if (plan.size && *plan.size > kMaxUploadSize) {
-    return InvalidArgument("size " + std::to_string(*plan.size) + " is over the largest artifact, " +
-                           std::to_string(kMaxUploadSize) + " bytes (5 TiB)");
+    return InvalidArgument("size " + std::to_string(*plan.size) +
+                           " is over the largest artifact, " + std::to_string(kMaxUploadSize) +
+                           " bytes (5 TiB)");
   }
   {
     // Abandoned uploads hold reserved space and parts: free them now and then.

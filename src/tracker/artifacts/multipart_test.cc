@@ -115,10 +115,9 @@ TEST_P(MultipartTest, ResumesAfterARestartWithTheStoredParts) {
 
 // Issue 28: a client's declared size reserved that much disk at once, forever, across restarts.
 TEST_P(MultipartTest, SizesAreBoundedAndAbandonedUploadsExpire) {
-  EXPECT_EQ(uploads_->Create({"huge.bin", 2, kMaxUploadSize + 1, kMaxUploadSize / 2 + 1})
-                .status()
-                .code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      uploads_->Create({"huge.bin", 2, kMaxUploadSize + 1, kMaxUploadSize / 2 + 1}).status().code(),
+      StatusCode::kInvalidArgument);
   std::string data = Bytes(kPart + 10, 7);
   auto idle = uploads_->Create({"idle.bin", 2, data.size(), kPart});
   ASSERT_TRUE(idle.ok());
