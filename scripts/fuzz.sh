@@ -5,13 +5,13 @@
 # sanitizer report or timeout fails with the reproducer's path; once fixed, copy the reproducer
 # into the seed corpus so it stays a regression input.
 #   bash scripts/fuzz.sh [SECONDS] [NAME...]     names: url tar s3_xml shared_config job_spec
-#                                                request_target pypi_simple
+#                                                request_target pypi_simple admission
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-30}
 shift || true
 names=("$@")
-((${#names[@]})) || names=(url tar s3_xml shared_config job_spec request_target pypi_simple)
+((${#names[@]})) || names=(url tar s3_xml shared_config job_spec request_target pypi_simple admission)
 cmake --preset clang >/dev/null
 # The thread-safety analysis of every library is scripts/thread_safety.py (front end only, no
 # build); here only the fuzzers and the libraries they link are compiled.

@@ -23,10 +23,11 @@ Response Unauthorized(const Area* area, bool missing) {
   return r;
 }
 
-void RemoveCredential(Request& req, CredentialSource source) {
-  if (source == CredentialSource::kBearer || source == CredentialSource::kBasic) {
-    req.headers.Remove("Authorization");
-  }
+// `kept_bearer`: the Authorization header is a Bearer token that is not Ferry's (a client's own
+// Hub token); it stays for the handler. Any other Authorization goes: Ferry's tokens, and
+// whatever else (Basic, other schemes), which no handler passes on either.
+void RemoveCredential(Request& req, bool kept_bearer) {
+  if (!kept_bearer) req.headers.Remove("Authorization");
   // The cookie goes whichever credential was used: a handler has no use for it.
   if (auto cookie = req.headers.Get("Cookie")) {
     std::string rest = CookieWithoutToken(*cookie);
@@ -92,8 +93,8 @@ std::optional<Response> Admit(Request& req, Access access, const AccessPolicy& p
   if (access == Access::kWrite) {
     if (auto refused = CrossSiteWriteRefusal(req, from_header)) return refused;
   }
-  // A Ferry token leaves the request here; anything else in Authorization is the client's own.
-  RemoveCredential(req, who ? cred.source : CredentialSource::kNone);
+  // A Ferry token leaves the request here; a Bearer token that is not Ferry's is the client's own.
+  RemoveCredential(req, !who && cred.source == CredentialSource::kBearer);
   req.principal = who.value_or(Principal::kAnonymous);
   return std::nullopt;
 }

@@ -15,8 +15,9 @@
 //  3. a route that writes: CrossSiteWriteRefusal (403 from another origin; 415 for a POST
 //     without a token in Authorization and without a JSON-like Content-Type).
 // On success the Ferry credential is removed from the request (the Authorization header, the
-// ferry_token cookie) and Request::principal says who it was. An Authorization header that is
-// not a Ferry token is left where the route needs none: it is the client's own.
+// ferry_token cookie) and Request::principal says who it was. The one Authorization a handler
+// can see is `Bearer X` with X not a Ferry token, where the route needs none: the client's own
+// (a Hub token); Basic and other schemes are removed too.
 
 #include <optional>
 #include <string>

@@ -85,6 +85,16 @@ TEST(AdmitTest, AnOpenAreaReadsWithoutATokenAndKeepsTheClientsOwn) {
   EXPECT_FALSE(Admit(ferry, Access::kRead, p));
   EXPECT_EQ(ferry.principal, Principal::kWriter);
   EXPECT_FALSE(ferry.headers.Has("Authorization"));
+  // Only a Bearer token stays: Basic (whatever its user name holds) and other schemes go.
+  Request basic = Req("GET", "/hf/org/model/resolve/main/config.json",
+                      {{"Authorization", "Basic " + Base64Encode(AsBytes("writer:not-a-token"))}});
+  EXPECT_FALSE(Admit(basic, Access::kRead, p));
+  EXPECT_EQ(basic.principal, Principal::kAnonymous);
+  EXPECT_FALSE(basic.headers.Has("Authorization"));
+  Request other =
+      Req("GET", "/hf/org/model/resolve/main/config.json", {{"Authorization", "Token writer"}});
+  EXPECT_FALSE(Admit(other, Access::kRead, p));
+  EXPECT_FALSE(other.headers.Has("Authorization"));
   // Writes in the open area still need a token; other areas are not open.
   Request write = Req("POST", "/hf/api/models/x/preupload/main");
   EXPECT_EQ(StatusOf(Admit(write, Access::kWrite, p)), 401);

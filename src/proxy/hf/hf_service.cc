@@ -1,5 +1,7 @@
 #include "proxy/hf/hf_service.h"
 
+#include "base/strings.h"
+
 namespace ferry::proxy::hf {
 
 HfService::HfService(ProxyContext& p, std::string up, std::string token)
@@ -11,7 +13,9 @@ HfService::HfService(ProxyContext& p, std::string up, std::string token)
 }
 
 std::string UpstreamAuthorization(const server::Request& request, const HfService& hf) {
-  if (auto own = request.headers.Get("Authorization"); own && !own->empty()) {
+  // Only a Bearer token: the server leaves no other Authorization (server/admission.h).
+  if (auto own = request.headers.Get("Authorization");
+      own && own->size() > 7 && EqualsIgnoreCase(own->substr(0, 7), "bearer ")) {
     return std::string(*own);
   }
   return hf.server_token.empty() ? "" : "Bearer " + hf.server_token;
