@@ -83,7 +83,7 @@ for rep in $(seq "$REPS"); do
   rm -f "$DIR"/curl.*.time
   C0=$(srv_cpu)
   t0=$(now)
-  CREATED=$("${ON_CLIENT[@]}" curl -sS --fail -X POST \
+  CREATED=$("${ON_CLIENT[@]}" curl -sS --fail -X POST -H 'Content-Type: application/json' \
     --data "{\"num_parts\":$PARTS,\"size\":$SIZE,\"part_size\":$PART}" \
     "$URL$API/mpu/create/1/run/artifacts/ckpt.bin")
   ID=$(grep -o '"upload_id": *"[0-9a-f]*"' <<< "$CREATED" | grep -o '[0-9a-f]\{32\}')
@@ -96,7 +96,8 @@ for rep in $(seq "$REPS"); do
     n=$((n + 1))
   done
   for p in "${pids[@]}"; do wait "$p"; done  # not `wait`: ferry serve is a job too
-  "${ON_CLIENT[@]}" curl -sS --fail -o /dev/null -X POST --data "{\"upload_id\":\"$ID\"}" \
+  "${ON_CLIENT[@]}" curl -sS --fail -o /dev/null -X POST -H 'Content-Type: application/json' \
+    --data "{\"upload_id\":\"$ID\"}" \
     "$URL$API/mpu/complete/1/run/artifacts/ckpt.bin"
   sync "$DIR/data/tracker/artifacts/1/run/artifacts/ckpt.bin"
   t1=$(now)
