@@ -54,8 +54,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     req.headers.Add(std::string(line.substr(0, colon)), std::string(value));
   }
   const ferry::server::Credential sent = ferry::server::FindCredential(req.headers);
-  // A refusal may quote the request (its path, Host, Origin), never a credential header.
-  bool quoted_elsewhere = req.path.find("-secret") != std::string::npos;
+  // A refusal may quote the request (its method, path, Host, Origin), never a credential header.
+  bool quoted_elsewhere = req.path.find("-secret") != std::string::npos ||
+                          req.method.find("-secret") != std::string::npos;
   for (const auto& [k, v] : req.headers.fields()) {
     if (k != "Authorization" && k != "Cookie" && v.find("-secret") != std::string::npos) {
       quoted_elsewhere = true;
