@@ -101,6 +101,10 @@ class Upstream:
         port = wait_for(lambda: (self.dir / "hub.port").exists() and (self.dir / "hub.port").read_text(),
                         "the hub stand-in (it builds the blob first)", timeout=300)
         self.url = f"http://{host}:{port}"
+        cdn = wait_for(lambda: (self.dir / "cdn.port").exists() and (self.dir / "cdn.port").read_text(),
+                       "the CDN stand-in")
+        # Its CDN is another origin: ferry serve follows redirects there only when allowed.
+        self.cdn = f"{host}:{cdn}"
 
     def entries(self):
         if not self.log.exists():
@@ -129,14 +133,15 @@ class Upstream:
 
 
 class Ferry:
-    def __init__(self, work, upstream_url, name):
+    def __init__(self, work, upstream_url, name, allow=None):
         self.dir = pathlib.Path(work) / name
         (self.dir / "spool").mkdir(parents=True)
         self.err = self.dir / "serve.log"
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/root")}
         self.proc = subprocess.Popen(
             [ferry_binary(), "serve", "--data", str(self.dir / "data"), "--listen", "127.0.0.1:0",
-             "--hf-upstream", upstream_url, "--spool-dir", str(self.dir / "spool")],
+             "--hf-upstream", upstream_url, "--spool-dir", str(self.dir / "spool"),
+             *(["--upstream-allow", allow] if allow else [])],
             env=env, stdout=subprocess.DEVNULL, stderr=open(self.err, "w"), start_new_session=True)
         m = wait_for(lambda: re.search(r"listening on (http://127\.0\.0\.1:\d+)", self.err.read_text()),
                      f"ferry serve ({self.err})", timeout=30)
@@ -439,7 +444,7 @@ def bench_netns(a, work):
         up = Upstream(work / "upstream-ns", size, direct=False, netns=NS, host=NS_IP)
         try:
             direct = snapshot(up.url, work / "client-direct")
-            srv = Ferry(work, up.url, "ferry-ns")
+            srv = Ferry(work, up.url, "ferry-ns", allow=up.cdn)
             try:
                 mark = up.mark()
                 first = snapshot(srv.hf, work / "client-1")

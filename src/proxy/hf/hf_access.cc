@@ -10,23 +10,42 @@ constexpr std::string_view kBlobRepos = "hf-blob-repos";  // blob -> {repo key: 
 }  // namespace
 
 bool AccessTable::BlobKnownFor(const std::string& blob, std::string_view repo_key) {
+  std::pair<std::string, std::string> pair(blob, repo_key);
+  {
+    MutexLock lock(mu_);
+    if (blob_known_.contains(pair)) return true;
+  }
   auto doc = docs_.Get(kBlobRepos, blob);
   if (!doc) return false;
-  if (doc->fields.contains(std::string(repo_key))) return true;
-  for (const auto& [repo, unused] : doc->fields) {
-    if (IsPublic(repo)) return true;
+  bool known = doc->fields.contains(pair.second);
+  for (auto it = doc->fields.begin(); !known && it != doc->fields.end(); ++it) {
+    known = IsPublic(it->first);
   }
-  return false;
+  if (known) {
+    MutexLock lock(mu_);
+    blob_known_.insert(std::move(pair));
+  }
+  return known;
 }
 
 void AccessTable::RecordBlob(const std::string& blob, std::string_view repo_key, int64_t now_ms) {
+  std::pair<std::string, std::string> pair(blob, repo_key);
+  {
+    MutexLock lock(mu_);
+    if (blob_known_.contains(pair)) return;  // recorded before: no document to touch
+  }
   MutexLock lock(blob_mu_);  // read-modify-write of one document
   auto doc = docs_.Get(kBlobRepos, blob);
   Doc d = doc ? *doc : Doc{.body = "", .fields = {}, .fetched_ms = now_ms};
-  if (d.fields.contains(std::string(repo_key))) return;
-  d.fields[std::string(repo_key)] = "1";
-  d.fetched_ms = now_ms;
-  docs_.Put(kBlobRepos, blob, d).IgnoreError();
+  if (!d.fields.contains(std::string(repo_key))) {
+    // emplace, not `[key] = "1"`: GCC 12 at -O2 takes that assignment for an overlapping
+    // memcpy (-Werror=restrict, GCC bug 105329) and the release build stops.
+    d.fields.emplace(std::string(repo_key), std::string("1"));
+    d.fetched_ms = now_ms;
+    if (!docs_.Put(kBlobRepos, blob, d).ok()) return;  // recorded next time
+  }
+  MutexLock known(mu_);
+  blob_known_.insert(std::move(pair));
 }
 
 bool AccessTable::IsPublic(std::string_view repo_key) {

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -58,6 +59,8 @@ class AccessTable final {
   std::map<std::pair<std::string, std::string>, int64_t> accepted_ GUARDED_BY(mu_);
   std::map<std::string, int64_t, std::less<>> probed_ GUARDED_BY(mu_);
   Mutex blob_mu_;  // serializes RecordBlob's updates
+  // (blob, repo) pairs known to be servable: a warm request reads no document.
+  std::set<std::pair<std::string, std::string>> blob_known_ GUARDED_BY(mu_);
 };
 
 }  // namespace ferry::proxy::hf
