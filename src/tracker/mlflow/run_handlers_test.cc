@@ -88,6 +88,29 @@ TEST_F(MlflowHandlersTest, LogBatchLimits) {
       400, "INVALID_PARAMETER_VALUE", "'metrics[0].value'");
 }
 
+// Issue 28: a 15 MB run name, a timestamp of 2^63 and 1e999 were accepted or a 500.
+TEST_F(MlflowHandlersTest, NamesTimesAndNumbersAreBounded) {
+  std::string run = NewRun("0");
+  ExpectError(Post("runs/update", {{"run_id", run}, {"run_name", std::string(8001, 'n')}}), 400,
+              "INVALID_PARAMETER_VALUE", "run name of 8001 bytes");
+  ExpectError(Post("runs/create", {{"experiment_id", "0"}, {"user_id", std::string(8001, 'u')}}),
+              400, "INVALID_PARAMETER_VALUE", "user_id");
+  ExpectError(Post("experiments/search", {{"filter", std::string(70000, ' ')}}), 400,
+              "INVALID_PARAMETER_VALUE", "at most 65536");
+  for (json ts : {json(-1), json(253402300800000), json(uint64_t{1} << 63)}) {
+    Answer a =
+        Post("runs/log-metric", {{"run_id", run}, {"key", "m"}, {"value", 1}, {"timestamp", ts}});
+    EXPECT_EQ(a.status, 400) << ts.dump();
+  }
+  ExpectError(Post("runs/update", {{"run_id", run}, {"end_time", -5}}), 400,
+              "INVALID_PARAMETER_VALUE", "end_time");
+  ExpectError(Call("POST", std::string(kApi) + "runs/log-metric",
+                   R"({"run_id": ")" + run + R"(", "key": "m", "value": 1e999, "timestamp": 1})"),
+              400, "BAD_REQUEST", "a number is out of range");
+  EXPECT_EQ(Post("runs/update", {{"run_id", run}, {"run_name", std::string(8000, 'n')}}).status,
+            200);
+}
+
 TEST_F(MlflowHandlersTest, ParamsAreImmutableTagsAreNot) {
   std::string run = NewRun("0");
   json p = {{"run_id", run}, {"key", "lr"}, {"value", "0.1"}};

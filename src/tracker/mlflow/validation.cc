@@ -66,7 +66,9 @@ Status ValidateBatch(const std::vector<MetricPoint>& metrics, const std::vector<
   }
   for (const auto& m : metrics) {
     FERRY_RETURN_IF_ERROR(ValidateKey("metric", m.key));
-    FERRY_RETURN_IF_ERROR(ValidateTimestamp("timestamp of metric '" + m.key + "'", m.timestamp_ms));
+    if (m.timestamp_ms < 0 || m.timestamp_ms > kMaxTimestampMs) {  // the message only when needed
+      return ValidateTimestamp("timestamp of metric '" + m.key + "'", m.timestamp_ms);
+    }
   }
   for (const auto& p : params) {
     FERRY_RETURN_IF_ERROR(ValidateKey("param", p.key));
