@@ -3,12 +3,13 @@
 // it shares with its Server. Every member function of Session runs on the connection's strand,
 // except Read() pulls and handlers, which run on the WorkerPool and post their results back.
 //
-// Per request: async_read (read_timeout, header and body limits) -> validate target and token
-// on the strand -> handler on a worker -> post the Response to the strand -> write the header
-// -> a string body in one write, or a BodySource pulled one chunk at a time: pull on a worker,
-// post, async_write the chunk (write_timeout), then pull again. At most one chunk per
-// connection is in memory, a blocked pull holds one worker thread and nothing else, and a slow
-// client only delays its own next pull.
+// Per request: read the header (read_timeout, header_limit) -> validate the framing and the
+// target and admit it (server/admission.h: tokens, Host, origin), all on the strand and before
+// any body byte is read -> read the body (its limit set by the admission) -> handler on a
+// worker -> post the Response to the strand -> write the header -> a string body in one write, or a
+// BodySource pulled one chunk at a time: pull on a worker, post, async_write the chunk
+// (write_timeout), then pull again. At most one chunk per connection is in memory, a blocked pull
+// holds one worker thread and nothing else, and a slow client only delays its own next pull.
 //
 // Request bodies: the header is read first; a route added with Router::AddStreaming then gets
 // the body through a BodyReader (the handler's worker posts each read to the strand and waits

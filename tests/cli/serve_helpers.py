@@ -5,6 +5,8 @@ import pathlib
 import re
 import signal
 import subprocess
+import threading
+from http.server import ThreadingHTTPServer
 
 from conftest import wait_for
 
@@ -38,3 +40,17 @@ class ServeProcess:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             self.proc.wait(timeout=60)
+
+
+class LocalServer:
+    """An HTTP server in this test process on 127.0.0.1 (a stand-in upstream, an attacker's
+    page): `handler` is a BaseHTTPRequestHandler class; `url` is http://127.0.0.1:PORT."""
+
+    def __init__(self, handler):
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()

@@ -9,11 +9,9 @@ import hashlib
 import http.client
 import http.server
 import json
-import os
 import pathlib
 import signal
 import socket
-import subprocess
 import threading
 import time
 import urllib.parse
@@ -21,7 +19,7 @@ import urllib.parse
 import pytest
 
 from hf_helpers import Hub
-from serve_helpers import ServeProcess
+from serve_helpers import LocalServer, ServeProcess
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 WRITER = "writer-tok-3f9a7c"
@@ -113,12 +111,11 @@ class DumpingUpstream:
                 if self.command != "HEAD":
                     self.wfile.write(body)
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/simple/"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = LocalServer(H)
+        self.url = self.server.url + "/simple/"
 
     def stop(self):
-        self.server.shutdown()
+        self.server.stop()
 
 
 class Secret:
@@ -140,12 +137,11 @@ class Secret:
                 self.end_headers()
                 self.wfile.write(body)
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = LocalServer(H)
+        self.url = self.server.url
 
     def stop(self):
-        self.server.shutdown()
+        self.server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ import urllib.request
 import pytest
 
 import ui_helpers
-from serve_helpers import ServeProcess
+from serve_helpers import LocalServer, ServeProcess
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 TABLE_RUNS = 250  # 3 pages of 100; the 10,000-run table is bench/ui_bench.py's
@@ -74,6 +74,15 @@ def find_node():
     return node
 
 
+def run_browser_script(script, cfg, tmp_path, timeout=180):
+    """Runs tests/ui/SCRIPT with `cfg` as its JSON config file; its last stdout line, parsed."""
+    (tmp_path / "cfg.json").write_text(json.dumps(cfg))
+    p = subprocess.run([find_node(), str(ROOT / "tests/ui" / script), str(tmp_path / "cfg.json")],
+                       capture_output=True, text=True, timeout=timeout)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
 def test_pages_in_headless_chromium(seeded, tmp_path):
     server, demo, table, d = seeded
     shots = pathlib.Path(os.environ.get("FERRY_UI_SCREENSHOTS") or d / "screenshots")
@@ -85,11 +94,7 @@ def test_pages_in_headless_chromium(seeded, tmp_path):
                               "value": ui_helpers.SPIKE_VALUE},
                     "running": run_ids[-1], "tracked": demo["tracked"]},
            "table": {"experiment_id": table}}
-    (tmp_path / "cfg.json").write_text(json.dumps(cfg))
-    p = subprocess.run([find_node(), str(ROOT / "tests/ui/ui_test.mjs"), str(tmp_path / "cfg.json")],
-                       capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, p.stderr
-    out = json.loads(p.stdout.strip().splitlines()[-1])
+    out = run_browser_script("ui_test.mjs", cfg, tmp_path, timeout=300)
     print("screenshots:", shots)
     assert "error" not in out, out.get("error")
     # The one HTTP error is the deliberately malformed filter; no console error, no external request.
@@ -186,11 +191,7 @@ def test_sign_in_with_a_read_token_in_chromium(ferry_bin, tmp_path):
         cfg = {"url": server.url, "read_token": "read+token/0123456789=",
                "write_token": "write-token-0123456789", "run_id": run["info"]["run_id"],
                "artifact": "model.bin"}
-        (tmp_path / "cfg.json").write_text(json.dumps(cfg))
-        p = subprocess.run([find_node(), str(ROOT / "tests/ui/signin_test.mjs"), str(tmp_path / "cfg.json")],
-                           capture_output=True, text=True, timeout=180)
-        assert p.returncode == 0, p.stderr
-        out = json.loads(p.stdout.strip().splitlines()[-1])
+        out = run_browser_script("signin_test.mjs", cfg, tmp_path)
         assert "error" not in out, out["error"]
         assert out["first_heading"] == "Sign in"
         assert out["rejected"] == "The token was not accepted."
@@ -217,7 +218,6 @@ class Attacker:
 
     def __init__(self, victim_ui, artifact, default_url, run_id):
         import http.server
-        import threading
         self.stolen = []
         outer = self
         pages = {
@@ -255,9 +255,8 @@ class Attacker:
 
             do_POST = do_GET
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = LocalServer(H)
+        self.url = self.server.url
 
 
 def test_other_origins_and_uploaded_html_cannot_act_for_the_user_in_chromium(ferry_bin, tmp_path):
@@ -289,11 +288,7 @@ def test_other_origins_and_uploaded_html_cannot_act_for_the_user_in_chromium(fer
         c.put_artifact(run, "evil.html", evil)
         cfg = {"url": locked.url, "write_token": "write-token-0123456789", "evil_url": attacker.url,
                "artifact": f"/api/2.0/mlflow-artifacts/artifacts/{root}/evil.html"}
-        (tmp_path / "cfg.json").write_text(json.dumps(cfg))
-        p = subprocess.run([find_node(), str(ROOT / "tests/ui/attack_test.mjs"), str(tmp_path / "cfg.json")],
-                           capture_output=True, text=True, timeout=180)
-        assert p.returncode == 0, p.stderr
-        out = json.loads(p.stdout.strip().splitlines()[-1])
+        out = run_browser_script("attack_test.mjs", cfg, tmp_path)
         assert "error" not in out, out["error"]
         assert out["downloaded"], out
         assert out["script_sees_cookie"] is False
@@ -306,6 +301,6 @@ def test_other_origins_and_uploaded_html_cannot_act_for_the_user_in_chromium(fer
         assert status == "active"
     finally:
         if attacker:
-            attacker.server.shutdown()
+            attacker.server.stop()
         locked.stop()
         default.stop()

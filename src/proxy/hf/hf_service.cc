@@ -1,6 +1,6 @@
 #include "proxy/hf/hf_service.h"
 
-#include "base/strings.h"
+#include "server/auth.h"
 
 namespace ferry::proxy::hf {
 
@@ -13,11 +13,10 @@ HfService::HfService(ProxyContext& p, std::string up, std::string token)
 }
 
 std::string UpstreamAuthorization(const server::Request& request, const HfService& hf) {
-  // Only a Bearer token: the server leaves no other Authorization (server/admission.h).
-  if (auto own = request.headers.Get("Authorization");
-      own && own->size() > 7 && EqualsIgnoreCase(own->substr(0, 7), "bearer ")) {
-    return std::string(*own);
-  }
+  // Only a Bearer token, read by the server's own parser: the server leaves no other
+  // Authorization, and no Ferry token (server/admission.h).
+  server::Credential own = server::FindCredential(request.headers);
+  if (own.source == server::CredentialSource::kBearer) return "Bearer " + own.token;
   return hf.server_token.empty() ? "" : "Bearer " + hf.server_token;
 }
 

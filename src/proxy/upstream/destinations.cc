@@ -8,11 +8,30 @@ namespace ferry::proxy {
 
 namespace {
 
-// "host" and "port" of an OriginOf() value "scheme://host:port".
-std::pair<std::string, std::string> HostAndPort(const std::string& origin) {
-  std::string_view rest = std::string_view(origin).substr(origin.find("://") + 3);
-  size_t colon = rest.rfind(':');
-  return {std::string(rest.substr(0, colon)), std::string(rest.substr(colon + 1))};
+struct HostPort {
+  std::string host;  // lower case, IPv6 without brackets
+  std::string port;  // "" when none was given
+};
+
+// "host", "host:port", "[v6]", "[v6]:port" (an OriginOf() value without its scheme, or a
+// --upstream-allow entry).
+HostPort SplitHostPort(std::string_view text) {
+  std::string s = ToLower(text);
+  HostPort hp;
+  size_t colon = s.rfind(':');
+  if (colon != std::string::npos && s.find(']', colon) == std::string::npos &&
+      (s.front() == '[' || s.find(':') == colon)) {
+    hp.port = s.substr(colon + 1);
+    s.resize(colon);
+  }
+  if (s.size() >= 2 && s.front() == '[' && s.back() == ']') s = s.substr(1, s.size() - 2);
+  hp.host = std::move(s);
+  return hp;
+}
+
+// The host and port of an OriginOf() value "scheme://host:port".
+HostPort OfOrigin(const std::string& origin) {
+  return SplitHostPort(std::string_view(origin).substr(origin.find("://") + 3));
 }
 
 bool HostMatches(std::string_view host, std::string_view pattern) {
@@ -27,27 +46,19 @@ bool HostMatches(std::string_view host, std::string_view pattern) {
 Destination Classify(std::string_view url, const DestinationPolicy& policy) {
   std::string origin = OriginOf(url);
   if (origin.empty()) return Destination::kRefused;
-  auto [host, port] = HostAndPort(origin);
+  const HostPort to = OfOrigin(origin);
   for (const std::string& t : policy.trusted) {
     if (t.find("://") != std::string::npos) {
       if (OriginOf(t) == origin) return Destination::kTrusted;
       continue;
     }
-    std::string entry = ToLower(t);
-    size_t colon = entry.rfind(':');
-    bool has_port = colon != std::string::npos && entry.find(']', colon) == std::string::npos;
-    std::string h = has_port ? entry.substr(0, colon) : entry;
-    if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
-    std::string bare_host = host;
-    if (bare_host.size() >= 2 && bare_host.front() == '[') {
-      bare_host = bare_host.substr(1, bare_host.size() - 2);
-    }
-    if (h == bare_host && (!has_port || entry.substr(colon + 1) == port)) {
+    const HostPort entry = SplitHostPort(t);
+    if (entry.host == to.host && (entry.port.empty() || entry.port == to.port)) {
       return Destination::kTrusted;
     }
   }
   for (const std::string& p : policy.public_hosts) {
-    if (HostMatches(host, ToLower(p))) return Destination::kPublicOnly;
+    if (HostMatches(to.host, ToLower(p))) return Destination::kPublicOnly;
   }
   return Destination::kRefused;
 }
@@ -66,11 +77,10 @@ Status CheckDestination(std::string_view url, const DestinationPolicy& policy, b
   std::string origin = OriginOf(url);
   return Status(StatusCode::kPermissionDenied,
                 "refusing to fetch '" + http::DisplayUrl(url) + "': " +
-                    (origin.empty()
-                         ? std::string("not an http(s) URL")
-                         : "its host is not an upstream of this server (allow it "
-                           "with ferry serve --upstream-allow " +
-                               HostAndPort(origin).first + ":" + HostAndPort(origin).second + ")"));
+                    (origin.empty() ? std::string("not an http(s) URL")
+                                    : "its host is not an upstream of this server (allow it "
+                                      "with ferry serve --upstream-allow " +
+                                          origin.substr(origin.find("://") + 3) + ")"));
 }
 
 std::vector<std::string> DefaultPublicHostsFor(std::string_view upstream_url) {

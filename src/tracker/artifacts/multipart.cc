@@ -44,6 +44,23 @@ std::string MultipartUploads::Dir(std::string_view upload_id) const {
   return JoinKey(root_key_, kUploadsDir) + "/" + std::string(upload_id);
 }
 
+// Abandoned uploads hold reserved space and parts: a Create frees them now and then.
+void MultipartUploads::MaybeExpireIdle() {
+  const auto now = std::chrono::system_clock::now();
+  {
+    MutexLock lock(mu_);
+    if (last_sweep_ && now - *last_sweep_ <= kExpirySweepInterval) return;
+    last_sweep_ = now;
+  }
+  auto n = ExpireIdle(kAbandonedUploadAge, now);
+  if (!n.ok()) {
+    Log(LogLevel::kWarn, "artifacts: expiring abandoned uploads failed: {}", n.status().message());
+  } else if (*n > 0) {
+    Log(LogLevel::kInfo, "artifacts: aborted {} upload(s) idle for more than {} h", *n,
+        kAbandonedUploadAge.count());
+  }
+}
+
 Result<UploadInfo> MultipartUploads::Create(const MultipartPlan& plan) {
   FERRY_ASSIGN_OR_RETURN(std::string path, CleanArtifactPath(plan.path));
   if (plan.num_parts < 1 || plan.num_parts > kMaxParts) {
@@ -54,28 +71,7 @@ Result<UploadInfo> MultipartUploads::Create(const MultipartPlan& plan) {
                            " is over the largest artifact, " + std::to_string(kMaxUploadSize) +
                            " bytes (5 TiB)");
   }
-  {
-    // Abandoned uploads hold reserved space and parts: free them now and then.
-    const auto now = std::chrono::system_clock::now();
-    bool sweep = false;
-    {
-      MutexLock lock(mu_);
-      if (!last_sweep_ || now - *last_sweep_ > kExpirySweepInterval) {
-        last_sweep_ = now;
-        sweep = true;
-      }
-    }
-    if (sweep) {
-      auto n = ExpireIdle(kAbandonedUploadAge, now);
-      if (!n.ok()) {
-        Log(LogLevel::kWarn, "artifacts: expiring abandoned uploads failed: {}",
-            n.status().message());
-      } else if (*n > 0) {
-        Log(LogLevel::kInfo, "artifacts: aborted {} upload(s) idle for more than {} h", *n,
-            kAbandonedUploadAge.count());
-      }
-    }
-  }
+  MaybeExpireIdle();
   auto u = std::make_shared<Upload>();
   u->id = NewUploadId();
   u->path = path;

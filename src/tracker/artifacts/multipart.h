@@ -98,6 +98,8 @@ class MultipartUploads final {
  private:
   struct Upload;
   Result<std::shared_ptr<Upload>> Open(std::string_view upload_id);
+  // ExpireIdle(kAbandonedUploadAge) at most once per kExpirySweepInterval; failures are logged.
+  void MaybeExpireIdle() EXCLUDES(mu_);
   // Complete's and Abort's start: the upload for `path`, marked finishing (no part may start);
   // kFailedPrecondition while parts are being written or another finish runs.
   Result<std::shared_ptr<Upload>> BeginFinish(std::string_view path, std::string_view upload_id);
