@@ -107,8 +107,16 @@ def test_token_file(ferry_bin, tmp_path):
     (["--threads", "0"], "--threads"),
     (["--token-file", "/nonexistent/tokens"], "--token-file"),
     (["--bogus"], "usage error"),
+    # Issue 28's flags, mistyped or without what they need.
+    (["--token-file", "TOKENS", "--anonymous-read", "hf,tracker"], "'tracker' is not an area"),
+    (["--anonymous-read", "hf"], "--anonymous-read needs --token-file"),
+    (["--allowed-host", "nas.lan:8780"], "--allowed-host 'nas.lan:8780' is not a host name"),
+    (["--upstream-allow", "http://cdn.lab/"], "--upstream-allow 'http://cdn.lab/' is not HOST"),
+    (["--hf-token-file", "/nonexistent/hf"], "--hf-token-file"),
 ])
 def test_bad_flags_are_one_line_usage_errors(ferry_bin, tmp_path, args, message):
+    (tmp_path / "tokens").write_text("a-token\n")
+    args = [str(tmp_path / "tokens") if a == "TOKENS" else a for a in args]
     p = subprocess.run([ferry_bin, "serve", "--data", str(tmp_path), *args], env=_env(),
                        capture_output=True, timeout=30)
     assert p.returncode == 2
