@@ -15,12 +15,10 @@ set(FERRY_UNITY_ALONE
     # IsNumericClause, also in search_filter.cc; SetStage, also in experiment_handlers.cc
     src/tracker/search_match.cc src/tracker/mlflow/run_handlers.cc
     # test helpers defined in more than one test file of a binary (Req, PatternByte, kB, At,
-    # kNumpyUrl, kUrl, kCommit)
+    # kCommit)
     src/server/admission_test.cc src/server/server_stream_test.cc
     src/mount/block_cache_fill_test.cc src/mount/file_reader_test.cc src/mount/pinned_object_test.cc
     src/transfer/stop_and_stall_test.cc src/transfer/unstable_source_test.cc
-    src/proxy/pypi/proxy_urls_test.cc src/proxy/pypi/simple_json_test.cc
-    src/proxy/pypi/hostile_input_test.cc
     src/proxy/hf/hf_service_test.cc)
 
 function(ferry_unity_alone)

@@ -11,7 +11,7 @@
 set -euo pipefail
 
 build_pkgs=(
-  build-essential cmake ninja-build pkg-config git
+  build-essential cmake ninja-build pkg-config git lld
   libcurl4-openssl-dev libssl-dev libpugixml-dev nlohmann-json3-dev libcli11-dev
   libfmt-dev libyaml-cpp-dev libisal-dev libipsec-mb-dev libgtest-dev libgmock-dev libbenchmark-dev
   python3-dev pybind11-dev libfuse3-dev clang-format libboost1.81-dev libsqlite3-dev libpq-dev

@@ -47,8 +47,9 @@ if ((!quick)); then
   set -m  # its own process group, so that a failing ctest stops all of it
   (
     set -e
+    clang_start=$(date +%s)
     phase clang-build nice -n 19 bash scripts/fuzz.sh --build-only
-    phase thread-safety nice -n 19 /usr/bin/python3 scripts/thread_safety.py
+    phase thread-safety nice -n 19 /usr/bin/python3 scripts/thread_safety.py --built-since "$clang_start"
   ) >"$bg_log" 2>&1 &
   bg_pid=$!
   set +m

@@ -15,14 +15,14 @@
 namespace ferry::proxy::pypi {
 namespace {
 
-constexpr const char* kUrl = "https://pypi.org/simple/evil/";
+constexpr const char* kEvilUrl = "https://pypi.org/simple/evil/";
 
 TEST(HostileInputTest, ScriptsInAttributesAreEscapedOnOutput) {
   auto page = ParseProjectHtml(
       R"x(<a href="https://h/evil-1.0.tar.gz#sha256=)x" + testing::Hex64('a') +
           R"x(" data-requires-python="&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;" )x"
           R"x(data-yanked="x' onmouseover='alert(1)">evil</a>)x",
-      kUrl, "evil");
+      kEvilUrl, "evil");
   ASSERT_TRUE(page.ok());
   ASSERT_EQ(page->files.size(), 1u);
   EXPECT_EQ(*page->files[0].requires_python, "\"><script>alert(1)</script>");
@@ -48,13 +48,13 @@ TEST(HostileInputTest, NonHttpLinksAndUnsafeNamesAreSkipped) {
       "<a href=\"https://h/a/x%00.whl\">nul</a>"
       "<a>no href</a>"
       "<a href=\"https://h/ok-1.0.tar.gz\">ok-1.0.tar.gz</a>",
-      kUrl, "evil");
+      kEvilUrl, "evil");
   ASSERT_TRUE(page.ok());
   ASSERT_EQ(page->files.size(), 1u);
   EXPECT_EQ(page->files[0].filename, "ok-1.0.tar.gz");
   EXPECT_EQ(page->skipped.size(), 8u);
   // "https://h/a/../x.whl" is a plain URL after dot-segment removal: fine, and named x.whl.
-  auto dots = ParseProjectHtml("<a href=\"https://h/a/../x.whl\">x</a>", kUrl, "evil");
+  auto dots = ParseProjectHtml("<a href=\"https://h/a/../x.whl\">x</a>", kEvilUrl, "evil");
   ASSERT_EQ(dots->files.size(), 1u);
   EXPECT_EQ(dots->files[0].url, "https://h/x.whl");
 
@@ -64,7 +64,7 @@ TEST(HostileInputTest, NonHttpLinksAndUnsafeNamesAreSkipped) {
                    {"filename":"..","url":"https://h/x"},
                    {"url":"https://h/x"},
                    {"filename":"ok.whl","url":"https://h/ok.whl"}]})x",
-      kUrl);
+      kEvilUrl);
   ASSERT_TRUE(json.ok());
   ASSERT_EQ(json->files.size(), 1u);
   EXPECT_EQ(json->skipped.size(), 4u);
@@ -76,7 +76,7 @@ TEST(HostileInputTest, HugeAttributesAndManyAttributesStayLinear) {
   for (int i = 0; i < 100000; ++i) html += "data-a" + std::to_string(i) + "=1 ";
   html += ">big</a>";
   auto start = std::chrono::steady_clock::now();
-  auto page = ParseProjectHtml(html, kUrl, "evil");
+  auto page = ParseProjectHtml(html, kEvilUrl, "evil");
   double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   ASSERT_TRUE(page.ok());
@@ -90,7 +90,7 @@ TEST(HostileInputTest, UnterminatedAndBinaryInputDoesNotFail) {
                            std::string("<"), std::string("<!--"), std::string("<script>"),
                            std::string("\0\0<a href=https://h/x.whl>\0", 25),
                            std::string("<a href=https://h/\xff\xfe.whl>x</a>")}) {
-    auto page = ParseProjectHtml(text, kUrl, "evil");
+    auto page = ParseProjectHtml(text, kEvilUrl, "evil");
     EXPECT_TRUE(page.ok());
   }
 }
@@ -98,7 +98,7 @@ TEST(HostileInputTest, UnterminatedAndBinaryInputDoesNotFail) {
 TEST(HostileInputTest, InvalidUtf8BecomesValidJson) {
   auto page = ParseProjectHtml(
       "<a href=\"https://h/x-1.0.tar.gz\" data-yanked=\"bad \xff\xc0\xed\xa0\x80 bytes\">x</a>",
-      kUrl, "evil");
+      kEvilUrl, "evil");
   ASSERT_TRUE(page.ok());
   std::string json = RenderProjectJson(*page);
   auto j = nlohmann::json::parse(json, nullptr, false);
@@ -109,9 +109,9 @@ TEST(HostileInputTest, InvalidUtf8BecomesValidJson) {
 
 TEST(HostileInputTest, DeeplyNestedJsonIsRefused) {
   std::string deep = "{\"files\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
-  EXPECT_EQ(ParseProjectJson(deep, kUrl).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseProjectJson(deep, kEvilUrl).status().code(), StatusCode::kInvalidArgument);
   std::string tricky = "{\"name\":\"[[[[\\\"[[\",\"files\":[]}";  // brackets inside strings
-  EXPECT_TRUE(ParseProjectJson(tricky, kUrl).ok());
+  EXPECT_TRUE(ParseProjectJson(tricky, kEvilUrl).ok());
 }
 
 TEST(HostileInputTest, WrongJsonTypesAreIgnoredNotFatal) {
@@ -119,7 +119,7 @@ TEST(HostileInputTest, WrongJsonTypesAreIgnoredNotFatal) {
       R"x({"name":5,"versions":"x","files":[1,"x",null,
          {"filename":"a.whl","url":"https://h/a.whl","hashes":[1],"yanked":5,"size":-1,
           "requires-python":7,"core-metadata":"sha256=00","upload-time":3}]})x",
-      kUrl);
+      kEvilUrl);
   ASSERT_TRUE(page.ok()) << page.status().ToString();
   ASSERT_EQ(page->files.size(), 1u);
   const DistFile& f = page->files[0];

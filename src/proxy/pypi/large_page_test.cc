@@ -19,7 +19,7 @@
 namespace ferry::proxy::pypi {
 namespace {
 
-constexpr const char* kUrl = "https://pypi.org/simple/bigproject/";
+constexpr const char* kBigUrl = "https://pypi.org/simple/bigproject/";
 
 // CPU time of this thread: the machines that run the tests are shared (2 cores, other builds),
 // so wall time measures the neighbours as much as this code.
@@ -36,7 +36,7 @@ TEST(LargePageTest, TwentyThousandFilesRoundTripInBothFormats) {
   std::string json = RenderProjectJson(page);
 
   double start = ThreadCpuMs();
-  auto from_html = ParseProjectHtml(html, kUrl, "bigproject");
+  auto from_html = ParseProjectHtml(html, kBigUrl, "bigproject");
   double html_parse = ThreadCpuMs() - start;
   ProjectPage html_page = *from_html;  // a copy for the checks below, not timed
   start = ThreadCpuMs();
@@ -44,7 +44,7 @@ TEST(LargePageTest, TwentyThousandFilesRoundTripInBothFormats) {
   double html_render = ThreadCpuMs() - start;
 
   start = ThreadCpuMs();
-  auto from_json = ParseProjectJson(json, kUrl);
+  auto from_json = ParseProjectJson(json, kBigUrl);
   double json_parse = ThreadCpuMs() - start;
   ProjectPage json_page = *from_json;
   start = ThreadCpuMs();

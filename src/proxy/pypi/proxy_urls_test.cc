@@ -10,9 +10,8 @@ namespace ferry::proxy::pypi {
 namespace {
 
 using testing::Hex64;
+using testing::kNumpyUrl;
 using testing::ReadFixture;
-
-constexpr const char* kNumpyUrl = "https://pypi.org/simple/numpy/";
 
 ProjectPage Numpy() {
   auto page = ParseProjectJson(ReadFixture("numpy_simple.json"), kNumpyUrl);

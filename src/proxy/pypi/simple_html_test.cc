@@ -9,9 +9,8 @@ namespace ferry::proxy::pypi {
 namespace {
 
 using testing::Hex64;
+using testing::kNumpyUrl;
 using testing::ReadFixture;
-
-constexpr const char* kNumpyUrl = "https://pypi.org/simple/numpy/";
 
 ProjectPage NumpyFromHtml() {
   auto page = ParseProjectHtml(ReadFixture("numpy_simple.html"), kNumpyUrl, "NumPy");

@@ -9,6 +9,9 @@
 
 namespace ferry::proxy::pypi::testing {
 
+// The page URL of the tests' numpy fixtures.
+inline constexpr const char* kNumpyUrl = "https://pypi.org/simple/numpy/";
+
 inline std::string ReadFixture(const std::string& name) {
   std::ifstream in(std::string(FERRY_PYPI_TESTDATA) + "/" + name, std::ios::binary);
   std::stringstream ss;
