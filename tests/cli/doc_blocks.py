@@ -125,14 +125,20 @@ def check_not_run_sh(block):
     preset_names = {p["name"] for section in ("configurePresets", "buildPresets", "testPresets")
                     for p in presets.get(section, [])}
     cwd = ROOT
+    clones = set()  # directories a `git clone` in the block made: copies of this repo
     for line in block.text.splitlines():
         for segment in re.split(r"&&|\|\||;|\|", strip_sh_comment(line)):
             try:
                 words = shlex.split(segment)
             except ValueError:
                 continue
+            if words[:2] == ["git", "clone"]:
+                args = [w for w in words[2:] if not w.startswith("-")]
+                if len(args) == 2:
+                    clones.add(args[1])
+                continue
             if words[:1] == ["cd"] and len(words) == 2:
-                cwd = cwd / words[1]
+                cwd = ROOT if words[1] in clones else cwd / words[1]
                 continue
             for i, word in enumerate(words):
                 if word == "--preset" and i + 1 < len(words) and words[i + 1] not in preset_names:
@@ -141,7 +147,8 @@ def check_not_run_sh(block):
                     continue
                 script = cwd / word
                 if not script.is_file():
-                    problems.append(f"{word}: no such file (from {cwd.relative_to(ROOT) or '.'})")
+                    where = cwd.relative_to(ROOT) if cwd.is_relative_to(ROOT) else cwd
+                    problems.append(f"{word}: no such file (from {where or '.'})")
                     break
                 source = script.read_text()
                 for flag in words[i + 1:]:

@@ -1,6 +1,7 @@
 """Processes the /hf proxy tests start: the Hub stand-in (tests/tools/hf_standin.py) and
 `ferry serve` in front of it, with logs in files (a pipe left unread would block a server)."""
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -68,14 +69,23 @@ class Proxy(ServeProcess):
 
 
 
-def npm_client(*args, timeout=180):
+def npm_client(*args, timeout=180, xet=True):
+    """The npm client; xet=False turns its Xet switch off (needed to download from the stand-in
+    directly: it has no CAS)."""
+    env = dict(os.environ, HF_CLIENT_XET="1" if xet else "0")
     return subprocess.run(["node", NPM / "hf_client.mjs", *map(str, args)], capture_output=True,
-                          text=True, timeout=timeout)
+                          text=True, timeout=timeout, env=env)
 
 
-def replay(*args, timeout=180):
+def replay(*args, timeout=180, env=None):
     return subprocess.run([sys.executable, ROOT / "tests/tools/hf_hub_replay.py", *map(str, args)],
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout,
+                          env=dict(os.environ, **(env or {})))
+
+
+def xet_requests(log):
+    """The requests of a stand-in's log that a Xet client makes: a token, or anything at the CAS."""
+    return [e for e in log if e["server"] == "cas" or "/xet-" in e["path"]]
 
 
 def blobs(data_dir):

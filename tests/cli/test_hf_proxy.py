@@ -13,7 +13,8 @@ import time
 
 import pytest
 
-from hf_helpers import Hub, Proxy, blobs, hub, needs_npm, npm_client, replay  # noqa: F401 (hub)
+from hf_helpers import (Hub, Proxy, blobs, hub, needs_npm, npm_client, replay,  # noqa: F401 (hub)
+                        xet_requests)
 
 pytestmark = needs_npm()
 
@@ -40,9 +41,12 @@ def ok(p):
 
 
 def test_npm_snapshot_cold_then_warm_makes_no_upstream_request(hub, proxy, tmp_path):
-    direct = ok(npm_client("snapshot", hub.url, "org/tiny-model", "main", tmp_path / "direct"))
+    # The stand-in advertises Xet as the Hub does; direct, the client's Xet switch must be off
+    # (the stand-in has no CAS). Through Ferry it is on, its default.
+    direct = ok(npm_client("snapshot", hub.url, "org/tiny-model", "main", tmp_path / "direct", xet=False))
     upstream_before = len(hub.log())
     cold = ok(npm_client("snapshot", proxy.hf, "org/tiny-model", "main", tmp_path / "c1"))
+    assert not xet_requests(hub.log()[upstream_before:])
     assert tree_digests(cold["dir"]) == tree_digests(direct["dir"])
     cold_log = hub.log()[upstream_before:]
     cdn = [e for e in cold_log if e["server"] == "cdn"]
@@ -113,6 +117,92 @@ def test_resolve_headers_ranges_and_no_xet(hub, proxy):
     for bad in ("/hf/org/tiny-model/resolve/main/../../../etc/passwd",
                 "/hf/org/tiny-model/resolve/main/%2e%2e/x", "/hf/..%2fetc/resolve/main/x"):
         assert proxy.request(bad)[0] in (400, 404), bad
+
+
+def test_xet_era_huggingface_hub_snapshot_comes_through_the_cache(hub, proxy, tmp_path):
+    """huggingface_hub 1.x with hf_xet (its default), replayed: straight to the Hub it takes the
+    Xet road for every LFS file; through Ferry every file comes over HTTP through the cache,
+    nothing asks for a Xet token or reaches the CAS, and a second machine reads nothing upstream."""
+    direct = replay("snapshot", hub.url, "org/tiny-model", "main", tmp_path / "direct")
+    assert direct.returncode == 4, direct.stderr + direct.stdout
+    went = json.loads(direct.stdout)
+    # The stand-in is Xet-era: the tree's xetHash sent the client to xet-read-token with no HEAD.
+    assert sorted(went["xet"]) == ["model.safetensors", "nested/shard-00001.bin", "xet.safetensors"]
+    assert xet_requests(hub.log()) and any(e["server"] == "cas" for e in hub.log())
+    truth = ok(replay("snapshot", hub.url, "org/tiny-model", "main", tmp_path / "truth",
+                      env={"HF_HUB_DISABLE_XET": "1"}))["files"]
+    before = len(hub.log())
+    a = ok(replay("snapshot", proxy.hf, "org/tiny-model", "main", tmp_path / "machine-a"))
+    assert a["files"] == truth and a["xet"] == [] and not a["tree_cached"]
+    cold = hub.log()[before:]
+    assert not xet_requests(cold), xet_requests(cold)
+    assert all(e["ua"] == "ferry-serve" for e in cold if e["server"] == "cdn")
+    # The tree listing through Ferry carries no xetHash, so the client's own tree cache holds none.
+    trees = list((tmp_path / "machine-a").rglob("trees/*.json"))
+    assert trees and "xet_hash" not in trees[0].read_text()
+    before = len(hub.log())
+    b = ok(replay("snapshot", proxy.hf, "org/tiny-model", "main", tmp_path / "machine-b"))
+    assert b["files"] == truth and b["xet"] == []
+    assert hub.log()[before:] == [], "the second machine reached upstream"
+    # The same machine again, its tree cache warm: nothing to fetch, nothing upstream.
+    again = ok(replay("snapshot", proxy.hf, "org/tiny-model", "main", tmp_path / "machine-a"))
+    assert again["tree_cached"] and again["files"] == truth and hub.log()[before:] == []
+    for path in ("/hf/api/models/org/tiny-model/revision/main",
+                 "/hf/api/models/org/tiny-model/tree/main?recursive=true&expand=true"):
+        status, h, body = proxy.request(path)
+        assert status == 200 and not xet_keys(json.loads(body)), body
+    status, _, body = proxy.request("/hf/api/models/org/tiny-model/paths-info/main", "POST",
+                                    {"Content-Type": "application/json"},
+                                    json.dumps({"paths": ["model.safetensors"], "expand": True}).encode())
+    assert status == 200 and not xet_keys(json.loads(body)) and json.loads(body)[0]["lfs"]
+
+
+def test_xet_token_requests_are_refused_with_the_way_out(hub, proxy, tmp_path):
+    """A machine whose cache was filled from huggingface.co itself holds tree listings naming Xet
+    hashes; through Ferry that client asks for a Xet token, which Ferry refuses at once (403,
+    never upstream) with the fix; HF_HUB_DISABLE_XET=1 then downloads through the cache."""
+    cache = tmp_path / "was-direct"
+    assert replay("snapshot", hub.url, "org/tiny-model", "main", cache).returncode == 4
+    before = len(hub.log())
+    stale = replay("snapshot", proxy.hf, "org/tiny-model", "main", cache)
+    assert stale.returncode == 4
+    errors = " ".join(json.loads(stale.stdout)["errors"])
+    assert "HTTP 403" in errors and "HF_HUB_DISABLE_XET=1" in errors and "trees/" in errors
+    for path in ("/hf/api/models/org/tiny-model/xet-read-token/main",
+                 "/hf/api/datasets/org/tiny-dataset/xet-read-token/main",
+                 "/hf/api/models/org/tiny-model/xet-write-token/main"):
+        status, h, _ = proxy.request(path)
+        assert status == 403 and h["X-Error-Code"] == "XetNotServed", path
+    assert not xet_requests(hub.log()[before:])
+    fixed = ok(replay("snapshot", proxy.hf, "org/tiny-model", "main", cache,
+                      env={"HF_HUB_DISABLE_XET": "1"}))
+    assert fixed["xet"] == [] and len(fixed["files"]) == 6
+    assert not xet_requests(hub.log()[before:])
+
+
+def test_npm_client_asking_for_xet_file_info_gets_the_bytes(hub, proxy):
+    """@huggingface/hub's Xet switch is a resolve answered as application/vnd.xet-fileinfo+json
+    (it asks with Accept and Range: bytes=0-0); the stand-in answers so, Ferry answers bytes."""
+    accept = {"Accept": "application/vnd.xet-fileinfo+json, */*", "Range": "bytes=0-0"}
+    status, h, body = hub_request(hub, "/org/tiny-model/resolve/main/model.safetensors", accept)
+    assert status == 200 and h["Content-Type"] == "application/vnd.xet-fileinfo+json"
+    status, h, body = proxy.request("/hf/org/tiny-model/resolve/main/model.safetensors", headers=accept)
+    assert status == 206 and h["Content-Type"] == "application/octet-stream" and len(body) == 1
+    assert not [k for k in h.keys() if k.lower().startswith("x-xet")] and "Link" not in h
+
+
+def xet_keys(value):
+    """Every object member of a JSON value whose name starts with "xet", at any depth."""
+    if isinstance(value, dict):
+        return [k for k in value if k.lower().startswith("xet")] + [
+            x for v in value.values() for x in xet_keys(v)]
+    return [x for v in value for x in xet_keys(v)] if isinstance(value, list) else []
+
+
+def hub_request(hub, path, headers):
+    import urllib.request
+    with urllib.request.urlopen(urllib.request.Request(hub.url + path, headers=headers), timeout=30) as r:
+        return r.status, r.headers, r.read()
 
 
 def test_huggingface_hub_sequence_with_resume_and_errors(hub, proxy, tmp_path):

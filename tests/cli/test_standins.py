@@ -31,15 +31,21 @@ def hub(tmp_path):
     proc.wait()
 
 
-def client(*args):
-    p = subprocess.run(["node", NPM / "hf_client.mjs", *map(str, args)], capture_output=True,
-                       text=True, timeout=120)
-    return p
+def client(*args, xet=True):
+    return subprocess.run(["node", NPM / "hf_client.mjs", *map(str, args)], capture_output=True,
+                          text=True, timeout=120, env=dict(os.environ, HF_CLIENT_XET="1" if xet else "0"))
 
 
 def test_npm_client_downloads_files_and_snapshots_from_the_hub_standin(hub, tmp_path):
     url, log = hub
-    p = client("snapshot", url, "org/tiny-model", "main", tmp_path / "c")
+    # The stand-in advertises Xet as the Hub does: the client's Xet switch (on by default) takes
+    # it to xet-read-token and then the CAS, which the stand-in has not got.
+    p = client("snapshot", url, "org/tiny-model", "main", tmp_path / "xet")
+    assert p.returncode == 1
+    entries = [json.loads(line) for line in log.read_text().splitlines()]
+    assert any("/xet-read-token/" in e["path"] for e in entries)
+    assert any(e["server"] == "cas" and "/reconstructions/" in e["path"] for e in entries)
+    p = client("snapshot", url, "org/tiny-model", "main", tmp_path / "c", xet=False)
     assert p.returncode == 0, p.stderr
     snap = pathlib.Path(json.loads(p.stdout.splitlines()[-1])["dir"])
     names = sorted(str(f.relative_to(snap)) for f in snap.rglob("*") if f.is_file())
@@ -52,9 +58,10 @@ def test_npm_client_downloads_files_and_snapshots_from_the_hub_standin(hub, tmp_
     sha1 = hashlib.sha1(b"blob %d\0" % len(config) + config).hexdigest()
     assert (snap.parent.parent / "blobs" / sha1).exists()
     # A tag resolves to its own commit; datasets have their own prefix.
-    p = client("file", url, "org/tiny-model", "v1.0", "README.md", tmp_path / "c")
+    p = client("file", url, "org/tiny-model", "v1.0", "README.md", tmp_path / "c", xet=False)
     assert p.returncode == 0 and pathlib.Path(json.loads(p.stdout.splitlines()[-1])["path"]).read_bytes() == b"# tiny v1\n"
-    p = client("file", url, "datasets/org/tiny-dataset", "main", "data/train-00000.parquet", tmp_path / "c")
+    p = client("file", url, "datasets/org/tiny-dataset", "main", "data/train-00000.parquet", tmp_path / "c",
+               xet=False)
     assert p.returncode == 0 and json.loads(p.stdout.splitlines()[-1])["size"] == 250000
     entries = [json.loads(line) for line in log.read_text().splitlines()]
     assert any(e["server"] == "cdn" for e in entries), "LFS files come from the CDN"

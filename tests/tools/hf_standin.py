@@ -4,17 +4,29 @@ with real clients (docs/semantics/hf.md lists the behaviour it reproduces).
 
   tests/tools/hf_standin.py --port-file HUB_PORT --cdn-port-file CDN_PORT [--log LOG.jsonl]
                             [--lfs-size BYTES] [--lifetime SECONDS] [--direct-lfs] [--host ADDR]
+                            [--no-xet]
 
-Two HTTP servers on 127.0.0.1: the Hub (resolve, API) and a CDN that serves LFS blobs only at
-signed, expiring URLs. Every request is logged as one JSON line: {"server", "method", "path",
-"range", "auth" (bool), "ua", "headers" (all of them)} so tests can assert that a warm run makes no upstream requests and that clients
-never reach the CDN.
+Three HTTP servers on 127.0.0.1: the Hub (resolve, API), a CDN that serves LFS blobs only at
+signed, expiring URLs, and a Xet CAS that logs what reaches it and serves nothing. Every request
+is logged as one JSON line: {"server" (hub|cdn|cas), "method", "path", "range", "auth" (bool),
+"ua", "headers" (all of them)} so tests can assert that a warm run makes no upstream requests,
+that clients never reach the CDN, and that nothing asks for a Xet token or reaches the CAS.
+
+Xet, as the Hub advertises it in late 2026 (every LFS file is stored on Xet; --no-xet turns all
+of it off): tree and paths-info entries of LFS files carry `xetHash` (64 hex) beside `lfs`; repo
+info carries `xetEnabled: true`; an LFS resolve answer adds `X-Xet-Hash`, `X-Xet-Refresh-Route`
+and `Link: <...xet-read-token/{commit}>; rel="xet-auth", <{cas}/v1/reconstructions/{hash}>;
+rel="xet-reconstruction-info"`; a resolve GET whose Accept names
+application/vnd.xet-fileinfo+json (what @huggingface/hub sends) is answered 200 with that type,
+a JSON file info and those headers, no bytes; GET /api/{kind}/{repo}/xet-read-token/{rev} answers
+{"accessToken", "exp", "casUrl"} (and X-Xet-Access-Token, X-Xet-Cas-Url, X-Xet-Token-Expiration),
+as huggingface_hub's hf_xet and @huggingface/hub's XetBlob read it.
 
 Fixture repos (contents are deterministic; commit ids, git-blob sha1s and sha256s are real):
   models/org/tiny-model      branch main (2 commits: v1.0 tag on the first), small files
                              (config.json, README.md, nested/vocab.txt), LFS files
-                             (model.safetensors of --lfs-size bytes, nested/shard-00001.bin),
-                             an LFS file served with Xet headers (xet.safetensors)
+                             (model.safetensors of --lfs-size bytes, nested/shard-00001.bin,
+                             xet.safetensors), each stored on Xet (see above)
   models/org/old-name        renamed: every URL answers 307 with a relative Location to tiny-model
   models/org/gated-model     needs `Authorization: Bearer hf_granted` (401 GatedRepo otherwise)
   models/org/copycat         public; its metadata for weights.bin names gated-model's weights.bin
@@ -65,6 +77,12 @@ def git_blob_sha1(data):
 
 def sha256_hex(data):
     return _memo("sha256", data, lambda d: hashlib.sha256(d).hexdigest())
+
+
+def xet_hash(data):
+    """A stand-in for the Xet file hash (a merkle hash of the file's chunks on the Hub): 64 hex
+    digits, like the real one, and distinct from the sha256."""
+    return _memo("xet", data, lambda d: hashlib.sha256(b"xet" + d).hexdigest())
 
 
 def make_repos(lfs_size):
@@ -124,6 +142,8 @@ class State:
         self.hub_port = self.cdn_port = 0
         self.host = "127.0.0.1"
         self.direct_lfs = False
+        self.xet = True
+        self.cas_port = 0
 
     def log(self, **entry):
         if self.log_path:
@@ -249,6 +269,8 @@ class HubHandler(Handler):
         if is_lfs(data):
             e["lfs"] = {"oid": sha256_hex(data), "size": len(data),
                         "pointerSize": 134}
+            if STATE.xet:
+                e["xetHash"] = xet_hash(data)
         if commit:
             e["lastCommit"] = {"id": commit, "title": "Upload", "date": "2026-01-01T00:00:00.000Z"}
             e["securityFileStatus"] = {"status": "safe"}
@@ -302,11 +324,21 @@ class HubHandler(Handler):
                         "ETag": f'"{sha}"',
                         "Location": f"http://{STATE.host}:{STATE.cdn_port}/repos/{sha[:2]}/{sha}"
                                     f"?Expires={expires}&Signature={sig}"})
-        if path.startswith("xet"):
-            headers.update({"X-Xet-Hash": hashlib.sha256(b"xet" + data).hexdigest(),
+        if STATE.xet:
+            xh = xet_hash(data)
+            headers.update({"X-Xet-Hash": xh,
                             "X-Xet-Refresh-Route": f"/api/{repo}/xet-read-token/{commit}",
                             "Link": f'<http://{STATE.host}:{STATE.hub_port}/api/{repo}/xet-read-token/'
-                                    f'{commit}>; rel="xet-auth"'})
+                                    f'{commit}>; rel="xet-auth", <http://{STATE.host}:{STATE.cas_port}'
+                                    f'/v1/reconstructions/{xh}>; rel="xet-reconstruction-info"'})
+            if not head and "application/vnd.xet-fileinfo+json" in self.headers.get("Accept", ""):
+                # @huggingface/hub's Xet switch: the file's Xet info instead of a redirect.
+                info = {"hash": xh, "etag": sha, "size": len(data),
+                        "refreshUrl": f"http://{STATE.host}:{STATE.hub_port}/api/{repo}/xet-read-token/{commit}",
+                        "reconstructionUrl": f"http://{STATE.host}:{STATE.cas_port}/v1/reconstructions/{xh}"}
+                del headers["Location"]
+                headers["Content-Type"] = "application/vnd.xet-fileinfo+json"
+                return self.send(200, json.dumps(info).encode(), headers)
         return self.send(302, b"", headers, head)
 
     def api(self, parts, url, head):
@@ -330,6 +362,16 @@ class HubHandler(Handler):
         if repo == "models/org/old-name":
             return self.send(307, b"", {"Location": url.path.replace("/org/old-name", "/org/tiny-model")}, head)
         rev = "main"
+        if rest[:1] in (["xet-read-token"], ["xet-write-token"]):
+            found = self.find(repo, rest[1] if len(rest) > 1 else "main", head)
+            if found is None:
+                return
+            exp = int(time.time()) + 3600
+            cas = f"http://{STATE.host}:{STATE.cas_port}"
+            token = {"accessToken": "xet_standin_token", "exp": exp, "casUrl": cas}
+            return self.send(200, json.dumps(token).encode(),
+                             {"Content-Type": "application/json", "X-Xet-Access-Token": token["accessToken"],
+                              "X-Xet-Token-Expiration": str(exp), "X-Xet-Cas-Url": cas}, head)
         if rest[:1] == ["revision"]:
             rev = "/".join(rest[1:])
             rest = []
@@ -344,6 +386,8 @@ class HubHandler(Handler):
             info = {"id": repo.split("/", 1)[1], "sha": commit, "private": False,
                     "gated": bool(STATE.repos[repo].get("gated")),
                     "siblings": [{"rfilename": p} for p in sorted(files)]}
+            if STATE.xet:
+                info["xetEnabled"] = True
             return self.send(200, json.dumps(info).encode(), {"Content-Type": "application/json"}, head)
         # tree/{rev}[/{path}]?recursive=true&cursor=N
         base = "/".join(rest[2:])
@@ -419,6 +463,18 @@ class CdnHandler(Handler):
         return self.send_bytes(data, {"ETag": f'"{sha}"', "Content-Type": "application/octet-stream"}, head)
 
 
+class CasHandler(Handler):
+    """The Xet CAS: every request is logged; nothing is served (a client that gets here has gone
+    around the cache)."""
+    server_name = "cas"
+
+    def do_GET(self):
+        self.record()
+        self.send(404, b'{"error": "the stand-in CAS serves nothing"}', {"Content-Type": "application/json"})
+
+    do_HEAD = do_POST = do_GET
+
+
 def main():
     global STATE
     ap = argparse.ArgumentParser()
@@ -430,17 +486,20 @@ def main():
     ap.add_argument("--direct-lfs", action="store_true",
                     help="the Hub answers LFS resolve with 200 and the bytes, not 302 to the CDN")
     ap.add_argument("--host", default="127.0.0.1", help="address to listen on and put in URLs")
+    ap.add_argument("--no-xet", action="store_true", help="advertise no Xet (the Hub before 2025)")
     a = ap.parse_args()
     STATE = State(a.lfs_size, a.log)
-    STATE.host, STATE.direct_lfs = a.host, a.direct_lfs
+    STATE.host, STATE.direct_lfs, STATE.xet = a.host, a.direct_lfs, not a.no_xet
     cdn = ThreadingHTTPServer((a.host, 0), CdnHandler)
     hub = ThreadingHTTPServer((a.host, 0), HubHandler)
-    cdn.daemon_threads = hub.daemon_threads = True
+    cas = ThreadingHTTPServer((a.host, 0), CasHandler)
+    cdn.daemon_threads = hub.daemon_threads = cas.daemon_threads = True
     # A listen backlog of 5 (the default) drops the SYNs of 16 clients arriving at once.
-    for server in (cdn, hub):
+    for server in (cdn, hub, cas):
         server.socket.listen(128)
     STATE.cdn_port, STATE.hub_port = cdn.server_address[1], hub.server_address[1]
-    for server in (cdn, hub):
+    STATE.cas_port = cas.server_address[1]
+    for server in (cdn, hub, cas):
         threading.Thread(target=server.serve_forever, daemon=True).start()
     with open(a.cdn_port_file, "w") as f:
         f.write(str(STATE.cdn_port))

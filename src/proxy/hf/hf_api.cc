@@ -3,13 +3,15 @@
 // others for metadata_ttl; anonymous answers only (a token's view of a gated repo is its own and
 // is always asked upstream). Stored answers survive restarts and serve --offline, and serve when
 // upstream is down. The tree's `Link: <...>; rel="next"` is rewritten to the proxy's own URL so
-// the next page comes through the proxy too; other Link relations (Xet's xet-auth) are dropped.
+// the next page comes through the proxy too; other Link relations (Xet's xet-auth) are dropped,
+// and so are Xet fields of the JSON (hf_xet.h).
 
 #include "base/hash.h"
 #include "base/log.h"
 #include "base/strings.h"
 #include "proxy/hf/hf_paths.h"
 #include "proxy/hf/hf_service.h"
+#include "proxy/hf/hf_xet.h"
 #include "proxy/service/blob_response.h"
 
 namespace ferry::proxy::hf {
@@ -50,7 +52,9 @@ std::string RewriteNextLink(std::string_view link, const std::string& upstream,
 server::Response FromDoc(const Doc& doc, const HfService& hf, const server::Request& req) {
   server::Response r;
   r.status = 200;
-  r.body = doc.body;
+  // Stored answers hold what upstream sent; the Xet fields go on the way out, so answers an
+  // older version stored are served clean too.
+  r.body = WithoutXetFields(doc.body);
   auto ct = doc.fields.find("content-type");
   r.headers.Set("Content-Type",
                 ct != doc.fields.end() ? ct->second : std::string("application/json"));
@@ -126,11 +130,13 @@ server::Response HandleApiGet(const server::Request& req, HfService& hf) {
   if (!ap || ap->tail.starts_with("paths-info")) {
     return server::ErrorResponse(404, "not a Hub API URL this proxy serves: " + req.path);
   }
+  if (IsXetTokenTail(ap->tail)) return XetTokenRefusal(ap->repo.Key());
   return PassThrough(hf, req, *ap, /*post=*/false);
 }
 
 server::Response HandleApiPost(const server::Request& req, HfService& hf) {
   auto ap = ParseApiPath(req.Param("rest").value_or(""));
+  if (ap && IsXetTokenTail(ap->tail)) return XetTokenRefusal(ap->repo.Key());
   if (!ap || !ap->tail.starts_with("paths-info/")) {
     return server::ErrorResponse(404, "not a Hub API URL this proxy serves: " + req.path);
   }

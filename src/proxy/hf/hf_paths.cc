@@ -121,6 +121,10 @@ std::optional<ResolvePath> ParseResolvePath(std::string_view rest) {
   return out;
 }
 
+namespace {
+bool IsXetTokenWord(std::string_view w) { return w == "xet-read-token" || w == "xet-write-token"; }
+}  // namespace
+
 std::optional<ApiPath> ParseApiPath(std::string_view rest) {
   auto seg = Split(rest);
   if (seg.size() < 2) return std::nullopt;
@@ -131,7 +135,7 @@ std::optional<ApiPath> ParseApiPath(std::string_view rest) {
   // The repo is "org/name" unless the segment after the first part is an endpoint word and
   // the one after "org/name" is not (a legacy one-part id such as "gpt2").
   auto is_word = [](std::string_view w) {
-    return w == "revision" || w == "tree" || w == "paths-info";
+    return w == "revision" || w == "tree" || w == "paths-info" || IsXetTokenWord(w);
   };
   size_t n = 2;
   if (seg.size() == 2) {
@@ -146,6 +150,15 @@ std::optional<ApiPath> ParseApiPath(std::string_view rest) {
   size_t t = 1 + n;
   if (t == seg.size()) return out;
   std::string_view word = seg[t];
+  if (IsXetTokenWord(word) && seg.size() <= t + 2) {
+    // Answered by the proxy itself (hf_xet.h); the revision is optional (buckets send none).
+    out.tail = std::string(word);
+    if (seg.size() == t + 2 && IsSafeSegment(seg[t + 1])) {
+      out.revision = std::string(seg[t + 1]);
+      out.tail += "/" + out.revision;
+    }
+    return out;
+  }
   if (!is_word(word) || seg.size() < t + 2 || !IsSafeSegment(seg[t + 1])) return std::nullopt;
   if ((word == "revision" || word == "paths-info") && seg.size() != t + 2) return std::nullopt;
   out.revision = std::string(seg[t + 1]);

@@ -45,7 +45,8 @@ struct ApiPath {
 
 // Parses the decoded path after "/hf/api/" for the repo endpoints the proxy passes through:
 // "{kind}/{repo}", "{kind}/{repo}/revision/{rev}", "{kind}/{repo}/tree/{rev}[/{path}]",
-// "{kind}/{repo}/paths-info/{rev}". nullopt otherwise (404).
+// "{kind}/{repo}/paths-info/{rev}", and the Xet token requests the proxy refuses itself,
+// "{kind}/{repo}/xet-{read|write}-token[/{rev}]" (hf_xet.h). nullopt otherwise (404).
 std::optional<ApiPath> ParseApiPath(std::string_view rest);
 
 // True for a full commit id (40 lower-case hex digits): answers for it never change.

@@ -84,7 +84,7 @@ class HfServiceTest : public ::testing::Test {
       return resp;
     }
     if (r.target.starts_with("/api/models/org/m/tree/main")) {
-      resp.body = "[]";
+      resp.body = R"([{"type":"file","path":"model.bin","oid":"a","size":3,"xetHash":"f00d"}])";
       resp.headers = {
           {"Content-Type", "application/json"},
           {"Link", "<" + hub_->base_url() + "/api/models/org/m/tree/main?cursor=2>; rel=\"next\""}};
@@ -201,6 +201,16 @@ TEST_F(HfServiceTest, TreeLinkPointsAtTheProxy) {
   EXPECT_EQ(tree.status, 200);
   EXPECT_EQ(tree.headers.Get("Link").value_or(""),
             "<http://nas:8780/hf/api/models/org/m/tree/main?cursor=2>; rel=\"next\"");
+  EXPECT_EQ(Body(tree), R"([{"oid":"a","path":"model.bin","size":3,"type":"file"}])");
+  EXPECT_EQ(Body(*std::make_unique<server::Response>(Get("api/models/org/m/tree/main"))),
+            R"([{"oid":"a","path":"model.bin","size":3,"type":"file"}])");  // and from the cache
+}
+
+TEST_F(HfServiceTest, XetTokensAreRefusedHereAndNeverAskedUpstream) {
+  auto token = Get("api/models/org/m/xet-read-token/main");
+  EXPECT_EQ(token.status, 403);
+  EXPECT_EQ(token.headers.Get("X-Error-Code").value_or(""), "XetNotServed");
+  EXPECT_EQ(HubRequests(), 0u);
 }
 
 }  // namespace

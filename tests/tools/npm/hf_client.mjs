@@ -2,7 +2,8 @@
 // snapshot from HUB_URL into a cache dir and prints one JSON line (paths, sizes, sha256s).
 //   node hf_client.mjs file HUB_URL REPO REVISION PATH CACHE_DIR [TOKEN]
 //   node hf_client.mjs snapshot HUB_URL REPO REVISION CACHE_DIR [TOKEN]
-// REPO: "org/name" (a model) or "datasets/org/name".
+// REPO: "org/name" (a model) or "datasets/org/name". The client's Xet switch is on, its default;
+// HF_CLIENT_XET=0 passes `xet: false` (a user who turned it off).
 import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { downloadFileToCacheDir, snapshotDownload } from "@huggingface/hub";
@@ -18,14 +19,15 @@ function describe(path) {
 }
 
 const [mode, hubUrl, repo, revision, ...rest] = process.argv.slice(2);
+const xet = process.env.HF_CLIENT_XET === "0" ? { xet: false } : {};
 try {
   if (mode === "file") {
     const [path, cacheDir, accessToken] = rest;
-    const out = await downloadFileToCacheDir({ repo: repoOf(repo), path, revision, hubUrl, cacheDir, accessToken });
+    const out = await downloadFileToCacheDir({ repo: repoOf(repo), path, revision, hubUrl, cacheDir, accessToken, ...xet });
     console.log(JSON.stringify(describe(out)));
   } else if (mode === "snapshot") {
     const [cacheDir, accessToken] = rest;
-    const dir = await snapshotDownload({ repo: repoOf(repo), revision, hubUrl, cacheDir, accessToken });
+    const dir = await snapshotDownload({ repo: repoOf(repo), revision, hubUrl, cacheDir, accessToken, ...xet });
     console.log(JSON.stringify({ dir }));
   } else {
     throw new Error(`unknown mode ${mode}`);
