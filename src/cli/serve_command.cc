@@ -46,7 +46,8 @@ struct ServeFlags {
   bool allow_remote = false;
   bool allow_anonymous = false;
   std::string hf_upstream = "https://huggingface.co";
-  std::string pypi_upstream = "https://pypi.org/simple/";
+  std::vector<std::string> pypi_upstreams;  // "URL" or "NAME=URL" (proxy/pypi_routes/pypi_index.h)
+  std::vector<proxy::PypiIndex> pypi_indexes;  // read from pypi_upstreams
   bool offline = false;
   std::string max_cache_size;  // "" = no cap
   int metadata_ttl = 600;      // seconds
@@ -98,7 +99,10 @@ Result<std::shared_ptr<proxy::ProxyContext>> OpenProxy(Context& ctx, const Serve
   // operator's upstreams and --upstream-allow anywhere; the public services' file hosts at public
   // addresses only; nothing else.
   proxy::DestinationPolicy dp;
-  dp.trusted = {proxy::OriginOf(flags.hf_upstream), proxy::OriginOf(flags.pypi_upstream)};
+  dp.trusted = {proxy::OriginOf(flags.hf_upstream)};
+  for (const proxy::PypiIndex& index : flags.pypi_indexes) {
+    dp.trusted.push_back(proxy::OriginOf(index.upstream));
+  }
   for (const std::string& h : flags.upstream_allow) {
     if (h.empty() || h.find('/') != std::string::npos) {
       return Usage(ctx,
@@ -106,7 +110,9 @@ Result<std::shared_ptr<proxy::ProxyContext>> OpenProxy(Context& ctx, const Serve
     }
     dp.trusted.push_back(h);
   }
-  for (const std::string& up : {flags.hf_upstream, flags.pypi_upstream}) {
+  std::vector<std::string> upstreams = {flags.hf_upstream};
+  for (const proxy::PypiIndex& index : flags.pypi_indexes) upstreams.push_back(index.upstream);
+  for (const std::string& up : upstreams) {
     for (std::string& host : proxy::DefaultPublicHostsFor(up)) dp.public_hosts.push_back(host);
   }
   uo.destinations = std::move(dp);
@@ -204,10 +210,13 @@ std::string ArtifactsRoot(const storage::OpenedUrl& data) {
   return root + "tracker/artifacts";
 }
 
-Status RunServe(Context& ctx, const ServeFlags& flags) {
+Status RunServe(Context& ctx, ServeFlags flags) {
   if (flags.data.empty()) {
     return Usage(ctx, InvalidArgument("serve: --data is required (a directory or URL)"));
   }
+  auto indexes = proxy::ParsePypiIndexes(flags.pypi_upstreams);
+  if (!indexes.ok()) return Usage(ctx, indexes.status());
+  flags.pypi_indexes = std::move(*indexes);
   server::ServerOptions options;
   FERRY_RETURN_IF_ERROR(ParseListen(ctx, flags.listen, &options));
   if (flags.threads < 1 || flags.threads > 256) {
@@ -260,11 +269,13 @@ Status RunServe(Context& ctx, const ServeFlags& flags) {
   std::vector<server::RouteRegistrar> modules = {
       proxy::hf::HfRoutes(
           std::make_shared<proxy::hf::HfService>(*px, flags.hf_upstream, std::move(hf_token))),
-      proxy::PypiRoutes(*px, flags.pypi_upstream, options.metrics.get()),
       std::move(tracker.routes),
       tracker::artifacts::ArtifactRoutes(data.store, ArtifactsRoot(data), tracker.uploads),
       ui::UiRoutes(),
   };
+  for (const proxy::PypiIndex& index : flags.pypi_indexes) {
+    modules.push_back(proxy::PypiRoutes(*px, index, options.metrics.get()));
+  }
   for (const auto& add : modules) {
     if (add) FERRY_RETURN_IF_ERROR(add(router));
   }
@@ -325,9 +336,11 @@ void AddServeCommand(CLI::App& app, Action& action) {
                   "to, besides the upstreams themselves (repeatable)");
   cmd->add_option("--hf-upstream", flags->hf_upstream, "The Hugging Face Hub to cache (/hf)")
       ->capture_default_str();
-  cmd->add_option("--pypi-upstream", flags->pypi_upstream,
-                  "The PyPI simple index to cache (/pypi/simple/)")
-      ->capture_default_str();
+  cmd->add_option("--pypi-upstream", flags->pypi_upstreams,
+                  "A simple index to cache: URL (at /pypi/simple/; default " +
+                      std::string(proxy::kDefaultPypiUpstream) +
+                      ") or NAME=URL (at /pypi/NAME/simple/, e.g. "
+                      "torch-cu124=https://download.pytorch.org/whl/cu124); repeatable");
   cmd->add_flag("--offline", flags->offline,
                 "Serve only what is cached; never contact upstream (uncached: 504)");
   cmd->add_option("--max-cache-size", flags->max_cache_size,

@@ -27,7 +27,7 @@ class Upstream:
     def __init__(self, d):
         self.dir = d
         subprocess.run([sys.executable, STANDIN, "start", d], check=True, capture_output=True)
-        self.url = (d / "env").read_text().strip().split("=", 1)[1]
+        self.url = dict(line.split("=", 1) for line in (d / "env").read_text().split())["PYPI_STANDIN_URL"]
         self.log_lines = 0
 
     def file(self, project, name):

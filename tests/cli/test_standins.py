@@ -102,7 +102,7 @@ def pypi(tmp_path):
     d = tmp_path / "pypi"
     subprocess.run([sys.executable, ROOT / "tests/tools/pypi_standin.py", "start", d], check=True,
                    capture_output=True)
-    url = (d / "env").read_text().strip().split("=", 1)[1]
+    url = dict(line.split("=", 1) for line in (d / "env").read_text().split())["PYPI_STANDIN_URL"]
     yield url, d
     subprocess.run([sys.executable, ROOT / "tests/tools/pypi_standin.py", "stop", d], check=True)
 

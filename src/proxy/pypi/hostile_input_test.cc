@@ -26,7 +26,7 @@ TEST(HostileInputTest, ScriptsInAttributesAreEscapedOnOutput) {
   ASSERT_TRUE(page.ok());
   ASSERT_EQ(page->files.size(), 1u);
   EXPECT_EQ(*page->files[0].requires_python, "\"><script>alert(1)</script>");
-  std::string html = RenderProjectHtml(RewriteForProxy(*page, "", "evil"));
+  std::string html = RenderProjectHtml(RewriteForProxy(*page, "/pypi/files/", "evil"));
   EXPECT_EQ(html.find("<script>"), std::string::npos);
   EXPECT_EQ(html.find("' onmouseover"), std::string::npos);
   EXPECT_NE(html.find("&quot;&gt;&lt;script&gt;"), std::string::npos);

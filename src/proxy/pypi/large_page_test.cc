@@ -40,7 +40,8 @@ TEST(LargePageTest, TwentyThousandFilesRoundTripInBothFormats) {
   double html_parse = ThreadCpuMs() - start;
   ProjectPage html_page = *from_html;  // a copy for the checks below, not timed
   start = ThreadCpuMs();
-  std::string html_out = RenderProjectHtml(RewriteForProxy(std::move(html_page), "", "bigproject"));
+  std::string html_out =
+      RenderProjectHtml(RewriteForProxy(std::move(html_page), "/pypi/files/", "bigproject"));
   double html_render = ThreadCpuMs() - start;
 
   start = ThreadCpuMs();
@@ -48,7 +49,8 @@ TEST(LargePageTest, TwentyThousandFilesRoundTripInBothFormats) {
   double json_parse = ThreadCpuMs() - start;
   ProjectPage json_page = *from_json;
   start = ThreadCpuMs();
-  std::string json_out = RenderProjectJson(RewriteForProxy(std::move(json_page), "", "bigproject"));
+  std::string json_out =
+      RenderProjectJson(RewriteForProxy(std::move(json_page), "/pypi/files/", "bigproject"));
   double json_render = ThreadCpuMs() - start;
 
   ASSERT_TRUE(from_html.ok());

@@ -36,9 +36,9 @@ std::optional<UpstreamFile> Match(const DistFile& f, const FileRequest& req, boo
 
 }  // namespace
 
-std::string ProxyFileUrl(std::string_view base, std::string_view project, const DistFile& file) {
-  std::string url(base);
-  url.append("/pypi/files/");
+std::string ProxyFileUrl(std::string_view files_root, std::string_view project,
+                         const DistFile& file) {
+  std::string url(files_root);
   url.append(project);
   const std::string& sha = file.Sha256();
   if (sha.empty()) {
@@ -58,8 +58,9 @@ std::string ProxyFileUrl(std::string_view base, std::string_view project, const 
   return url;
 }
 
-ProjectPage RewriteForProxy(ProjectPage page, std::string_view base, std::string_view project) {
-  for (DistFile& f : page.files) f.url = ProxyFileUrl(base, project, f);
+ProjectPage RewriteForProxy(ProjectPage page, std::string_view files_root,
+                            std::string_view project) {
+  for (DistFile& f : page.files) f.url = ProxyFileUrl(files_root, project, f);
   return page;
 }
 

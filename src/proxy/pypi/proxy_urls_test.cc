@@ -21,19 +21,20 @@ ProjectPage Numpy() {
 
 TEST(ProxyUrlsTest, FileUrlsAreContentAddressedWhenUpstreamHasSha256) {
   ProjectPage page = Numpy();
-  EXPECT_EQ(ProxyFileUrl("http://nas:8080", "numpy", page.files[3]),
+  EXPECT_EQ(ProxyFileUrl("http://nas:8080/pypi/files/", "numpy", page.files[3]),
             "http://nas:8080/pypi/files/numpy/sha256/" + Hex64('c') +
                 "/numpy-1.26.4-cp312-cp312-manylinux_2_17_x86_64.manylinux2014_x86_64.whl");
-  EXPECT_EQ(ProxyFileUrl("", "numpy", page.files[0]), "/pypi/files/numpy/nohash/numpy-1.0.tar.gz");
+  EXPECT_EQ(ProxyFileUrl("/pypi/files/", "numpy", page.files[0]),
+            "/pypi/files/numpy/nohash/numpy-1.0.tar.gz");
   DistFile plus;
   plus.filename = "torch-2.1.0+cpu-cp311-cp311-linux_x86_64.whl";
-  EXPECT_EQ(ProxyFileUrl("", "torch", plus),
+  EXPECT_EQ(ProxyFileUrl("/pypi/files/", "torch", plus),
             "/pypi/files/torch/nohash/torch-2.1.0%2Bcpu-cp311-cp311-linux_x86_64.whl");
 }
 
 TEST(ProxyUrlsTest, RewriteChangesOnlyUrls) {
   ProjectPage page = Numpy();
-  ProjectPage proxied = RewriteForProxy(page, "", "numpy");
+  ProjectPage proxied = RewriteForProxy(page, "/pypi/files/", "numpy");
   ASSERT_EQ(proxied.files.size(), page.files.size());
   for (size_t i = 0; i < page.files.size(); ++i) {
     DistFile f = proxied.files[i];
@@ -60,7 +61,7 @@ TEST(ProxyUrlsTest, RewriteChangesOnlyUrls) {
 TEST(ProxyUrlsTest, RewriteUsesTheRequestedProjectNotTheUpstreamName) {
   ProjectPage page = Numpy();
   page.name = "../../admin#";  // upstream controls this field
-  ProjectPage proxied = RewriteForProxy(page, "", "numpy");
+  ProjectPage proxied = RewriteForProxy(page, "/pypi/files/", "numpy");
   EXPECT_EQ(proxied.files[0].url, "/pypi/files/numpy/nohash/numpy-1.0.tar.gz");
 }
 

@@ -38,6 +38,12 @@ Result<Fetched> FetchUpstream(PypiDeps& deps, const std::string& url) {
   return f;
 }
 
+// A stored upstream 404: a document with no body and the "missing" field (its message).
+bool IsMissing(const Doc& doc) { return doc.fields.contains("missing"); }
+Status MissingStatus(const Doc& doc) {
+  return Status(StatusCode::kNotFound, doc.fields.at("missing"));
+}
+
 template <typename T>
 struct Sourced {
   T value;
@@ -65,6 +71,10 @@ Result<Sourced<T>> GetCached(PypiDeps& deps, std::string_view ns, std::string_vi
   std::optional<Doc> stored = px.docs->Get(ns, key);
   if (stored) {
     bool fresh = px.options.offline || (!refresh && stored->Age(now) < px.options.metadata_ttl);
+    if (fresh && IsMissing(*stored)) {
+      Count(deps.counters.hit);
+      return MissingStatus(*stored);
+    }
     if (fresh) {
       auto v = codec.decode(*stored);
       if (v.ok()) {
@@ -82,7 +92,7 @@ Result<Sourced<T>> GetCached(PypiDeps& deps, std::string_view ns, std::string_vi
   }
   const std::string failure_key = std::string(ns) + "/" + std::string(key);
   auto stale = [&]() -> std::optional<Sourced<T>> {
-    if (!stored) return std::nullopt;
+    if (!stored || IsMissing(*stored)) return std::nullopt;
     auto v = codec.decode(*stored);
     if (!v.ok()) return std::nullopt;
     Count(deps.counters.stale);
@@ -97,6 +107,10 @@ Result<Sourced<T>> GetCached(PypiDeps& deps, std::string_view ns, std::string_vi
   {
     std::optional<Doc> again = px.docs->Get(ns, key);
     if (again && again->fetched_ms > (stored ? stored->fetched_ms : 0)) {
+      if (IsMissing(*again)) {
+        Count(deps.counters.hit);
+        return MissingStatus(*again);
+      }
       if (auto v = codec.decode(*again); v.ok()) {
         Count(deps.counters.hit);
         return Sourced<T>{std::move(*v), PageOrigin::kFresh, again->fetched_ms};
@@ -113,8 +127,16 @@ Result<Sourced<T>> GetCached(PypiDeps& deps, std::string_view ns, std::string_vi
     Count(deps.counters.miss);
     return Sourced<T>{std::move(*parsed), PageOrigin::kUpstream, now};
   }
-  // Upstream's 404 is its true answer; everything else falls back to an expired copy.
-  if (parsed.status().code() != StatusCode::kNotFound) {
+  // Upstream's 404 is its true answer, kept for the TTL like a page: pip asks every index for
+  // every project (--extra-index-url), so a warm machine must not ask again each time.
+  if (parsed.status().code() == StatusCode::kNotFound) {
+    deps.failures.Clear(failure_key);
+    Doc doc{"", {{"missing", parsed.status().message()}}, now};
+    Status put = px.docs->Put(ns, key, std::move(doc));
+    if (!put.ok())
+      Log(LogLevel::kWarn, "pypi: cannot store '{}' as missing: {}", key, put.message());
+    Count(deps.counters.miss);
+  } else {
     if (auto v = stale()) {
       Log(LogLevel::kWarn, "pypi: {}; serving the page stored {} s ago", parsed.status().message(),
           stored->Age(now).count() / 1000);
@@ -165,8 +187,8 @@ Result<SourcedPage> GetProjectPage(PypiDeps& deps, std::string_view project, boo
       .decode = [&deps](const Doc& d) { return ParseProjectJson(d.body, StoredUrl(d, deps)); },
   };
   FERRY_ASSIGN_OR_RETURN(
-      auto got, GetCached<ProjectPage>(deps, kPageNamespace, project, deps.upstream + name + "/",
-                                       refresh, codec));
+      auto got, GetCached<ProjectPage>(deps, kPageNamespace, deps.scope + std::string(project),
+                                       deps.upstream + name + "/", refresh, codec));
   return SourcedPage{std::move(got.value), got.origin, got.fetched_ms};
 }
 
@@ -184,8 +206,8 @@ Result<SourcedIndex> GetProjectIndex(PypiDeps& deps) {
       .encode = [](const ProjectList& l) { return RenderIndexJson(l); },
       .decode = [](const Doc& d) { return ParseIndexJson(d.body); },
   };
-  FERRY_ASSIGN_OR_RETURN(
-      auto got, GetCached<ProjectList>(deps, kIndexNamespace, "/", deps.upstream, false, codec));
+  FERRY_ASSIGN_OR_RETURN(auto got, GetCached<ProjectList>(deps, kIndexNamespace, deps.scope + "/",
+                                                          deps.upstream, false, codec));
   return SourcedIndex{std::move(got.value), got.origin, got.fetched_ms};
 }
 

@@ -51,6 +51,12 @@ inline constexpr int64_t kStaleRetryIntervalMs = 30'000;
 
 struct PypiDeps {
   ProxyContext* px = nullptr;  // outlives the routes
+  // Where the index is served: "/pypi/" (the unnamed index) or "/pypi/{name}/" (pypi_index.h).
+  std::string root = "/pypi/";
+  // Its DocCache keys' prefix: "" or "{name}/" (a normalized project name holds no '/').
+  std::string scope;
+  std::string SimpleRoot() const { return root + "simple/"; }
+  std::string FilesRoot() const { return root + "files/"; }
   // The upstream simple index, ending in '/' ("https://pypi.org/simple/"); a project's page is
   // upstream + normalized name + "/".
   std::string upstream;
@@ -60,10 +66,9 @@ struct PypiDeps {
   SingleFlight page_flights;
 };
 
-// Where the routes live, and the DocCache namespaces they use.
-inline constexpr const char* kSimpleRoot = "/pypi/simple/";
+// The DocCache namespaces the routes use (keys after PypiDeps::scope).
 inline constexpr const char* kPageNamespace = "pypi-page";    // key: normalized project name
 inline constexpr const char* kIndexNamespace = "pypi-index";  // key: "/"
-inline constexpr const char* kSizeNamespace = "pypi-size";    // key: "sha256:<hex>"
+inline constexpr const char* kSizeNamespace = "pypi-size";    // key: "sha256:<hex>", unscoped
 
 }  // namespace ferry::proxy::pypi

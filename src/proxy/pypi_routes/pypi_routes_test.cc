@@ -94,7 +94,8 @@ class PypiRoutesTest : public ::testing::Test {
     px_.docs = std::make_shared<DocCache>(store, "cache/");
     px_.upstream = std::make_shared<UpstreamClient>(UpstreamOptions{});
     px_.now_ms = [this] { return now_; };
-    ASSERT_TRUE(PypiRoutes(px_, index_.url(), &metrics_)(router_).ok());
+    ASSERT_TRUE(
+        PypiRoutes(px_, PypiIndex{.name = "", .upstream = index_.url()}, &metrics_)(router_).ok());
   }
   server::Response Get(const std::string& path, const std::string& accept = "",
                        const std::string& method = "GET") {
@@ -185,6 +186,43 @@ TEST_F(PypiRoutesTest, ReusesPagesForTheTtlThenServesStaleWhenUpstreamFails) {
   EXPECT_EQ(Pages("miss"), 3u);
   index_.down = true;
   EXPECT_EQ(Get("/pypi/simple/other/").status, 502);  // nothing stored
+}
+
+TEST_F(PypiRoutesTest, UpstreamsNotFoundIsRememberedForTheTtl) {
+  // pip asks every index for every project: a warm machine must not ask upstream again.
+  EXPECT_EQ(Get("/pypi/simple/nothere/").status, 404);
+  now_ += 599'000;
+  EXPECT_EQ(Get("/pypi/simple/nothere/").status, 404);
+  EXPECT_EQ(index_.Count("/simple/nothere/"), 1);
+  now_ += 2'000;
+  EXPECT_EQ(Get("/pypi/simple/nothere/").status, 404);
+  EXPECT_EQ(index_.Count("/simple/nothere/"), 2);
+  px_.options.offline = true;
+  EXPECT_EQ(Get("/pypi/simple/nothere/").status, 404);  // known missing, not "not cached"
+}
+
+TEST_F(PypiRoutesTest, ANamedIndexHasItsOwnRootPagesAndCounters) {
+  FakeIndex other;
+  ASSERT_TRUE(
+      PypiRoutes(px_, PypiIndex{.name = "torch-cu124", .upstream = other.url()}, &metrics_)(router_)
+          .ok());
+  auto r = Get("/pypi/torch-cu124/simple/demo/");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_NE(r.body.find("/pypi/torch-cu124/files/demo/sha256/"), std::string::npos) << r.body;
+  EXPECT_EQ(Get("/pypi/torch-cu124/simple/Demo").headers.Get("Location"),
+            "/pypi/torch-cu124/simple/demo/");
+  std::string wheel =
+      "/pypi/torch-cu124/files/demo/sha256/" + Sha256Hex(kWheel) + "/demo-1.0-py3-none-any.whl";
+  auto w = Get(wheel);
+  EXPECT_EQ(Body(w), kWheel);
+  EXPECT_EQ(Get("/pypi/simple/demo/").status, 200);  // the unnamed index: its own page
+  EXPECT_EQ(other.Count("/simple/demo/"), 1);
+  EXPECT_EQ(index_.Count("/simple/demo/"), 1);
+  EXPECT_EQ(
+      metrics_
+          .GetCounter("ferry_pypi_pages_total", "", {{"result", "miss"}, {"index", "torch-cu124"}})
+          .value(),
+      1u);
 }
 
 TEST_F(PypiRoutesTest, ConcurrentMissesFetchAPageOnce) {

@@ -41,10 +41,10 @@ server::Response HandleSimple(const server::Request& request, PypiDeps& deps) {
   auto rest = request.Param("rest");
   SimpleRoute route;
   if (rest) {
-    route = RouteSimplePath(*rest, kSimpleRoot);
-  } else {  // "/pypi/simple" itself
+    route = RouteSimplePath(*rest, deps.SimpleRoot());
+  } else {  // "/pypi/[{name}/]simple" itself
     route.kind = SimpleRoute::Kind::kRedirect;
-    route.location = kSimpleRoot;
+    route.location = deps.SimpleRoot();
   }
   switch (route.kind) {
     case SimpleRoute::Kind::kNotFound:
@@ -69,7 +69,7 @@ server::Response HandleSimple(const server::Request& request, PypiDeps& deps) {
   }
   auto got = GetProjectPage(deps, route.project);
   if (!got.ok()) return WithVary(PageErrorResponse(got.status(), deps));
-  ProjectPage page = RewriteForProxy(std::move(got->page), "", route.project);
+  ProjectPage page = RewriteForProxy(std::move(got->page), deps.FilesRoot(), route.project);
   return WithVary(Rendered(*how, json ? RenderProjectJson(page) : RenderProjectHtml(page)));
 }
 
