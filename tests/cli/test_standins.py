@@ -113,6 +113,25 @@ def pip(venv, *args):
                           env=env, timeout=300)
 
 
+def test_pip_installs_from_the_pytorch_style_index(pypi, tmp_path):
+    """The /whl/cu124/ index as pip sees download.pytorch.org: a local-version wheel from it, its
+    dependency from the PyPI stand-in, and the wheel with the wrong bytes refused by its hash."""
+    url, d = pypi
+    torch = dict(line.split("=", 1) for line in (d / "env").read_text().split())["TORCH_STANDIN_URL"]
+    venv = tmp_path / "venv"
+    subprocess.run(["/usr/bin/python3", "-m", "venv", "--without-pip", "--system-site-packages", venv],
+                   check=True)
+    args = ["-m", "pip", "install", "--no-cache-dir", "--disable-pip-version-check", "--index-url",
+            torch, "--extra-index-url", url]
+    p = subprocess.run([venv / "bin/python", *args, "ferrytorch==2.5.0+cu124"], capture_output=True,
+                       text=True, timeout=120, env=dict(os.environ, PIP_CONFIG_FILE="/dev/null"))
+    assert p.returncode == 0 and "ferrytorch-2.5.0+cu124" in p.stdout, p.stderr
+    assert "ferrydemo-beta-0.2" in p.stdout
+    p = subprocess.run([venv / "bin/python", *args, "ferrytorch==2.4.0+cu124"], capture_output=True,
+                       text=True, timeout=120, env=dict(os.environ, PIP_CONFIG_FILE="/dev/null"))
+    assert p.returncode != 0 and "DO NOT MATCH THE HASHES" in p.stderr, p.stderr
+
+
 def test_pip_installs_from_the_pypi_standin(pypi, tmp_path):
     url, d = pypi
     venv = tmp_path / "venv"
