@@ -26,7 +26,7 @@ pypi::Hashes Preferred(const pypi::Hashes& hashes) {
 
 void CheckRoundTrip(const pypi::ProjectPage& upstream) {
   constexpr std::string_view kUrl = "http://nas:8080/pypi/simple/p/";
-  pypi::ProjectPage page = pypi::RewriteForProxy(upstream, "", "p");
+  pypi::ProjectPage page = pypi::RewriteForProxy(upstream, "/pypi/files/", "p");
   auto via_json = pypi::ParseProjectJson(pypi::RenderProjectJson(page), kUrl);
   if (!via_json.ok() || via_json->files.size() != page.files.size()) std::abort();
   auto via_html = pypi::ParseProjectHtml(pypi::RenderProjectHtml(page), kUrl, "p");

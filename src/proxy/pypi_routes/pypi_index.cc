@@ -1,6 +1,5 @@
 #include "proxy/pypi_routes/pypi_index.h"
 
-#include <algorithm>
 #include <set>
 
 namespace ferry::proxy {
@@ -52,10 +51,18 @@ Result<std::vector<PypiIndex>> ParsePypiIndexes(const std::vector<std::string>& 
     unnamed = unnamed || index.name.empty();
     out.push_back(std::move(index));
   }
-  if (!unnamed) out.insert(out.begin(), PypiIndex{.name = "", .upstream = kDefaultPypiUpstream});
-  // The unnamed index first, then the named ones as given.
-  std::stable_partition(out.begin(), out.end(), [](const PypiIndex& i) { return i.name.empty(); });
-  return out;
+  // The unnamed index first, then the named ones as given (std::stable_partition's temporary
+  // buffer is deprecated in clang's view of libstdc++ 12).
+  std::vector<PypiIndex> ordered;
+  ordered.reserve(out.size() + 1);
+  if (!unnamed) ordered.push_back(PypiIndex{.name = "", .upstream = kDefaultPypiUpstream});
+  for (PypiIndex& i : out) {
+    if (i.name.empty()) ordered.push_back(std::move(i));
+  }
+  for (PypiIndex& i : out) {
+    if (!i.name.empty()) ordered.push_back(std::move(i));
+  }
+  return ordered;
 }
 
 }  // namespace ferry::proxy
