@@ -13,7 +13,6 @@ import shutil
 import socket
 import ssl
 import subprocess
-import sys
 import time
 import urllib.request
 
@@ -147,9 +146,8 @@ def test_the_guides_client_settings_work_from_another_host(ferry_bin, tmp_path):
     token reaches the server's log or an upstream."""
     from hf_helpers import Hub, NPM
     from multihost_helpers import Hosts
-    standin = ROOT / "tests/tools/pypi_standin.py"
-    subprocess.run([sys.executable, standin, "start", tmp_path / "pypi"], check=True, capture_output=True)
-    pypi_url = (tmp_path / "pypi/env").read_text().strip().split("=", 1)[1]
+    from pypi_helpers import Upstream
+    pypi = Upstream(tmp_path / "pypi")
     hub = Hub(tmp_path / "hub", lfs_size=200_000)
     hosts = Hosts(1)
     netns_etc = pathlib.Path("/etc/netns") / hosts.names[0]
@@ -172,7 +170,7 @@ def test_the_guides_client_settings_work_from_another_host(ferry_bin, tmp_path):
         rest = [a for i, a in enumerate(args) if a not in ("--data", "--listen")
                 and (i == 0 or args[i - 1] not in ("--data", "--listen"))]
         server = ServeProcess(ferry_bin, data, *rest, "--hf-upstream", hub.url,
-                              "--upstream-allow", hub.cdn, "--pypi-upstream", pypi_url, listen=listen)
+                              "--upstream-allow", hub.cdn, "--pypi-upstream", pypi.pypi, listen=listen)
         port = server.url.rsplit(":", 1)[1]
         home = tmp_path / "home"
         (home / ".config/ferry").mkdir(parents=True)
@@ -211,7 +209,7 @@ def test_the_guides_client_settings_work_from_another_host(ferry_bin, tmp_path):
         hosts.close()
         shutil.rmtree(netns_etc, ignore_errors=True)
         hub.stop()
-        subprocess.run([sys.executable, standin, "stop", tmp_path / "pypi"], capture_output=True)
+        pypi.stop()
 
 
 def call_plain(url, path):

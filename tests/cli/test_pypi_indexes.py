@@ -12,32 +12,14 @@ import pathlib
 import re
 import shutil
 import subprocess
-import sys
 
 import pytest
 
+from pypi_helpers import Upstream
 from serve_helpers import ServeProcess
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-STANDIN = ROOT / "tests/tools/pypi_standin.py"
 BIG = (2 << 30) + (1 << 20)  # 2 GiB and 1 MiB: past every 32-bit size and offset
-
-
-class Upstream:
-    def __init__(self, d, *extra):
-        self.dir = d
-        subprocess.run([sys.executable, STANDIN, "start", d, *extra], check=True, capture_output=True)
-        env = dict(line.split("=", 1) for line in (d / "env").read_text().split())
-        self.pypi, self.torch = env["PYPI_STANDIN_URL"], env["TORCH_STANDIN_URL"]
-        self.seen = 0
-
-    def new_requests(self):
-        lines = (self.dir / "access.log").read_text().splitlines()
-        new, self.seen = lines[self.seen:], len(lines)
-        return new
-
-    def stop(self):
-        subprocess.run([sys.executable, STANDIN, "stop", self.dir], check=True)
 
 
 def venv(path):

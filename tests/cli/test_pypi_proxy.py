@@ -9,38 +9,15 @@ import os
 import pathlib
 import re
 import subprocess
-import sys
 
 import pytest
 
+from pypi_helpers import Upstream
 from serve_helpers import ServeProcess
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-STANDIN = ROOT / "tests/tools/pypi_standin.py"
 ALPHA_10 = "ferrydemo_alpha-1.0-py3-none-any.whl"
 ALPHA_20 = "ferrydemo_alpha-2.0-py3-none-any.whl"
-
-
-class Upstream:
-    """The stand-in: its URL, the files it serves (www/files/<project>/) and its access log."""
-
-    def __init__(self, d):
-        self.dir = d
-        subprocess.run([sys.executable, STANDIN, "start", d], check=True, capture_output=True)
-        self.url = dict(line.split("=", 1) for line in (d / "env").read_text().split())["PYPI_STANDIN_URL"]
-        self.log_lines = 0
-
-    def file(self, project, name):
-        return self.dir / "www/files" / project / name
-
-    def new_requests(self):
-        """Access-log lines since the last call."""
-        lines = (self.dir / "access.log").read_text().splitlines()
-        new, self.log_lines = lines[self.log_lines:], len(lines)
-        return new
-
-    def stop(self):
-        subprocess.run([sys.executable, STANDIN, "stop", self.dir], check=True)
 
 
 @pytest.fixture
@@ -101,7 +78,7 @@ def proxy_file_url(served, project, name, sha):
 
 def test_pip_installs_through_the_cache_then_warm_offline_and_with_upstream_down(
         upstream, serve, tmp_path):
-    served = serve(upstream.url)
+    served = serve(upstream.pypi)
     v1 = venv(tmp_path / "v1")
     p = pip(v1, served.index, "ferrydemo-alpha", "FerryDemo_Gamma")
     assert p.returncode == 0, p.stderr
@@ -159,7 +136,7 @@ def test_pip_installs_through_the_cache_then_warm_offline_and_with_upstream_down
 
 
 def test_negotiation_redirects_metadata_ranges_and_paths(upstream, serve):
-    served = serve(upstream.url)
+    served = serve(upstream.pypi)
     # PEP 691: JSON or HTML by Accept, 406 for nothing acceptable, Vary: Accept on every answer.
     status, head, body = curl(served.index + "ferrydemo-alpha/", "-H",
                               "Accept: application/vnd.pypi.simple.v1+json")
@@ -213,7 +190,7 @@ def test_negotiation_redirects_metadata_ranges_and_paths(upstream, serve):
 
 
 def test_corrupt_upstream_file_is_refused_and_never_published(upstream, serve, tmp_path):
-    served = serve(upstream.url)
+    served = serve(upstream.pypi)
     path = upstream.file("ferrydemo-beta", "ferrydemo_beta-0.2-py3-none-any.whl")
     good = path.read_bytes()
     sha = hashlib.sha256(good).hexdigest()
@@ -235,7 +212,7 @@ def test_corrupt_upstream_file_is_refused_and_never_published(upstream, serve, t
 
 
 def test_prewarm_from_requirements_then_pip_needs_no_upstream(upstream, serve, ferry_bin, tmp_path):
-    served = serve(upstream.url)
+    served = serve(upstream.pypi)
     req = tmp_path / "requirements.txt"
     req.write_text("# pinned, as pip freeze writes it\nferrydemo-alpha==2.0\n"
                    "ferrydemo_beta==0.2 \\\n    --hash=sha256:0000\nFerryDemo_Gamma\n-r other.txt\n")
@@ -263,7 +240,7 @@ def test_pip_authenticates_with_the_token_in_the_index_url(upstream, ferry_bin, 
     alone), answers 401 with a Basic challenge without one, and never logs it."""
     (tmp_path / "rw").write_text("pip-writer-7f3a1c\n")
     (tmp_path / "ro").write_text("pip-reader-2b9e4d\n")
-    served = Served(ferry_bin, tmp_path / "data", upstream.url, "--token-file", tmp_path / "rw",
+    served = Served(ferry_bin, tmp_path / "data", upstream.pypi, "--token-file", tmp_path / "rw",
                     "--read-token-file", tmp_path / "ro")
     try:
         host = served.url.removeprefix("http://")

@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from conftest import wait_for
+from pypi_helpers import Upstream
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 NPM = ROOT / "tests/tools/npm"
@@ -99,12 +100,9 @@ def test_cdn_faults_and_signed_urls(hub, tmp_path):
 
 @pytest.fixture
 def pypi(tmp_path):
-    d = tmp_path / "pypi"
-    subprocess.run([sys.executable, ROOT / "tests/tools/pypi_standin.py", "start", d], check=True,
-                   capture_output=True)
-    url = dict(line.split("=", 1) for line in (d / "env").read_text().split())["PYPI_STANDIN_URL"]
-    yield url, d
-    subprocess.run([sys.executable, ROOT / "tests/tools/pypi_standin.py", "stop", d], check=True)
+    u = Upstream(tmp_path / "pypi")
+    yield u
+    u.stop()
 
 
 def pip(venv, *args):
@@ -116,8 +114,7 @@ def pip(venv, *args):
 def test_pip_installs_from_the_pytorch_style_index(pypi, tmp_path):
     """The /whl/cu124/ index as pip sees download.pytorch.org: a local-version wheel from it, its
     dependency from the PyPI stand-in, and the wheel with the wrong bytes refused by its hash."""
-    url, d = pypi
-    torch = dict(line.split("=", 1) for line in (d / "env").read_text().split())["TORCH_STANDIN_URL"]
+    url, torch = pypi.pypi, pypi.torch
     venv = tmp_path / "venv"
     subprocess.run(["/usr/bin/python3", "-m", "venv", "--without-pip", "--system-site-packages", venv],
                    check=True)
@@ -133,7 +130,7 @@ def test_pip_installs_from_the_pytorch_style_index(pypi, tmp_path):
 
 
 def test_pip_installs_from_the_pypi_standin(pypi, tmp_path):
-    url, d = pypi
+    url, d = pypi.pypi, pypi.dir
     venv = tmp_path / "venv"
     subprocess.run(["/usr/bin/python3", "-m", "venv", venv], check=True)
     p = pip(venv, "install", "--index-url", url, "ferrydemo-alpha", "FerryDemo.Gamma")
