@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 #include <vector>
 
@@ -266,6 +267,26 @@ TEST_P(BlobCacheTest, StalledUpstreamTimesOutAndTheNextRequestRetries) {
   EXPECT_EQ(good->offsets(), std::vector<uint64_t>{30000});  // resumed after the stall
 }
 
+TEST_P(BlobCacheTest, ASpoolFileThatIsAlsoAnotherFilesNameIsNeverWrittenOrResumed) {
+  // A kill -9 between linking a spool file as the blob and removing the spool name leaves the
+  // name on the blob's file: the next fetch must neither resume from it nor write into it.
+  auto cache = NewCache();
+  std::string data = RandomBytes(300000, 17);
+  Digest d = DigestOf(data);
+  auto spool = dir_ / "spool" / ("ferry-default-sha256-" + d.hex + ".partial");
+  auto other = dir_ / "published";
+  std::string foreign = RandomBytes(200000, 18);
+  std::ofstream(other, std::ios::binary) << foreign;
+  std::filesystem::create_hard_link(other, spool);
+  auto up = std::make_shared<FakeFetcher>(data);
+  auto r = cache->Open(d, data.size(), up);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(*Drain(**r) == data);
+  EXPECT_EQ(up->offsets(), std::vector<uint64_t>{0});  // not resumed from the foreign bytes
+  std::ifstream in(other, std::ios::binary);
+  EXPECT_TRUE(std::string(std::istreambuf_iterator<char>(in), {}) == foreign);
+}
+
 TEST_P(BlobCacheTest, CancelUnblocksAWaitingReaderAndTheFetchGoesOn) {
   auto cache = NewCache();
   std::string data = RandomBytes(100000, 13);
@@ -420,10 +441,15 @@ TEST_P(BlobCacheTest, TwoCachesOnOneStorePublishTheSameBlobConcurrently) {
   EXPECT_TRUE(*stored == data);
 }
 
-// A store whose writes fail as on a full disk.
+// A store whose writes fail as on a full disk (a spool file linked in: the new name's directory
+// entry finds no room).
 class FullDiskStore final : public storage::StoreWrapper {
  public:
   using StoreWrapper::StoreWrapper;
+  Result<storage::ObjectInfo> LinkLocalFile(std::string_view, const std::string&,
+                                            const storage::WriteOptions&) override {
+    return Status(StatusCode::kResourceExhausted, "link: No space left on device");
+  }
   Result<std::unique_ptr<storage::Writer>> NewWriter(std::string_view key,
                                                      const storage::WriteOptions& o) override {
     class Full final : public storage::Writer {
@@ -457,10 +483,12 @@ TEST_P(BlobCacheTest, FullDiskIsAClearErrorAndNothingIsPublished) {
   EXPECT_EQ((*cache)->blobs().Stat(d).status().code(), StatusCode::kNotFound);
 }
 
-// A store whose writer takes its time with one chunk (an S3 part upload on a slow link).
+// A store whose writer takes its time with one chunk (an S3 part upload on a slow link). No
+// local files: every byte goes through that writer.
 class SlowWriteStore final : public storage::StoreWrapper {
  public:
   using StoreWrapper::StoreWrapper;
+  std::optional<std::string> LocalPathFor(std::string_view) const override { return std::nullopt; }
   Result<std::unique_ptr<storage::Writer>> NewWriter(std::string_view key,
                                                      const storage::WriteOptions& o) override {
     class Slow final : public storage::Writer {

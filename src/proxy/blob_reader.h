@@ -36,6 +36,22 @@ class BlobReader {
   // unverified blob for a complete one.
   virtual Result<size_t> Read(char* buf, size_t n) = 0;
 
+  // Instead of Read(), for readers whose bytes lie in a local file (a published blob in a local
+  // store, the spool file of a fetch): waits as Read() does, then says where the next up to
+  // `n` bytes of the range are, `length` bytes of `fd` from `offset` (the HTTP layer sends them
+  // with sendfile(2)); length 0 at the end of the range, with Read()'s rule for the last byte.
+  // `fd` stays open while the reader lives. kUnimplemented (the default, or after Read() was
+  // used) when there is no such file: use Read().
+  struct FileSpan {
+    int fd = -1;
+    uint64_t offset = 0;
+    size_t length = 0;
+  };
+  virtual Result<FileSpan> NextFileSpan(size_t n) {
+    (void)n;
+    return Status(StatusCode::kUnimplemented, "no local file behind this read");
+  }
+
   // Makes a Read() blocked in another thread, and every later one, return kCancelled soon
   // (within 50 ms; a client went away, the server stops). A fetch the reader was attached to
   // goes on for its other readers and the cache. Thread-safe.

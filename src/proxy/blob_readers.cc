@@ -1,8 +1,15 @@
 #include "proxy/blob_readers.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <utility>
+
+#include "base/errno_status.h"
 
 namespace ferry::proxy {
 
@@ -19,7 +26,32 @@ StoreBlobReader::StoreBlobReader(BlobStore& store, Digest digest, uint64_t begin
       on_close_(std::move(on_close)) {}
 
 StoreBlobReader::~StoreBlobReader() {
+  if (fd_ >= 0) ::close(fd_);
   if (on_close_) on_close_();
+}
+
+Result<BlobReader::FileSpan> StoreBlobReader::NextFileSpan(size_t n) {
+  if (cancelled_)
+    return Status(StatusCode::kCancelled, "Read " + digest_.ToString() + ": cancelled");
+  if (fd_ < 0) {
+    std::optional<std::string> path = store_.LocalPathFor(digest_);
+    if (!path || pos_ != offset() || !buf_.empty()) return BlobReader::NextFileSpan(n);
+    int fd = ::open(path->c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ErrnoToStatus(errno, "Read blob '" + store_.UrlFor(digest_) + "'");
+    struct stat st;
+    if (::fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) != blob_size()) {
+      ::close(fd);
+      return Status(StatusCode::kDataLoss, "Read blob '" + store_.UrlFor(digest_) +
+                                               "': the file does not have the blob's " +
+                                               std::to_string(blob_size()) + " bytes");
+    }
+    fd_ = fd;
+  }
+  size_t k = static_cast<size_t>(std::min<uint64_t>(n, end_ - pos_));
+  FileSpan span{fd_, pos_, k};
+  pos_ += k;
+  counters_.bytes_served += k;
+  return span;
 }
 
 Result<size_t> StoreBlobReader::Read(char* buf, size_t n) {
@@ -57,20 +89,33 @@ InflightBlobReader::InflightBlobReader(std::shared_ptr<InflightBlob> blob, uint6
       end_(end),
       counters_(counters) {}
 
-Result<size_t> InflightBlobReader::Read(char* buf, size_t n) {
+Result<uint64_t> InflightBlobReader::WaitForBytes(size_t n) {
   if (pos_ >= end_) {
     // A range up to the end finishes only when the blob is verified.
     if (end_ == blob_->size())
       FERRY_RETURN_IF_ERROR(blob_->WaitReadable(pos_, &cancelled_).status());
-    return size_t{0};
+    return uint64_t{0};
   }
   FERRY_ASSIGN_OR_RETURN(uint64_t readable, blob_->WaitReadable(pos_, &cancelled_));
-  uint64_t avail = std::min(readable, end_) - pos_;
-  FERRY_ASSIGN_OR_RETURN(size_t k, blob_->ReadSpool(pos_, buf, std::min<uint64_t>(n, avail)));
+  return std::min<uint64_t>(n, std::min(readable, end_) - pos_);
+}
+
+Result<size_t> InflightBlobReader::Read(char* buf, size_t n) {
+  FERRY_ASSIGN_OR_RETURN(uint64_t avail, WaitForBytes(n));
+  if (avail == 0) return size_t{0};
+  FERRY_ASSIGN_OR_RETURN(size_t k, blob_->ReadSpool(pos_, buf, static_cast<size_t>(avail)));
   if (k == 0) return Internal("read spool of " + blob_->digest().ToString() + ": short read");
   pos_ += k;
   counters_.bytes_served += k;
   return k;
+}
+
+Result<BlobReader::FileSpan> InflightBlobReader::NextFileSpan(size_t n) {
+  FERRY_ASSIGN_OR_RETURN(uint64_t avail, WaitForBytes(n));
+  FileSpan span{blob_->spool_fd(), pos_, static_cast<size_t>(avail)};
+  pos_ += avail;
+  counters_.bytes_served += avail;
+  return span;
 }
 
 DirectRangeReader::DirectRangeReader(std::shared_ptr<Fetcher> fetcher, uint64_t begin, uint64_t end,

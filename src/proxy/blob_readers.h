@@ -25,6 +25,8 @@ class StoreBlobReader final : public BlobReader {
                   size_t window, CacheCounters& counters, std::function<void()> on_close);
   ~StoreBlobReader() override;
   Result<size_t> Read(char* buf, size_t n) override;
+  // The blob's file when the store has local files (opened on the first call).
+  Result<FileSpan> NextFileSpan(size_t n) override;
 
  private:
   BlobStore& store_;
@@ -35,6 +37,7 @@ class StoreBlobReader final : public BlobReader {
   std::function<void()> on_close_;
   std::string buf_;
   size_t buf_pos_ = 0;
+  int fd_ = -1;  // NextFileSpan's open blob file
 };
 
 // Reads a blob while an InflightBlob fetches it, from its spool file.
@@ -43,8 +46,14 @@ class InflightBlobReader final : public BlobReader {
   InflightBlobReader(std::shared_ptr<InflightBlob> blob, uint64_t begin, uint64_t end,
                      ReadSource source, CacheCounters& counters);
   Result<size_t> Read(char* buf, size_t n) override;
+  // Spans of the spool file.
+  Result<FileSpan> NextFileSpan(size_t n) override;
 
  private:
+  // The readable end after pos_, or 0 at the end of the range (then the blob is verified when
+  // the range includes its last byte).
+  Result<uint64_t> WaitForBytes(size_t n);
+
   std::shared_ptr<InflightBlob> blob_;
   uint64_t pos_, end_;
   CacheCounters& counters_;

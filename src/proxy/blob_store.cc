@@ -1,6 +1,13 @@
 #include "proxy/blob_store.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <utility>
+
+#include "base/errno_status.h"
+#include "base/log.h"
 
 namespace ferry::proxy {
 
@@ -12,21 +19,32 @@ VerifyingWriter::VerifyingWriter(Digest digest, uint64_t size, std::string url,
       writer_(std::move(writer)),
       hasher_(digest_.algorithm, size) {}
 
+VerifyingWriter::VerifyingWriter(Digest digest, uint64_t size, std::string url,
+                                 std::function<Status()> publish)
+    : digest_(std::move(digest)),
+      size_(size),
+      url_(std::move(url)),
+      publish_(std::move(publish)),
+      hasher_(digest_.algorithm, size) {}
+
 VerifyingWriter::~VerifyingWriter() { Abort(); }
 
 void VerifyingWriter::Abort() {
   if (writer_ != nullptr) writer_->Abort();
   writer_.reset();
+  publish_ = nullptr;
+  done_ = true;
 }
 
 Status VerifyingWriter::Append(std::string_view data) {
-  if (writer_ == nullptr) return Internal("Write blob '" + url_ + "': writer already finished");
+  if (done_) return Internal("Write blob '" + url_ + "': writer already finished");
   if (hasher_.bytes() + data.size() > size_) {
     Abort();
     return Status(StatusCode::kDataLoss, "Write blob '" + url_ + "': more than the expected " +
                                              std::to_string(size_) + " bytes");
   }
   hasher_.Update(data);
+  if (writer_ == nullptr) return Status::Ok();  // linking: the bytes are in the file
   Status st = writer_->Append(data);
   if (!st.ok()) {
     Abort();
@@ -36,7 +54,7 @@ Status VerifyingWriter::Append(std::string_view data) {
 }
 
 Status VerifyingWriter::Finish() {
-  if (writer_ == nullptr) return Internal("Write blob '" + url_ + "': writer already finished");
+  if (done_) return Internal("Write blob '" + url_ + "': writer already finished");
   if (hasher_.bytes() != size_) {
     Abort();
     return Status(StatusCode::kDataLoss, "Write blob '" + url_ + "': got " +
@@ -48,6 +66,12 @@ Status VerifyingWriter::Finish() {
     Abort();
     return Status(StatusCode::kDataLoss, "Write blob '" + url_ + "': content has digest " +
                                              got.ToString() + ", not the expected one");
+  }
+  done_ = true;
+  if (publish_ != nullptr) {
+    Status st = std::exchange(publish_, nullptr)();
+    if (!st.ok()) return st.WithContext("Publish blob '" + url_ + "'");
+    return Status::Ok();
   }
   auto committed = writer_->Commit();
   writer_.reset();
@@ -75,13 +99,50 @@ Status BlobStore::Read(const Digest& digest, const storage::ByteRange& range,
   return store_->Read(KeyFor(digest), options, sink);
 }
 
-Result<std::unique_ptr<VerifyingWriter>> BlobStore::NewWriter(const Digest& digest, uint64_t size) {
+storage::WriteOptions BlobStore::WriteOptionsFor(const Digest& digest) const {
   storage::WriteOptions options;
   options.metadata["ferry-digest"] = digest.ToString();
   options.content_type = "application/octet-stream";
+  return options;
+}
+
+Result<std::unique_ptr<VerifyingWriter>> BlobStore::NewWriter(const Digest& digest, uint64_t size,
+                                                              const std::string& spool_file) {
+  if (!spool_file.empty() && !link_refused_.load() && store_->LocalPathFor(KeyFor(digest))) {
+    return std::make_unique<VerifyingWriter>(
+        digest, size, UrlFor(digest),
+        [this, digest, spool_file] { return LinkOrCopy(digest, spool_file); });
+  }
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<storage::Writer> writer,
-                         store_->NewWriter(KeyFor(digest), options));
+                         store_->NewWriter(KeyFor(digest), WriteOptionsFor(digest)));
   return std::make_unique<VerifyingWriter>(digest, size, UrlFor(digest), std::move(writer));
+}
+
+Status BlobStore::LinkOrCopy(const Digest& digest, const std::string& file) {
+  auto linked = store_->LinkLocalFile(KeyFor(digest), file, WriteOptionsFor(digest));
+  if (linked.ok() || linked.status().code() != StatusCode::kUnimplemented) {
+    return linked.status();
+  }
+  if (!link_refused_.exchange(true)) {
+    Log(LogLevel::kInfo, "cache: {}; blobs are copied from the spool directory from now on",
+        linked.status().message());
+  }
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoToStatus(errno, "open spool file '" + file + "'");
+  auto writer = store_->NewWriter(KeyFor(digest), WriteOptionsFor(digest));
+  Status st = writer.status();
+  std::string block(1u << 20, '\0');
+  while (st.ok()) {
+    ssize_t n = ::read(fd, block.data(), block.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) st = ErrnoToStatus(errno, "read spool file '" + file + "'");
+    if (n <= 0) break;
+    st = (*writer)->Append(std::string_view(block.data(), static_cast<size_t>(n)));
+  }
+  ::close(fd);
+  if (st.ok()) st = (*writer)->Commit().status();
+  if (!st.ok() && writer.ok()) (*writer)->Abort();
+  return st;
 }
 
 Status BlobStore::Delete(const Digest& digest) { return store_->Delete(KeyFor(digest)); }

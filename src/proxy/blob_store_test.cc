@@ -1,8 +1,11 @@
 #include "proxy/blob_store.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "proxy/testing/blob_test_util.h"
@@ -145,6 +148,59 @@ TEST_P(BlobStoreTest, ScanListsBlobsAndReportsForeignKeys) {
   ASSERT_TRUE(scan.ok()) << scan.status().ToString();
   EXPECT_EQ(scan->blobs.size(), 2u);
   EXPECT_EQ(scan->foreign.size(), 2u);
+}
+
+// A spool file the caller filled: the local store takes it by a link (written once), the memory
+// store gets the bytes; a mismatch publishes nothing either way.
+TEST_P(BlobStoreTest, ASpoolFileBecomesTheBlobWhereTheStoreCanLinkIt) {
+  BlobStore blobs(store_, "c/");
+  std::string spool = (dir_.empty() ? std::filesystem::temp_directory_path() : dir_) /
+                      ("spool-" + std::to_string(::getpid()));
+  std::string data = RandomBytes(300000);
+  Digest d = DigestOf(data);
+  std::ofstream(spool, std::ios::binary) << data;
+  auto bad = blobs.NewWriter(DigestOf("other"), data.size(), spool);
+  ASSERT_TRUE(bad.ok());
+  ASSERT_TRUE((*bad)->Append(data).ok());
+  EXPECT_EQ((*bad)->Finish().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(blobs.Stat(DigestOf("other")).status().code(), StatusCode::kNotFound);
+  auto w = blobs.NewWriter(d, data.size(), spool);
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ((*w)->links(), GetParam() == "local");
+  ASSERT_TRUE((*w)->Append(data).ok());
+  ASSERT_TRUE((*w)->Finish().ok());
+  EXPECT_EQ(*store_->ReadAll(blobs.KeyFor(d)), data);
+  if (GetParam() == "local") {
+    EXPECT_EQ(std::filesystem::hard_link_count(spool), 2u);  // the same file, not a copy
+    EXPECT_EQ(*blobs.LocalPathFor(d), (dir_ / blobs.KeyFor(d)).string());
+  }
+  std::filesystem::remove(spool);
+}
+
+TEST(BlobStoreLinkTest, ASpoolOnAnotherFilesystemIsCopiedOnceThenWrittenThroughAWriter) {
+  auto dir =
+      std::filesystem::temp_directory_path() / ("ferry-bloblink-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  struct stat shm, here;
+  if (::stat("/dev/shm", &shm) != 0 || ::stat(dir.c_str(), &here) != 0 ||
+      shm.st_dev == here.st_dev) {
+    std::filesystem::remove_all(dir);
+    GTEST_SKIP() << "no second filesystem at /dev/shm";
+  }
+  BlobStore blobs(storage::MakeLocalStore(dir.string()));
+  std::string spool = "/dev/shm/ferry-bloblink-" + std::to_string(::getpid());
+  for (std::string data : {RandomBytes(200000), RandomBytes(3 << 20)}) {
+    std::ofstream(spool, std::ios::binary | std::ios::trunc) << data;
+    auto w = blobs.NewWriter(DigestOf(data), data.size(), spool);
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE((*w)->Append(data).ok());
+    ASSERT_TRUE((*w)->Finish().ok());
+    EXPECT_EQ(*blobs.store().ReadAll(blobs.KeyFor(DigestOf(data))), data);
+    EXPECT_EQ(std::filesystem::hard_link_count(spool), 1u);
+  }
+  EXPECT_FALSE((*blobs.NewWriter(DigestOf("z"), 1, spool))->links());  // refused once: no more
+  std::filesystem::remove(spool);
+  std::filesystem::remove_all(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, BlobStoreTest, ::testing::Values("memory", "local"),

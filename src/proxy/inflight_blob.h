@@ -2,25 +2,31 @@
 // InflightBlob: one upstream fetch of one blob, shared by every reader that wants it while it
 // runs (read-while-write single flight; BlobCache keeps one per digest).
 //
-// A thread of its own calls Fetcher::Fetch and passes each chunk, in order, to three places:
-//  - a spool file (<spool_dir>/<spool_prefix><algorithm>-<hex>.partial, a local file) that
-//    readers pread() from as soon as the bytes are there: memory stays bounded however large the
-//    blob and however many readers, and it works the same when the cache store is S3;
-//  - the hasher and the store writer of a VerifyingWriter, which publishes the blob under its
-//    content address only once the size and digest match.
+// Two threads of its own, a pipeline:
+//  - the fetch thread calls Fetcher::Fetch and writes each chunk, in order, to a spool file
+//    (<spool_dir>/<spool_prefix><algorithm>-<hex>.partial, a local file) that readers pread() or
+//    sendfile() from as soon as the bytes are there: memory stays bounded however large the blob
+//    and however many readers, and it works the same when the cache store is S3;
+//  - the verify thread reads the spool back behind it, 1 MiB at a time, into a VerifyingWriter
+//    (the hasher and the store's writer), which publishes the blob under its content address
+//    only once the size and digest match. The digest is of the bytes in the spool file, which
+//    readers got. When the cache store is a local directory on the spool's filesystem (the
+//    default: <data>/cache/spool) the writer only hashes, and the verified spool file itself
+//    becomes the blob by a hard link (BlobStore::NewWriter's spool_file): each byte is written
+//    once. Neither the hash nor a slow store (an S3 upload) holds up the upstream or the readers.
 // Retryable upstream errors resume from the first byte not yet received; the hash state is
 // kept across attempts, so nothing is hashed twice. The spool file outlives a fetch that ended
 // retryably (upstream down, stall, the cache closing, kill -9): the next fetch of the blob, in
-// this process or after a restart, re-hashes and re-stores that prefix from the spool and asks
-// upstream only for the rest. The final digest check covers the prefix too, and a fetch that
+// this process or after a restart, verifies that prefix from the spool like any other bytes and
+// asks upstream only for the rest. The final digest check covers the prefix too, and a fetch that
 // ends in kDataLoss removes the spool file, so a bad prefix costs one failed fetch at most. A
-// truncated, oversized or corrupt upstream, a final error, a stall (no progress for stall_timeout
-// while someone waits) or Cancel() fail the fetch: every reader gets the error, nothing is
-// published, and BlobCache forgets the fetch so the next request starts a new one. The last byte of
-// the blob is withheld from readers until the blob is verified and published: a client that
-// received the whole length has received verified bytes (a failure after that point reaches it as
-// an error before the final byte, never as a complete response). Thread-safety: all public methods
-// are thread-safe.
+// truncated, oversized or corrupt upstream, a final error, a stall (no upstream byte for
+// stall_timeout while someone waits for one), a store error or Cancel() fail the fetch: every
+// reader gets the error, nothing is published, and BlobCache forgets the fetch so the next request
+// starts a new one. The last byte of the blob is withheld from readers until the blob is verified
+// and published: a client that received the whole length has received verified bytes (a failure
+// after that point reaches it as an error before the final byte, never as a complete response).
+// Thread-safety: all public methods are thread-safe.
 
 #include <atomic>
 #include <chrono>
@@ -84,6 +90,8 @@ class InflightBlob final {
   uint64_t fetched() const EXCLUDES(mu_);
   // Copies readable bytes from the spool file.
   Result<size_t> ReadSpool(uint64_t offset, char* buf, size_t n);
+  // The spool file, open while the InflightBlob lives: readers may sendfile() readable bytes.
+  int spool_fd() const { return spool_fd_; }
   // Fails the fetch with `why` (nothing is published) unless it already ended.
   void Cancel(const Status& why) EXCLUDES(mu_);
   // Whether the fetch thread has returned (Join() will not block).
@@ -93,12 +101,19 @@ class InflightBlob final {
  private:
   InflightBlob(Digest digest, uint64_t size, std::shared_ptr<Fetcher> fetcher, BlobStore& store,
                FetchOptions options, CacheCounters& counters, DoneCallback on_done, int spool_fd,
-               std::string spool_path, uint64_t resume_from);
+               std::string spool_path, bool spool_named, uint64_t resume_from);
   void Run();
   Status RunFetch();
-  Status Accept(std::string_view chunk) EXCLUDES(mu_);
-  // Passes store_pending_ to the writer (fetch thread only).
-  Status FlushToStore();
+  Status Accept(std::string_view chunk) EXCLUDES(mu_, flush_mu_);
+  // Writes pending_ to the spool file and makes it readable: the fetch thread, and the verify
+  // thread for bytes that waited kSpoolDelay (an upstream that stops mid-batch).
+  Status Flush() REQUIRES(flush_mu_) EXCLUDES(mu_);
+  // The verify thread: spool -> writer_ until all size_ bytes passed or StopVerify().
+  Status Verify() EXCLUDES(mu_);
+  void StopVerify() EXCLUDES(mu_);
+  // Lets the spool file go once the fetch has ended (`outcome`) or been cancelled: removes its
+  // name unless a later fetch may resume it, and unlocks it.
+  void ReleaseSpool(const Status& outcome) REQUIRES(flush_mu_) EXCLUDES(mu_);
   void Report(const Status& status) EXCLUDES(mu_);
   uint64_t ReadableLocked() const REQUIRES(mu_);
 
@@ -111,12 +126,22 @@ class InflightBlob final {
   const DoneCallback on_done_;
   const int spool_fd_;
   const std::string spool_path_;
-  const uint64_t resume_from_;               // bytes an earlier fetch left in the spool file
-  std::unique_ptr<VerifyingWriter> writer_;  // fetch thread only
-  std::string store_pending_;                // fetch thread only: bytes not yet in writer_
+  const bool spool_named_;      // the digest's own spool name (resumable), not a fetch's own file
+  const uint64_t resume_from_;  // bytes an earlier fetch left in the spool file
+  // The verify thread's while it runs; the fetch thread's before and after (Finish, Abort).
+  std::unique_ptr<VerifyingWriter> writer_;
+  bool writer_links_ = false;  // writer_->links(), set before the verify thread starts
+  // Received bytes on their way to the spool file (lock order: flush_mu_, then mu_).
+  Mutex flush_mu_;
+  std::string pending_ GUARDED_BY(flush_mu_);
+  std::chrono::steady_clock::time_point last_flush_ GUARDED_BY(flush_mu_);
+  uint64_t written_back_ GUARDED_BY(flush_mu_) = 0;  // spool bytes handed to writeback
+  std::atomic<bool> have_pending_{false};
+  bool spool_released_ GUARDED_BY(flush_mu_) = false;
   std::atomic<bool> cancelled_{false};
   std::atomic<bool> thread_finished_{false};
   std::thread thread_;
+  std::thread verifier_;  // started and joined by the fetch thread
 
   mutable Mutex mu_;
   CondVar cv_;
@@ -125,7 +150,11 @@ class InflightBlob final {
   Status status_ GUARDED_BY(mu_);  // the failure, once failed
   bool reported_ GUARDED_BY(mu_) = false;
   std::chrono::steady_clock::time_point last_progress_ GUARDED_BY(mu_);
-  bool store_busy_ GUARDED_BY(mu_) = false;  // the fetch thread is in the store writer's Append
+  CondVar verify_cv_;                      // the verify thread waits on it
+  uint64_t verified_ GUARDED_BY(mu_) = 0;  // spool bytes passed to writer_
+  bool stop_verify_ GUARDED_BY(mu_) = false;
+  bool verify_done_ GUARDED_BY(mu_) = false;
+  Status verify_status_ GUARDED_BY(mu_);
 };
 
 }  // namespace ferry::proxy

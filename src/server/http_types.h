@@ -98,6 +98,23 @@ class BodySource {
   // shutdown deadline passed): a Read() blocked now or later should return an error promptly.
   // Must be thread-safe. Default: nothing (fine for sources that never block long).
   virtual void Cancel() {}
+
+  // Bytes that lie in a file: `length` bytes of `fd` from `offset`.
+  struct FileSpan {
+    int fd = -1;
+    uint64_t offset = 0;
+    size_t length = 0;
+  };
+  // For sources whose bytes are in a file (a cached blob, a spool file being filled): blocks as
+  // Read() does, then names where the next up to `n` (> 0) bytes are instead of copying them,
+  // and the server sends them with sendfile(2), no copy through user space. `fd` stays open
+  // until the source is destroyed; a span of length 0 ends the body. The server asks this first
+  // for a response with a Content-Length; kUnimplemented there (the default) makes it use Read()
+  // for the whole body. Other errors are Read()'s.
+  virtual Result<FileSpan> NextFileSpan(size_t n) {
+    (void)n;
+    return Status(StatusCode::kUnimplemented, "no file behind this body");
+  }
 };
 
 // What a handler returns. The body is either `body` (a string) or `stream` (pulled by the

@@ -4,6 +4,7 @@
 #include "server/server.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -76,6 +77,35 @@ class BlockingSource final : public BodySource {
   bool cancel_ = false;
 };
 
+// A body in a file: spans of at most `step` bytes (BodySource::NextFileSpan), or Read() when
+// the server asks for it (a chunked response). `claimed` may pass the file's end.
+class FileSource final : public BodySource {
+ public:
+  FileSource(const std::string& path, uint64_t claimed, size_t step)
+      : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)), claimed_(claimed), step_(step) {}
+  ~FileSource() override { ::close(fd_); }
+  Result<size_t> Read(char* buf, size_t n) override {
+    size_t k = static_cast<size_t>(std::min<uint64_t>({n, step_, claimed_ - pos_}));
+    ssize_t got = ::pread(fd_, buf, k, static_cast<off_t>(pos_));
+    if (got < 0) return Internal("pread failed");
+    pos_ += static_cast<uint64_t>(got);
+    return static_cast<size_t>(got);
+  }
+  Result<FileSpan> NextFileSpan(size_t n) override {
+    size_t k = static_cast<size_t>(std::min<uint64_t>({n, step_, claimed_ - pos_}));
+    FileSpan span{fd_, pos_, k};
+    pos_ += k;
+    return span;
+  }
+
+ private:
+  int fd_;
+  uint64_t claimed_, pos_ = 0;
+  size_t step_;
+};
+
+constexpr uint64_t kFileSize = 24ull << 20;
+
 using testing::Connect;
 using testing::SendAll;
 
@@ -136,6 +166,25 @@ class ServerTest : public ::testing::Test {
                return r;
              })
         .IgnoreError();
+    file_ = ::testing::TempDir() + "/ferry-server-file-" + std::to_string(::getpid());
+    {
+      std::string bytes(kFileSize, '\0');
+      for (uint64_t i = 0; i < kFileSize; ++i) bytes[i] = PatternByte(i);
+      int fd = ::open(file_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      ASSERT_GE(fd, 0);
+      ASSERT_EQ(::write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+      ::close(fd);
+    }
+    router_
+        .Add("GET", "/file/{size}",
+             [this](const Request& req) {
+               Response r;
+               uint64_t n = *ParseUint64(*req.Param("size"));
+               r.stream = std::make_unique<FileSource>(file_, n, 3u << 20);
+               if (!req.Query("chunked")) r.content_length = n;
+               return r;
+             })
+        .IgnoreError();
     router_.Add("POST", "/echo", [](const Request& req) { return TextResponse(200, req.body); })
         .IgnoreError();
     router_
@@ -152,9 +201,11 @@ class ServerTest : public ::testing::Test {
   }
   void TearDown() override {
     if (server_) server_->Shutdown(1s);
+    if (!file_.empty()) ::unlink(file_.c_str());
   }
 
   Router router_;
+  std::string file_;  // kFileSize pattern bytes, served by /file/{size}
   std::unique_ptr<Server> server_;
   uint16_t port_ = 0;
   std::atomic<int> cancelled_{0};
@@ -235,6 +286,53 @@ TEST_F(ServerTest, KeepAliveAndHead) {
   EXPECT_EQ(g.status, 200);
   EXPECT_TRUE(IsPattern(g.body, 5000));
   close(fd);
+}
+
+TEST_F(ServerTest, FileBodiesGoOutBySendfileIntactOnAKeptAliveConnection) {
+  StartServer();
+  int fd = Connect(port_);
+  Reader reader(fd);
+  for (uint64_t size : {kFileSize, uint64_t{1}, uint64_t{5000000}}) {
+    SendAll(fd, "GET /file/" + std::to_string(size) + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    HttpResult g = reader.Read();
+    EXPECT_EQ(g.status, 200);
+    EXPECT_TRUE(g.complete);
+    EXPECT_TRUE(IsPattern(g.body, size)) << size;
+  }
+  SendAll(fd, "HEAD /file/5000 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  EXPECT_EQ(reader.Read(/*head=*/true).headers["content-length"], "5000");
+  close(fd);
+  // Chunked framing needs the serializer: the same source is read with Read().
+  HttpResult c = Get(port_, "/file/7000000?chunked=1");
+  EXPECT_EQ(c.headers["transfer-encoding"], "chunked");
+  EXPECT_TRUE(c.complete);
+  EXPECT_TRUE(IsPattern(c.body, 7000000));
+  HttpResult m = Get(port_, "/metrics");
+  EXPECT_NE(m.body.find("ferry_http_response_body_bytes_total"), std::string::npos) << m.body;
+}
+
+TEST_F(ServerTest, AFileBodyThatEndsEarlyIsTruncatedAndAClientThatLeavesCostsNothing) {
+  StartServer();
+  HttpResult r = Get(port_, "/file/" + std::to_string(kFileSize + 1000));
+  EXPECT_EQ(r.status, 200);
+  EXPECT_FALSE(r.complete);
+  EXPECT_EQ(r.body.size(), kFileSize);
+  // A client that reads a little and closes: sendfile meets a closed peer (EPIPE, SIGPIPE
+  // blocked in the workers), the stream ends, the server goes on.
+  for (int i = 0; i < 4; ++i) {
+    int fd = Connect(port_);
+    SendAll(fd, "GET /file/" + std::to_string(kFileSize) + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    char buf[4096];
+    EXPECT_GT(recv(fd, buf, sizeof buf, 0), 0);
+    close(fd);
+  }
+  bool dropped = false;
+  for (int i = 0; i < 50 && !dropped; ++i) {
+    std::this_thread::sleep_for(100ms);
+    dropped = server_->metrics().GetGauge("ferry_http_streams_active", "").value() == 0;
+  }
+  EXPECT_TRUE(dropped);
+  EXPECT_TRUE(IsPattern(Get(port_, "/file/100000").body, 100000));
 }
 
 TEST_F(ServerTest, HeaderAndBodyLimits) {
@@ -385,6 +483,9 @@ TEST_F(ServerTest, ReadAndWriteTimeoutsCloseTheConnection) {
   int silent = Connect(port_);  // sends nothing
   int stuck = Connect(port_);   // asks for 64 MiB and never reads
   SendAll(stuck, "GET /blob/67108864 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  int stuck_file = Connect(port_);  // the same for a body sent by sendfile
+  SendAll(stuck_file,
+          "GET /file/" + std::to_string(kFileSize) + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
   auto start = std::chrono::steady_clock::now();
   char c;
   EXPECT_EQ(recv(silent, &c, 1, 0), 0);
@@ -398,6 +499,7 @@ TEST_F(ServerTest, ReadAndWriteTimeoutsCloseTheConnection) {
   EXPECT_TRUE(dropped);
   close(silent);
   close(stuck);
+  close(stuck_file);
 }
 
 TEST(ServerStartTest, RefusesNonLoopbackUnlessAllowedAndBadHosts) {

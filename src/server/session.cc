@@ -6,8 +6,12 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <algorithm>
 #include <cerrno>
@@ -101,6 +105,7 @@ Session::Session(tcp::socket socket, ServerCore& core)
 }
 
 Session::~Session() {
+  if (send_fd_ >= 0) ::close(send_fd_);
   core_.open_connections.Add(-1);
   core_.Unregister(this);
 }
@@ -489,9 +494,12 @@ void Session::Respond(Response r) {
   res_->set(http::field::server, "ferry");
   res_->keep_alive(keep_alive_);
   length_.reset();
+  file_send_ = FileSend::kNo;
   if (r.stream) {
     source_ = std::move(r.stream);
     length_ = r.content_length;
+    // A body of known length may go out by sendfile (chunked framing needs the serializer).
+    if (length_ && !head_) file_send_ = FileSend::kUntried;
     if (length_) {
       res_->content_length(*length_);
     } else if (!head_) {
@@ -531,7 +539,77 @@ void Session::OnHeaderWritten(beast::error_code ec) {
   });
 }
 
+namespace {
+// At most this much of a file per sendfile pull: one hop to a worker and back per span.
+constexpr size_t kFileSpanMax = 8u << 20;
+
+// sendfile(2) has no MSG_NOSIGNAL: a peer that closed raises SIGPIPE in the sending thread. The
+// workers block it (ferry's main ignores it too), so the send fails with EPIPE instead.
+void BlockSigpipeInThisThread() {
+  thread_local bool blocked = false;
+  if (blocked) return;
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGPIPE);
+  ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  blocked = true;
+}
+}  // namespace
+
+Result<size_t> Session::SendFileSpan(size_t want) {
+  auto failed = [&](std::string_view why) {
+    return Status(StatusCode::kUnavailable, "sending the body failed: " + std::string(why));
+  };
+  FERRY_ASSIGN_OR_RETURN(BodySource::FileSpan span, source_->NextFileSpan(want));
+  if (span.length == 0) return size_t{0};
+  if (span.length > want) return Internal("body source returned a longer span than asked for");
+  if (send_fd_ < 0) {
+    // The strand has nothing in flight on the socket while a pull runs (see PullNext).
+    send_fd_ = ::fcntl(stream_.socket().native_handle(), F_DUPFD_CLOEXEC, 0);
+    if (send_fd_ < 0) return failed(std::strerror(errno));
+  }
+  BlockSigpipeInThisThread();
+  off_t offset = static_cast<off_t>(span.offset);
+  size_t left = span.length;
+  while (left > 0) {
+    ssize_t k = ::sendfile(send_fd_, span.fd, &offset, left);
+    if (k > 0) {
+      left -= static_cast<size_t>(k);
+      continue;
+    }
+    if (k == 0) return Status(StatusCode::kDataLoss, "the body's file ended before its length");
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) return failed(std::strerror(errno));
+    struct pollfd p = {.fd = send_fd_, .events = POLLOUT, .revents = 0};
+    int r = ::poll(&p, 1, static_cast<int>(core_.options.write_timeout.count()));
+    if (r == 0) return failed("timed out");
+    if (r < 0 && errno != EINTR) return failed(std::strerror(errno));
+  }
+  return span.length;
+}
+
 void Session::PullNext() {
+  if (file_send_ != FileSend::kNo) {
+    size_t want = static_cast<size_t>(
+        std::min<uint64_t>(std::max(kFileSpanMax, core_.options.stream_chunk), *length_ - sent_));
+    if (want == 0) return OnPulled(size_t{0});
+    return core_.workers->Submit([self = shared_from_this(), want] {
+      Result<size_t> n = Internal("body source threw");
+      try {
+        n = self->SendFileSpan(want);
+      } catch (const std::exception& e) {
+        n = Internal(std::string("body source threw: ") + e.what());
+      }
+      if (!n.ok() && n.status().code() == StatusCode::kUnimplemented &&
+          self->file_send_ == FileSend::kUntried) {
+        self->file_send_ = FileSend::kNo;  // no file behind it: Read() from now on
+        return asio::post(self->stream_.get_executor(), [self] { self->PullNext(); });
+      }
+      self->file_send_ = FileSend::kYes;
+      asio::post(self->stream_.get_executor(),
+                 [self, n = std::move(n)]() mutable { self->OnSent(std::move(n)); });
+    });
+  }
   size_t want = core_.options.stream_chunk;
   if (length_) {
     if (sent_ >= *length_) return OnPulled(size_t{0});
@@ -582,6 +660,15 @@ void Session::OnPulled(Result<size_t> n) {
                     });
 }
 
+// After a span went out by sendfile: the next one, or the end as OnPulled() ends any body.
+void Session::OnSent(Result<size_t> n) {
+  if (closed_) return;
+  if (!n.ok() || *n == 0) return OnPulled(std::move(n));
+  sent_ += *n;
+  core_.bytes_sent.Add(*n);
+  PullNext();
+}
+
 void Session::OnChunkWritten(beast::error_code ec, size_t n) {
   if (ec == http::error::need_buffer) ec = {};
   if (ec) return Close();
@@ -604,6 +691,8 @@ void Session::Finish() {
     core_.active_streams.Add(-1);
   }
   source_.reset();  // no worker holds it now: the last pull has returned
+  if (send_fd_ >= 0) ::close(send_fd_);
+  send_fd_ = -1;
   sr_.reset();
   res_.reset();
   body_.clear();

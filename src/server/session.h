@@ -132,7 +132,12 @@ class Session final : public std::enable_shared_from_this<Session> {
   void ScrubPrivatePaths(Response& r) const;
   void OnHeaderWritten(boost::beast::error_code ec);
   void PullNext();
+  // On the pulling worker: the next span of the body's file (BodySource::NextFileSpan) sent
+  // with sendfile(2) on a duplicate of the socket (poll, write_timeout per wait); the bytes sent,
+  // 0 at the end, or kUnimplemented on the first call when the source has no file.
+  Result<size_t> SendFileSpan(size_t want);
   void OnPulled(Result<size_t> n);
+  void OnSent(Result<size_t> n);
   void OnChunkWritten(boost::beast::error_code ec, size_t n);
   void OnLastWritten(boost::beast::error_code ec);
   void Finish();
@@ -169,6 +174,12 @@ class Session final : public std::enable_shared_from_this<Session> {
   std::string body_;
   std::shared_ptr<BodySource> source_;  // shared: Abort() cancels it while a worker reads
   std::vector<char> chunk_;             // written by the pulling worker, then by the strand
+  // Whether the body goes out by sendfile(2): decided by the first pull (NextFileSpan), then
+  // used by the pulling worker and the strand in turn, like chunk_. send_fd_: the worker's
+  // duplicate of the socket for it (-1 until the first span), closed with the response.
+  enum class FileSend : uint8_t { kUntried, kYes, kNo };
+  FileSend file_send_ = FileSend::kNo;
+  int send_fd_ = -1;
   std::optional<StreamResponse> res_;
   std::optional<Serializer> sr_;
   std::vector<char> drain_;

@@ -45,6 +45,11 @@ bool Store::IsDirectory(std::string_view) { return false; }
 
 std::optional<std::string> Store::LocalPathFor(std::string_view) const { return std::nullopt; }
 
+Result<ObjectInfo> Store::LinkLocalFile(std::string_view key, const std::string& path,
+                                        const WriteOptions&) {
+  return Unimplemented("Publish '" + path + "' as '" + UrlFor(key) + "': the store has no files");
+}
+
 std::vector<Store::FlushFailure> Store::Flush() { return {}; }
 
 std::string_view SkipKindName(SkipKind kind) {

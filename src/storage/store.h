@@ -296,6 +296,14 @@ class Store {
   // The filesystem path of `key` for stores with Capabilities::local_files ("" = the root);
   // nullopt elsewhere (the default) and for keys that are not valid paths.
   virtual std::optional<std::string> LocalPathFor(std::string_view key) const;
+  // Publishes the local file at `path` as `key` without copying its bytes: the file gets the
+  // key's name too (a hard link), the way a Writer's Commit() names its file (metadata, fsync,
+  // link or rename over the key, directory fsync; WriteOptions' metadata, if_none_match and
+  // sync_directory apply). `path` keeps its own name, and nobody may write the file afterwards:
+  // it is the object now. kUnimplemented for stores without local files (the default) and where
+  // the file is on another filesystem or mount (EXDEV): write the bytes with a Writer then.
+  virtual Result<ObjectInfo> LinkLocalFile(std::string_view key, const std::string& path,
+                                           const WriteOptions& options);
   // Publishes what writes with WriteOptions::publish_later left waiting and makes their names
   // durable; returns the writes that failed since the last Flush() (their files never got a
   // name: `key` and the size Commit() reported), and failures of no one write with an empty

@@ -61,6 +61,11 @@ std::optional<std::string> StoreWrapper::LocalPathFor(std::string_view key) cons
   return inner_->LocalPathFor(key);
 }
 
+Result<ObjectInfo> StoreWrapper::LinkLocalFile(std::string_view key, const std::string& path,
+                                               const WriteOptions& options) {
+  return inner_->LinkLocalFile(key, path, options);
+}
+
 std::vector<Store::FlushFailure> StoreWrapper::Flush() { return inner_->Flush(); }
 
 Result<ObjectInfo> StoreWrapper::WriteAll(std::string_view key, std::string_view data,

@@ -6,7 +6,8 @@
 // overrides only what it changes and never falls back silently to Store's generic defaults.
 // One pair goes together: a decorator that changes Read() overrides ReadInto() as
 // `return Store::ReadInto(...)` (the default, built on Read()), or the copy engine's reads of
-// local files, which use ReadInto(), bypass it.
+// local files, which use ReadInto(), bypass it. So does another: a decorator that changes
+// NewWriter() overrides LinkLocalFile() too (a linked file never passes through a Writer).
 // store_wrapper_test checks that each virtual arrives at the wrapped store.
 //
 // Thread-safety: as the wrapped store. Ownership: shares the wrapped store.
@@ -45,6 +46,8 @@ class StoreWrapper : public Store {
   StoreDescription Describe() override;
   bool IsDirectory(std::string_view key) override;
   std::optional<std::string> LocalPathFor(std::string_view key) const override;
+  Result<ObjectInfo> LinkLocalFile(std::string_view key, const std::string& path,
+                                   const WriteOptions& options) override;
   std::vector<FlushFailure> Flush() override;
   Result<ObjectInfo> WriteAll(std::string_view key, std::string_view data,
                               const WriteOptions& options = {}) override;

@@ -63,6 +63,10 @@ class RecordingStore final : public Store {
   Result<ObjectInfo> WriteAll(std::string_view, std::string_view, const WriteOptions&) override {
     return Note("WriteAll", ObjectInfo{});
   }
+  Result<ObjectInfo> LinkLocalFile(std::string_view, const std::string&,
+                                   const WriteOptions&) override {
+    return Note("LinkLocalFile", ObjectInfo{});
+  }
   std::vector<FlushFailure> Flush() override { return Note("Flush", std::vector<FlushFailure>{}); }
 
  private:
@@ -98,12 +102,13 @@ TEST(StoreWrapperTest, ForwardsEveryVirtualToTheWrappedStore) {
   EXPECT_TRUE(w.IsDirectory("d"));
   EXPECT_EQ(w.LocalPathFor("k"), "/root/k");
   EXPECT_TRUE(w.WriteAll("k", "data").ok());
+  EXPECT_TRUE(w.LinkLocalFile("k", "/tmp/f", {}).ok());
   EXPECT_TRUE(w.Flush().empty());
-  EXPECT_THAT(inner->calls,
-              ::testing::UnorderedElementsAre(
-                  "capabilities", "Stat", "Read", "ReadInto", "NewWriter", "List", "Delete",
-                  "DeleteMany", "Copy", "CopyFrom", "NewPartWriter", "AbortPartWrite",
-                  "AbortPartWritesSince", "Describe", "IsDirectory", "WriteAll", "Flush"));
+  EXPECT_THAT(inner->calls, ::testing::UnorderedElementsAre(
+                                "capabilities", "Stat", "Read", "ReadInto", "NewWriter", "List",
+                                "Delete", "DeleteMany", "Copy", "CopyFrom", "NewPartWriter",
+                                "AbortPartWrite", "AbortPartWritesSince", "Describe", "IsDirectory",
+                                "WriteAll", "LinkLocalFile", "Flush"));
 }
 
 TEST(StoreWrapperTest, CopyFromItselfIsACopyInsideTheWrappedStore) {

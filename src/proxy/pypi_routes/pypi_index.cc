@@ -1,5 +1,6 @@
 #include "proxy/pypi_routes/pypi_index.h"
 
+#include <algorithm>
 #include <set>
 
 namespace ferry::proxy {
@@ -23,9 +24,15 @@ Result<std::vector<PypiIndex>> ParsePypiIndexes(const std::vector<std::string>& 
   std::set<std::string> names;
   bool unnamed = false;
   for (const std::string& v : values) {
+    // A space or control character has no place in a URL (and a newline would split the error
+    // line): the value is quoted with them shown as '?'.
+    auto blank = [](char c) { return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f; };
+    std::string shown = v;
+    std::replace_if(shown.begin(), shown.end(), blank, '?');
     auto bad = [&](const std::string& why) {
-      return InvalidArgument("serve: --pypi-upstream '" + v + "': " + why);
+      return InvalidArgument("serve: --pypi-upstream '" + shown + "': " + why);
     };
+    if (shown != v) return bad("a URL has no spaces or control characters");
     PypiIndex index;
     size_t eq = v.find('=');
     size_t scheme = v.find("://");

@@ -37,10 +37,13 @@ TEST(ParsePypiIndexesTest, RefusesBadNamesUrlsAndRepeats) {
                                                            {"a=ftp://x/"},
                                                            {"pypi.org/simple"},
                                                            {"a=https://x/", "a=https://y/"},
-                                                           {"https://x/", "https://y/"}}) {
+                                                           {"https://x/", "https://y/"},
+                                                           {"https://x/simple/\nB=https://y/"},
+                                                           {"a=https://x/ y"}}) {
     auto r = ParsePypiIndexes(values);
     ASSERT_FALSE(r.ok()) << values[0];
     EXPECT_NE(r.status().message().find("--pypi-upstream '"), std::string::npos);
+    EXPECT_EQ(r.status().message().find('\n'), std::string::npos);  // one line
   }
 }
 

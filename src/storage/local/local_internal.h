@@ -52,6 +52,10 @@ Result<struct stat> StampTempFile(int fd, const std::string& path, const WriteOp
 Result<ObjectInfo> NameTempFile(int fd, const std::string& tmp, const std::string& path,
                                 const std::string& dir, const std::string& key,
                                 const WriteOptions& options, const struct stat& st);
+// Store::LinkLocalFile for the local store: `file` published as `key` (at `path`) by a hard
+// link to a temporary name, then PublishTempFile.
+Result<ObjectInfo> LinkLocalFile(const std::string& file, const std::string& key,
+                                 const std::string& path, const WriteOptions& options);
 std::map<std::string, std::string> ReadUserXattrs(const std::string& path);
 
 // Where unfinished listings stopped, so the next page continues the walk instead of walking the

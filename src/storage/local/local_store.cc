@@ -169,6 +169,13 @@ class LocalStore final : public Store {
                                           &publisher_);
   }
 
+  Result<ObjectInfo> LinkLocalFile(std::string_view key, const std::string& file,
+                                   const WriteOptions& options) override {
+    auto path = LocalPath(root_, key);
+    if (!path.ok()) return path.status().WithContext("Write '" + UrlFor(key) + "'");
+    return local_internal::LinkLocalFile(file, std::string(key), *path, options);
+  }
+
   std::vector<FlushFailure> Flush() override { return publisher_.Flush(); }
 
   Result<std::unique_ptr<PartWriter>> NewPartWriter(std::string_view key,

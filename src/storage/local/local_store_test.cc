@@ -1,11 +1,13 @@
 #include "storage/local/local_store.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "storage/memory/memory_store.h"
 #include "storage/testing/store_conformance.h"
 
 namespace ferry::storage {
@@ -82,6 +84,39 @@ TEST_F(LocalStoreTest, AFreshFileIsLinkedToItsNameAndAnExistingOneReplaced) {
   EXPECT_NE(in_the_way.status().message().find("d/sub.bin"), std::string::npos)
       << in_the_way.status().ToString();
   EXPECT_EQ(FilesOnDisk(), std::vector<std::string>{"f.bin"});
+}
+
+TEST_F(LocalStoreTest, ALocalFileIsPublishedByALinkWithoutACopy) {
+  // The proxy's spool file becomes the blob: same inode, both names, the key replaced whole.
+  std::string file = TempRoot() + "/spool-" + std::to_string(getpid());
+  std::ofstream(file) << "spooled bytes";
+  ASSERT_TRUE(store_->WriteAll("blobs/ab/x", "older", {}).ok());
+  auto info = store_->LinkLocalFile("blobs/ab/x", file, {.metadata = {{"ferry-digest", "d"}}});
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->size, 13u);
+  EXPECT_EQ(*store_->ReadAll("blobs/ab/x"), "spooled bytes");
+  EXPECT_EQ(std::filesystem::hard_link_count(file), 2u);
+  EXPECT_EQ(FilesOnDisk(), std::vector<std::string>{"x"});           // no temporary name left
+  ASSERT_TRUE(store_->LinkLocalFile("blobs/new/y", file, {}).ok());  // parents made
+  EXPECT_EQ(*store_->ReadAll("blobs/new/y"), "spooled bytes");
+  // Create-only: an existing key stays.
+  EXPECT_EQ(store_->LinkLocalFile("blobs/ab/x", file, {.if_none_match = true}).status().code(),
+            StatusCode::kAlreadyExists);
+  EXPECT_EQ(store_->LinkLocalFile("blobs/z", root_ + "/missing", {}).status().code(),
+            StatusCode::kNotFound);
+  std::filesystem::remove(file);
+  // Another filesystem (tmpfs) cannot be linked: the caller copies instead.
+  struct stat shm, here;
+  if (::stat("/dev/shm", &shm) == 0 && ::stat(root_.c_str(), &here) == 0 &&
+      shm.st_dev != here.st_dev) {
+    std::string other = "/dev/shm/ferry-link-" + std::to_string(getpid());
+    std::ofstream(other) << "x";
+    EXPECT_EQ(store_->LinkLocalFile("blobs/w", other, {}).status().code(),
+              StatusCode::kUnimplemented);
+    std::filesystem::remove(other);
+  }
+  EXPECT_EQ(MakeMemoryStore()->LinkLocalFile("k", root_ + "/f", {}).status().code(),
+            StatusCode::kUnimplemented);
 }
 
 TEST_F(LocalStoreTest, InProgressPartWriteIsAMarkedTempFileHiddenFromListing) {

@@ -185,6 +185,23 @@ Result<ObjectInfo> NameTempFile(int fd, const std::string& tmp, const std::strin
   return info;
 }
 
+Result<ObjectInfo> LinkLocalFile(const std::string& file, const std::string& key,
+                                 const std::string& path, const WriteOptions& options) {
+  const std::string what = "Publish '" + file + "' as '" + path + "'";
+  const std::string dir = path.substr(0, path.rfind('/'));
+  FERRY_RETURN_IF_ERROR(MakeParents(dir));
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoToStatus(errno, what);
+  std::string tmp = TempPathFor(dir, path.substr(path.rfind('/') + 1));
+  if (::link(file.c_str(), tmp.c_str()) != 0) {
+    int err = errno;
+    ::close(fd);
+    if (err == EXDEV) return Unimplemented(what + ": not on the same filesystem and mount");
+    return ErrnoToStatus(err, what + " (link)");
+  }
+  return PublishTempFile(fd, tmp, path, dir, key, options);
+}
+
 namespace {
 
 // Direct I/O of a long stream (local_store.h): the first kDirectAfter bytes go through the page
