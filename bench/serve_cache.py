@@ -404,9 +404,13 @@ def netns_up(rate):
 
 
 def snapshot(hub, cache_dir):
+    """The npm client's snapshot download: HTTP only (HF_CLIENT_XET=0). The stand-in advertises
+    Xet as the Hub does and its CAS serves nothing, so the baseline straight from it has the
+    client's Xet path off; through ferry the client sees no Xet at all and takes HTTP anyway."""
     start = time.perf_counter()
     p = subprocess.run(["node", str(ROOT / "tests/tools/npm/hf_client.mjs"), "snapshot", hub, "org/tiny-model",
-                        "main", str(cache_dir)], capture_output=True, text=True, timeout=1800)
+                        "main", str(cache_dir)], capture_output=True, text=True, timeout=1800,
+                       env=dict(os.environ, HF_CLIENT_XET="0"))
     secs = time.perf_counter() - start
     if p.returncode != 0:
         raise RuntimeError(f"hf_client snapshot {hub}: {p.stderr[-2000:]}")

@@ -335,6 +335,26 @@ TEST_F(ServerTest, AFileBodyThatEndsEarlyIsTruncatedAndAClientThatLeavesCostsNot
   EXPECT_TRUE(IsPattern(Get(port_, "/file/100000").body, 100000));
 }
 
+TEST_F(ServerTest, ClientsThatStopReadingAFileBodyHoldNoWorker) {
+  // The wait for a full socket buffer is the strand's, not a worker's: eight stuck clients on a
+  // server with four workers leave it answering.
+  ServerOptions o;
+  o.max_workers = 4;
+  StartServer(std::move(o));
+  std::vector<int> stuck;
+  for (int i = 0; i < 8; ++i) {
+    stuck.push_back(Connect(port_));
+    SendAll(stuck.back(),
+            "GET /file/" + std::to_string(kFileSize) + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  }
+  std::this_thread::sleep_for(300ms);
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(Get(port_, "/healthz").status, 200);
+  EXPECT_TRUE(IsPattern(Get(port_, "/file/3000000").body, 3000000));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+  for (int fd : stuck) close(fd);
+}
+
 TEST_F(ServerTest, HeaderAndBodyLimits) {
   ServerOptions o;
   o.body_limit = 1 << 20;

@@ -2,6 +2,7 @@
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 
 #include <fcntl.h>
@@ -94,7 +95,8 @@ Session::Session(tcp::socket socket, ServerCore& core)
       chunk_header_cb_([this](uint64_t size, beast::string_view ext, beast::error_code& ec) {
         OnChunkHeader(size, std::string_view(ext.data(), ext.size()), ec);
       }),
-      core_(core) {
+      core_(core),
+      send_timer_(stream_.get_executor()) {
   beast::error_code ec;
   auto ep = stream_.socket().remote_endpoint(ec);
   peer_ = ec ? "?"
@@ -560,32 +562,58 @@ Result<size_t> Session::SendFileSpan(size_t want) {
   auto failed = [&](std::string_view why) {
     return Status(StatusCode::kUnavailable, "sending the body failed: " + std::string(why));
   };
-  FERRY_ASSIGN_OR_RETURN(BodySource::FileSpan span, source_->NextFileSpan(want));
-  if (span.length == 0) return size_t{0};
-  if (span.length > want) return Internal("body source returned a longer span than asked for");
+  send_blocked_ = false;
+  if (span_.length == 0) {
+    FERRY_ASSIGN_OR_RETURN(span_, source_->NextFileSpan(want));
+    if (span_.length == 0) return size_t{0};
+    if (span_.length > want) {
+      span_ = {};
+      return Internal("body source returned a longer span than asked for");
+    }
+  }
   if (send_fd_ < 0) {
-    // The strand has nothing in flight on the socket while a pull runs (see PullNext).
+    // The strand has nothing in flight on the socket while a pull runs (see PullNext). A
+    // duplicate, so a Close() on the strand cannot hand the number to another file meanwhile.
     send_fd_ = ::fcntl(stream_.socket().native_handle(), F_DUPFD_CLOEXEC, 0);
     if (send_fd_ < 0) return failed(std::strerror(errno));
   }
   BlockSigpipeInThisThread();
-  off_t offset = static_cast<off_t>(span.offset);
-  size_t left = span.length;
-  while (left > 0) {
-    ssize_t k = ::sendfile(send_fd_, span.fd, &offset, left);
+  size_t sent = 0;
+  while (span_.length > 0) {
+    off_t offset = static_cast<off_t>(span_.offset);
+    // Non-blocking (the socket's mode): a full socket buffer hands the wait to the strand,
+    // so a slow client holds no worker.
+    ssize_t k = ::sendfile(send_fd_, span_.fd, &offset, span_.length);
     if (k > 0) {
-      left -= static_cast<size_t>(k);
+      span_.offset += static_cast<uint64_t>(k);
+      span_.length -= static_cast<size_t>(k);
+      sent += static_cast<size_t>(k);
       continue;
     }
     if (k == 0) return Status(StatusCode::kDataLoss, "the body's file ended before its length");
     if (errno == EINTR) continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK) return failed(std::strerror(errno));
-    struct pollfd p = {.fd = send_fd_, .events = POLLOUT, .revents = 0};
-    int r = ::poll(&p, 1, static_cast<int>(core_.options.write_timeout.count()));
-    if (r == 0) return failed("timed out");
-    if (r < 0 && errno != EINTR) return failed(std::strerror(errno));
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      send_blocked_ = true;
+      break;
+    }
+    return failed(std::strerror(errno));
   }
-  return span.length;
+  return sent;
+}
+
+// On the strand: the socket buffer is full; the next span pull once it takes more, or the
+// connection closed after write_timeout.
+void Session::WaitWritable() {
+  send_timer_.expires_after(core_.options.write_timeout);
+  send_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (!ec) self->Close();  // timed out; a cancelled timer is ec == operation_aborted
+  });
+  stream_.socket().async_wait(tcp::socket::wait_write,
+                              [self = shared_from_this()](beast::error_code ec) {
+                                self->send_timer_.cancel();
+                                if (ec || self->closed_) return self->Close();
+                                self->PullNext();
+                              });
 }
 
 void Session::PullNext() {
@@ -663,6 +691,11 @@ void Session::OnPulled(Result<size_t> n) {
 // After a span went out by sendfile: the next one, or the end as OnPulled() ends any body.
 void Session::OnSent(Result<size_t> n) {
   if (closed_) return;
+  if (n.ok() && send_blocked_) {
+    sent_ += *n;
+    core_.bytes_sent.Add(*n);
+    return WaitWritable();
+  }
   if (!n.ok() || *n == 0) return OnPulled(std::move(n));
   sent_ += *n;
   core_.bytes_sent.Add(*n);
@@ -693,6 +726,7 @@ void Session::Finish() {
   source_.reset();  // no worker holds it now: the last pull has returned
   if (send_fd_ >= 0) ::close(send_fd_);
   send_fd_ = -1;
+  span_ = {};
   sr_.reset();
   res_.reset();
   body_.clear();
@@ -728,6 +762,7 @@ void Session::Close() {
     core_.active_streams.Add(-1);
   }
   if (source_) source_->Cancel();
+  send_timer_.cancel();
   beast::error_code ignored;
   stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
   stream_.close();

@@ -22,6 +22,7 @@
 // copy).
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
@@ -132,10 +133,12 @@ class Session final : public std::enable_shared_from_this<Session> {
   void ScrubPrivatePaths(Response& r) const;
   void OnHeaderWritten(boost::beast::error_code ec);
   void PullNext();
-  // On the pulling worker: the next span of the body's file (BodySource::NextFileSpan) sent
-  // with sendfile(2) on a duplicate of the socket (poll, write_timeout per wait); the bytes sent,
-  // 0 at the end, or kUnimplemented on the first call when the source has no file.
+  // On the pulling worker: sends the body's file (BodySource::NextFileSpan) with sendfile(2) on
+  // a duplicate of the socket, until the span is out or the socket buffer is full
+  // (send_blocked_: the strand then waits for it, WaitWritable); the bytes sent, 0 at the end,
+  // or kUnimplemented on the first call when the source has no file.
   Result<size_t> SendFileSpan(size_t want);
+  void WaitWritable();
   void OnPulled(Result<size_t> n);
   void OnSent(Result<size_t> n);
   void OnChunkWritten(boost::beast::error_code ec, size_t n);
@@ -180,6 +183,9 @@ class Session final : public std::enable_shared_from_this<Session> {
   enum class FileSend : uint8_t { kUntried, kYes, kNo };
   FileSend file_send_ = FileSend::kNo;
   int send_fd_ = -1;
+  BodySource::FileSpan span_;             // what is left of the span being sent
+  bool send_blocked_ = false;             // the last SendFileSpan stopped at a full socket buffer
+  boost::asio::steady_timer send_timer_;  // write_timeout while WaitWritable waits
   std::optional<StreamResponse> res_;
   std::optional<Serializer> sr_;
   std::vector<char> drain_;
