@@ -15,7 +15,8 @@ set(FERRY_LAYER_MODULES
     storage storage/memory storage/local storage/remote storage/s3 storage/web storage/testing
     backends server transfer shard mount proxy job cli apps python
     proxy/pypi proxy/upstream proxy/service proxy/hf proxy/pypi_routes proxy/prewarm
-    tracker tracker/memory tracker/sqlite tracker/postgres tracker/testing tracker/artifacts tracker/mlflow
+    tracker tracker/wire tracker/memory tracker/sqlite tracker/postgres tracker/testing tracker/artifacts
+    tracker/mlflow
     sysmetrics tracker/client job/track tracker/retention ui)
 
 set(FERRY_LAYER_ALLOW_base "")
@@ -54,8 +55,10 @@ set(FERRY_LAYER_ALLOW_tracker/memory tracker base)
 set(FERRY_LAYER_ALLOW_tracker/sqlite tracker base)
 set(FERRY_LAYER_ALLOW_tracker/postgres tracker base)
 set(FERRY_LAYER_ALLOW_tracker/testing tracker base)
-set(FERRY_LAYER_ALLOW_tracker/artifacts server storage base)
-set(FERRY_LAYER_ALLOW_tracker/mlflow tracker tracker/artifacts server storage base)
+# MLflow's wire (errors, statuses, JSON), shared by the artifact and tracking APIs.
+set(FERRY_LAYER_ALLOW_tracker/wire server base)
+set(FERRY_LAYER_ALLOW_tracker/artifacts tracker/wire server storage base)
+set(FERRY_LAYER_ALLOW_tracker/mlflow tracker tracker/wire tracker/artifacts server storage base)
 # A client of an MLflow tracking server (ferry run --track): HTTP only, no server code.
 set(FERRY_LAYER_ALLOW_tracker/client http base)
 # Checkpoint retention: decides with tracker/retention_policy.h, deletes through the artifact

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "base/file_span.h"
 #include "base/status.h"
 
 namespace ferry::proxy {
@@ -42,11 +43,6 @@ class BlobReader {
   // with sendfile(2)); length 0 at the end of the range, with Read()'s rule for the last byte.
   // `fd` stays open while the reader lives. kUnimplemented (the default, or after Read() was
   // used) when there is no such file: use Read().
-  struct FileSpan {
-    int fd = -1;
-    uint64_t offset = 0;
-    size_t length = 0;
-  };
   virtual Result<FileSpan> NextFileSpan(size_t n) {
     (void)n;
     return Status(StatusCode::kUnimplemented, "no local file behind this read");

@@ -30,7 +30,7 @@ StoreBlobReader::~StoreBlobReader() {
   if (on_close_) on_close_();
 }
 
-Result<BlobReader::FileSpan> StoreBlobReader::NextFileSpan(size_t n) {
+Result<FileSpan> StoreBlobReader::NextFileSpan(size_t n) {
   if (cancelled_)
     return Status(StatusCode::kCancelled, "Read " + digest_.ToString() + ": cancelled");
   if (fd_ < 0) {
@@ -110,7 +110,7 @@ Result<size_t> InflightBlobReader::Read(char* buf, size_t n) {
   return k;
 }
 
-Result<BlobReader::FileSpan> InflightBlobReader::NextFileSpan(size_t n) {
+Result<FileSpan> InflightBlobReader::NextFileSpan(size_t n) {
   FERRY_ASSIGN_OR_RETURN(uint64_t avail, WaitForBytes(n));
   FileSpan span{blob_->spool_fd(), pos_, static_cast<size_t>(avail)};
   pos_ += avail;

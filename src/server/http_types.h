@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/file_span.h"
 #include "base/status.h"
 
 namespace ferry::server {
@@ -99,12 +100,6 @@ class BodySource {
   // Must be thread-safe. Default: nothing (fine for sources that never block long).
   virtual void Cancel() {}
 
-  // Bytes that lie in a file: `length` bytes of `fd` from `offset`.
-  struct FileSpan {
-    int fd = -1;
-    uint64_t offset = 0;
-    size_t length = 0;
-  };
   // For sources whose bytes are in a file (a cached blob, a spool file being filled): blocks as
   // Read() does, then names where the next up to `n` (> 0) bytes are instead of copying them,
   // and the server sends them with sendfile(2), no copy through user space. `fd` stays open

@@ -52,6 +52,13 @@ Status Router::Add(std::string method, std::string_view pattern, Access access, 
   return Status();
 }
 
+Status Router::AddFallback(std::string_view pattern, Handler handler) {
+  FERRY_RETURN_IF_ERROR(Add("*", pattern, Access::kRead, std::move(handler)));
+  fallbacks_.push_back(std::move(routes_.back()));
+  routes_.pop_back();
+  return Status();
+}
+
 Status Router::AddStreaming(std::string method, std::string_view pattern, Handler handler) {
   FERRY_RETURN_IF_ERROR(Add(std::move(method), pattern, std::move(handler)));
   routes_.back().streaming = true;
@@ -132,7 +139,15 @@ Response Router::Dispatch(Request request) const {
   for (const Route& r : routes_) {
     if (Match(r, request.path, &params)) allowed.insert(r.method);
   }
-  if (allowed.empty()) return ErrorResponse(404, "no route for " + request.path);
+  if (allowed.empty()) {
+    for (const Route& f : fallbacks_) {
+      if (Match(f, request.path, &params)) {
+        request.params = std::move(params);
+        return f.handler(request);
+      }
+    }
+    return ErrorResponse(404, "no route for " + request.path);
+  }
   std::string allow;
   if (allowed.contains("GET")) allowed.insert("HEAD");
   for (const std::string& m : allowed) allow += (allow.empty() ? "" : ", ") + m;

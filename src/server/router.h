@@ -71,10 +71,16 @@ class Router final {
   // 404 or 405 and no handler runs).
   Access AccessFor(std::string_view method, std::string_view path) const;
 
+  // The answer, in any method, for a path that `pattern` matches and no route does (not even in
+  // another method, which stays 405): an API's own "no such endpoint" body under its prefix.
+  // Checked after every route, in the order added; no handler runs for access checks
+  // (AccessFor is kRead).
+  Status AddFallback(std::string_view pattern, Handler handler);
   // True when some route already matches exactly this method and pattern text.
   bool Has(std::string_view method, std::string_view pattern) const;
 
-  // Runs the matching route's handler with Request::params filled in. No path match: 404.
+  // Runs the matching route's handler with Request::params filled in. No path match: the
+  // first matching fallback, else 404.
   // A path match without the method: 405 with Allow. HEAD without a HEAD route runs the GET
   // route (the server then sends the headers only). Handlers' exceptions are not caught here.
   Response Dispatch(Request request) const;
@@ -98,6 +104,7 @@ class Router final {
   static bool Match(const Route& route, std::string_view path,
                     std::vector<std::pair<std::string, std::string>>* params);
   std::vector<Route> routes_;
+  std::vector<Route> fallbacks_;
 };
 
 // The signature of a module's "add my routes" function, once its dependencies are bound.

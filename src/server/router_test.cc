@@ -66,6 +66,22 @@ TEST(RouterTest, WrongMethodIs405WithAllow) {
   EXPECT_EQ(resp.headers.Get("Allow"), "GET, HEAD, PUT");
 }
 
+TEST(RouterTest, AFallbackAnswersPathsNoRouteMatchesInAnyMethod) {
+  Router r;
+  ASSERT_TRUE(r.AddFallback("/api/{rest...}", [](const Request& q) {
+                 return TextResponse(
+                     404, "fallback " + q.method + " " + std::string(q.Param("rest").value_or("")));
+               }).ok());
+  ASSERT_TRUE(r.Add("GET", "/api/known", Echo).ok());  // added after it, still wins
+  EXPECT_EQ(r.Dispatch(Req("GET", "/api/known")).body, "GET /api/known");
+  EXPECT_EQ(r.Dispatch(Req("POST", "/api/known")).status, 405);
+  Response other = r.Dispatch(Req("PATCH", "/api/a/b"));
+  EXPECT_EQ(other.status, 404);
+  EXPECT_EQ(other.body, "fallback PATCH a/b");
+  EXPECT_EQ(r.Dispatch(Req("GET", "/elsewhere")).body, "{\"error\":\"no route for /elsewhere\"}\n");
+  EXPECT_EQ(r.AccessFor("DELETE", "/api/a"), Access::kRead);
+}
+
 TEST(RouterTest, HeadRunsGetUnlessRegistered) {
   Router r;
   ASSERT_TRUE(r.Add("GET", "/g", Echo).ok());

@@ -183,7 +183,7 @@ class Session final : public std::enable_shared_from_this<Session> {
   enum class FileSend : uint8_t { kUntried, kYes, kNo };
   FileSend file_send_ = FileSend::kNo;
   int send_fd_ = -1;
-  BodySource::FileSpan span_;             // what is left of the span being sent
+  FileSpan span_;                         // what is left of the span being sent
   bool send_blocked_ = false;             // the last SendFileSpan stopped at a full socket buffer
   boost::asio::steady_timer send_timer_;  // write_timeout while WaitWritable waits
   std::optional<StreamResponse> res_;

@@ -10,10 +10,7 @@ class BlobReaderBody final : public server::BodySource {
  public:
   explicit BlobReaderBody(std::unique_ptr<BlobReader> reader) : reader_(std::move(reader)) {}
   Result<size_t> Read(char* buf, size_t n) override { return reader_->Read(buf, n); }
-  Result<FileSpan> NextFileSpan(size_t n) override {
-    FERRY_ASSIGN_OR_RETURN(BlobReader::FileSpan span, reader_->NextFileSpan(n));
-    return FileSpan{span.fd, span.offset, span.length};
-  }
+  Result<FileSpan> NextFileSpan(size_t n) override { return reader_->NextFileSpan(n); }
   void Cancel() override { reader_->Cancel(); }
 
  private:

@@ -6,6 +6,7 @@
 #include "base/strings.h"
 #include "tracker/artifacts/artifact_download.h"
 #include "tracker/artifacts/artifact_path.h"
+#include "tracker/wire/mlflow_wire.h"
 
 namespace ferry::tracker::artifacts {
 
@@ -13,30 +14,6 @@ namespace {
 
 using server::Request;
 using server::Response;
-
-std::string_view ErrorCode(int http) {
-  switch (http) {
-    case 400:
-    case 416:
-      return "INVALID_PARAMETER_VALUE";
-    case 404:
-      return "RESOURCE_DOES_NOT_EXIST";
-    case 409:
-      return "RESOURCE_ALREADY_EXISTS";
-    case 412:
-      return "INVALID_STATE";
-    case 401:
-      return "UNAUTHENTICATED";
-    case 403:
-      return "PERMISSION_DENIED";
-    case 503:
-      return "TEMPORARILY_UNAVAILABLE";
-    default:
-      return "INTERNAL_ERROR";
-  }
-}
-
-Response Json(const nlohmann::json& j) { return server::JsonResponse(200, JsonText(j)); }
 
 // The JSON object of a POST body ({} when empty); InvalidArgument otherwise.
 Result<nlohmann::json> Body(const Request& req) {
@@ -93,22 +70,6 @@ Result<std::string> UploadIdFrom(const nlohmann::json& body) {
     return InvalidArgument("'upload_id' is required");
   }
   return body["upload_id"].get<std::string>();
-}
-
-}  // namespace
-
-Response MlflowError(const Status& status) {
-  int http = server::HttpStatusFor(status);
-  nlohmann::json j{{"error_code", ErrorCode(http)}, {"message", status.message()}};
-  return server::JsonResponse(http,
-                              j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-}
-
-namespace {
-
-// The JSON answer of a handler, or its error as MLflow writes errors.
-Response Reply(Result<nlohmann::json> result) {
-  return result.ok() ? Json(*result) : MlflowError(result.status());
 }
 
 Result<nlohmann::json> Upload(const Request& req, ArtifactService& svc) {
@@ -198,42 +159,48 @@ Result<nlohmann::json> MpuAbort(const Request& req, ArtifactService& svc) {
 
 }  // namespace
 
-Response HandleUpload(const Request& req, ArtifactService& svc) { return Reply(Upload(req, svc)); }
-Response HandleList(const Request& req, ArtifactService& svc) { return Reply(List(req, svc)); }
-Response HandleDelete(const Request& req, ArtifactService& svc) { return Reply(Delete(req, svc)); }
+Response HandleUpload(const Request& req, ArtifactService& svc) {
+  return wire::Respond(Upload(req, svc));
+}
+Response HandleList(const Request& req, ArtifactService& svc) {
+  return wire::Respond(List(req, svc));
+}
+Response HandleDelete(const Request& req, ArtifactService& svc) {
+  return wire::Respond(Delete(req, svc));
+}
 Response HandleMpuCreate(const Request& req, ArtifactService& svc) {
-  return Reply(MpuCreate(req, svc));
+  return wire::Respond(MpuCreate(req, svc));
 }
 Response HandleMpuDescribe(const Request& req, ArtifactService& svc) {
-  return Reply(MpuDescribe(req, svc));
+  return wire::Respond(MpuDescribe(req, svc));
 }
 Response HandleMpuComplete(const Request& req, ArtifactService& svc) {
-  return Reply(MpuComplete(req, svc));
+  return wire::Respond(MpuComplete(req, svc));
 }
 Response HandleMpuAbort(const Request& req, ArtifactService& svc) {
-  return Reply(MpuAbort(req, svc));
+  return wire::Respond(MpuAbort(req, svc));
 }
 
 Response HandleDownload(const Request& req, ArtifactService& svc) {
   auto path = PathParam(req);
-  if (!path.ok()) return MlflowError(path.status());
+  if (!path.ok()) return wire::Error(path.status());
   Response r = ServeObject(svc.repo.shared_store(), JoinKey(svc.repo.root_key(), *path), req);
-  if (r.status == 404) return MlflowError(NotFound("artifact '" + *path + "' does not exist"));
+  if (r.status == 404) return wire::Error(NotFound("artifact '" + *path + "' does not exist"));
   return r;
 }
 
 Response HandleMpuPart(const Request& req, ArtifactService& svc) {
   auto number = ParseUint64(req.Param("part_number").value_or(""));
   if (!number || *number < 1 || *number > static_cast<uint64_t>(kMaxParts)) {
-    return MlflowError(InvalidArgument("the part number must be 1.." + std::to_string(kMaxParts)));
+    return wire::Error(InvalidArgument("the part number must be 1.." + std::to_string(kMaxParts)));
   }
-  if (!req.body_stream) return MlflowError(Internal("part route without a streaming body"));
+  if (!req.body_stream) return wire::Error(Internal("part route without a streaming body"));
   auto checks = ChecksFromHeaders(req);
-  if (!checks.ok()) return MlflowError(checks.status());
+  if (!checks.ok()) return wire::Error(checks.status());
   auto part = svc.uploads.WritePart(req.Param("upload_id").value_or(""), static_cast<int>(*number),
                                     *req.body_stream, *checks);
-  if (!part.ok()) return MlflowError(part.status());
-  Response r = Json(
+  if (!part.ok()) return wire::Error(part.status());
+  Response r = wire::OkJson(
       nlohmann::json{{"part_number", part->number}, {"size", part->size}, {"etag", part->etag}});
   r.headers.Set("ETag", "\"" + part->etag + "\"");
   return r;

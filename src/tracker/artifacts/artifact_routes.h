@@ -56,9 +56,6 @@ server::Response HandleMpuDescribe(const server::Request& req, ArtifactService& 
 server::Response HandleMpuComplete(const server::Request& req, ArtifactService& svc);
 server::Response HandleMpuAbort(const server::Request& req, ArtifactService& svc);
 
-// {"error_code": "INVALID_PARAMETER_VALUE" (and so on), "message": ...}.
-server::Response MlflowError(const Status& status);
-
 // Adds the routes above for `svc`, which the registrar keeps alive.
 server::RouteRegistrar ArtifactRoutes(std::shared_ptr<ArtifactService> svc);
 // Artifacts below `root_key` of `store` (e.g. "tracker/artifacts" of ferry serve's --data).

@@ -15,7 +15,7 @@ TEST_F(MlflowHandlersTest, CreateAndGetExperiment) {
   EXPECT_EQ(e["experiment_id"], id);
   EXPECT_EQ(e["artifact_location"], "mlflow-artifacts:/" + id);
   EXPECT_EQ(e["lifecycle_stage"], "active");
-  EXPECT_TRUE(e["creation_time"].is_string());  // int64 as a string
+  EXPECT_TRUE(e["creation_time"].is_number_integer());  // int64 as a number, as MLflow sends it
   Answer by_name = Get("experiments/get-by-name", {{"experiment_name", "exp-a"}});
   EXPECT_EQ(by_name.body["experiment"]["experiment_id"], id);
   Answer dflt = Get("experiments/get", {{"experiment_id", "0"}});
@@ -34,6 +34,18 @@ TEST_F(MlflowHandlersTest, ErrorsAreMlflowBodies) {
   ExpectError(Post("experiments/create", json::object()), 400, "INVALID_PARAMETER_VALUE", "'name'");
   ExpectError(Post("experiments/create", {{"name", json::array({"x"})}}), 400,
               "INVALID_PARAMETER_VALUE", "parameter 'name'");
+}
+
+TEST_F(MlflowHandlersTest, UnknownEndpointsAreEndpointNotFoundAsMlflowAnswersThem) {
+  // MLflow 3 clients ask logged-models/search (and registries ask registered-models/...): MLflow's
+  // own answer to an endpoint it lacks, which clients know, not a bare 404.
+  ExpectError(Post("logged-models/search", json::object()), 404, "ENDPOINT_NOT_FOUND",
+              "POST /api/2.0/mlflow/logged-models/search");
+  ExpectError(Call("GET", "/ajax-api/2.0/mlflow/registered-models/get", ""), 404,
+              "ENDPOINT_NOT_FOUND", "registered-models/get");
+  ExpectError(Call("DELETE", "/api/3.0/mlflow/traces", ""), 404, "ENDPOINT_NOT_FOUND", "traces");
+  // The routes that exist still win.
+  EXPECT_EQ(Get("experiments/search", {{"max_results", "5"}}).status, 200);
 }
 
 TEST_F(MlflowHandlersTest, MalformedJsonIsBadRequestOnOneLine) {

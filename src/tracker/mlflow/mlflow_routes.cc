@@ -65,7 +65,7 @@ server::Handler Bind(Response (*handle)(const Request&, MlflowDeps&),
     try {
       return handle(r, *deps);
     } catch (const std::exception& e) {
-      return MlflowError(500, "INTERNAL_ERROR", std::string("internal error: ") + e.what());
+      return wire::Error(500, "INTERNAL_ERROR", std::string("internal error: ") + e.what());
     }
   };
 }
@@ -89,6 +89,19 @@ server::RouteRegistrar MlflowRoutes(std::shared_ptr<TrackerStore> store, MlflowO
     // MLflow 3 clients ask /api/3.0/mlflow/server-info.
     for (const char* path : {"/api/3.0/mlflow/server-info", "/ajax-api/3.0/mlflow/server-info"}) {
       FERRY_RETURN_IF_ERROR(router.Add("GET", path, Bind(&HandleServerInfo, deps)));
+    }
+    // Anything else under MLflow's prefixes is answered as MLflow's server answers an endpoint
+    // it does not have (404 ENDPOINT_NOT_FOUND), which clients recognise; a known path in
+    // another method stays 405.
+    for (const char* prefix : {"/api/2.0/mlflow/", "/ajax-api/2.0/mlflow/", "/api/3.0/mlflow/",
+                               "/ajax-api/3.0/mlflow/"}) {
+      FERRY_RETURN_IF_ERROR(
+          router.AddFallback(std::string(prefix) + "{rest...}", [](const Request& r) {
+            return wire::Error(404, "ENDPOINT_NOT_FOUND",
+                               "no MLflow endpoint " + r.method + " " + r.path +
+                                   " in this server (Ferry serves the ones docs/semantics/"
+                                   "mlflow.md lists)");
+          }));
     }
     return Status();
   };

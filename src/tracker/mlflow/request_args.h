@@ -16,6 +16,7 @@
 
 #include "base/status.h"
 #include "server/http_types.h"
+#include "tracker/wire/mlflow_wire.h"
 
 namespace ferry::tracker::mlflow {
 
@@ -71,9 +72,9 @@ Result<std::optional<double>> ObjectDouble(const nlohmann::json& object, std::st
 // costs one pass over its bytes and no allocation.
 bool JsonDepthExceeds(std::string_view text, int max_depth);
 
-// The text RequestArgs::From puts at the start of the message of an unparseable body; the error
-// mapper answers those with BAD_REQUEST instead of INVALID_PARAMETER_VALUE.
-inline constexpr std::string_view kMalformedBody = "malformed JSON body";
+// RequestArgs::From starts the message of an unparseable body with wire::kMalformedBody
+// (answered BAD_REQUEST instead of INVALID_PARAMETER_VALUE).
+using wire::kMalformedBody;
 // The longest string argument (a filter, a name, a location) any request may carry; fields
 // with a limit of their own (names, tag and param values: validation.h) are held to that.
 inline constexpr size_t kMaxArgumentLength = 64 * 1024;

@@ -16,11 +16,11 @@ TEST_F(MlflowHandlersTest, RunLifecycleWithEnumsAsNamesOrNumbers) {
   EXPECT_EQ(got.body["run"]["info"]["run_uuid"], run);
   EXPECT_EQ(got.body["run"]["info"]["artifact_uri"],
             "mlflow-artifacts:/" + exp + "/" + run + "/artifacts");
-  EXPECT_EQ(got.body["run"]["info"]["start_time"], "1000");
+  EXPECT_EQ(got.body["run"]["info"]["start_time"], 1000);  // int64 as a JSON number
   Answer up = Post("runs/update", {{"run_uuid", run}, {"status", "FINISHED"}, {"end_time", 2000}});
   ASSERT_EQ(up.status, 200) << up.raw;
   EXPECT_EQ(up.body["run_info"]["status"], "FINISHED");
-  EXPECT_EQ(up.body["run_info"]["end_time"], "2000");
+  EXPECT_EQ(up.body["run_info"]["end_time"], 2000);
   up = Post("runs/update", {{"run_id", run}, {"status", 4}});
   EXPECT_EQ(up.body["run_info"]["status"], "FAILED");
   ExpectError(Post("runs/update", {{"run_id", run}, {"status", "DONE"}}), 400,
@@ -51,15 +51,15 @@ TEST_F(MlflowHandlersTest, LogBatchAndExactHistory) {
   for (int i = 0; i < 1000; ++i) {
     const json& m = h.body["metrics"][i];
     EXPECT_EQ(m["value"].get<double>(), 1.0 / (i + 1));
-    EXPECT_EQ(m["step"], std::to_string(i));
-    EXPECT_EQ(m["timestamp"], std::to_string(5000 + i));
+    EXPECT_EQ(m["step"], i);
+    EXPECT_EQ(m["timestamp"], 5000 + i);
   }
   Answer paged =
       Get("metrics/get-history", {{"run_id", run}, {"metric_key", "loss"}, {"max_results", "300"}});
   ASSERT_EQ(paged.body["metrics"].size(), 300u);
   EXPECT_FALSE(paged.body.value("next_page_token", "").empty());
   Answer got = Get("runs/get", {{"run_id", run}});
-  EXPECT_EQ(got.body["run"]["data"]["metrics"][0]["step"], "999");
+  EXPECT_EQ(got.body["run"]["data"]["metrics"][0]["step"], 999);
 }
 
 TEST_F(MlflowHandlersTest, LogBatchLimits) {
@@ -188,7 +188,7 @@ TEST_F(MlflowHandlersTest, BulkIntervalTakesRepeatedRunIds) {
   ASSERT_EQ(a.status, 200) << a.raw;
   ASSERT_EQ(a.body["metrics"].size(), 22u) << a.raw;
   EXPECT_EQ(a.body["metrics"][0]["run_id"], r1);
-  EXPECT_EQ(a.body["metrics"][0]["step"], "10");
+  EXPECT_EQ(a.body["metrics"][0]["step"], 10);
   EXPECT_EQ(a.body["metrics"][21]["run_id"], r2);
   ExpectError(Get("metrics/get-history-bulk-interval", {{"metric_key", "loss"}}), 400,
               "INVALID_PARAMETER_VALUE", "run_ids");
