@@ -29,9 +29,11 @@
 namespace ferry::tracker {
 
 enum class SearchEntity { kMetric, kParam, kTag, kAttribute };
-// What a filter is about: runs, or experiments (experiments/search: attributes name,
-// creation_time, last_update_time and tags only).
-enum class SearchTarget { kRuns, kExperiments };
+// What a filter is about: runs, experiments (experiments/search: attributes name,
+// creation_time, last_update_time and tags only) or MLflow 3's logged models (attributes name,
+// model_id, model_type, status, source_run_id, experiment_id, creation_timestamp,
+// last_updated_timestamp; params and tags; metrics are refused by tracker/logged_models.h).
+enum class SearchTarget { kRuns, kExperiments, kLoggedModels };
 enum class SearchOp { kEq, kNe, kLt, kLe, kGt, kGe, kLike, kILike, kIn, kNotIn, kIsNull, kNotNull };
 
 // One parsed clause of a filter.
@@ -62,7 +64,7 @@ bool MatchesFilter(const Run& run, const std::vector<SearchClause>& clauses);
 // `text`, whichever the clause compares). For matching things other than runs.
 bool ClauseHolds(const SearchClause& c, bool present, double number, std::string_view text);
 // True for the attributes compared as numbers (start_time, end_time, creation_time,
-// last_update_time).
+// last_update_time, creation_timestamp, last_updated_timestamp).
 bool IsNumericAttribute(std::string_view key);
 
 // A run's value for (entity, key), as filters and orders see it: metrics (the latest value) and

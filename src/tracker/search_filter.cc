@@ -24,6 +24,15 @@ std::optional<std::string> CanonicalAttribute(std::string_view key, SearchTarget
     }
     return std::nullopt;
   }
+  if (target == SearchTarget::kLoggedModels) {
+    if (k == "creation_time") return "creation_timestamp";
+    if (k == "last_updated_time") return "last_updated_timestamp";
+    for (const char* a : {"name", "model_id", "model_type", "status", "source_run_id",
+                          "experiment_id", "creation_timestamp", "last_updated_timestamp"}) {
+      if (k == a) return k;
+    }
+    return std::nullopt;
+  }
   if (k == "created") return "start_time";
   for (const char* a :
        {"run_id", "run_name", "status", "user_id", "artifact_uri", "start_time", "end_time"}) {
@@ -162,11 +171,13 @@ Status ParseIdent(Scanner& sc, SearchTarget target, SearchClause* clause) {
   if (clause->entity == SearchEntity::kAttribute) {
     auto canonical = CanonicalAttribute(key, target);
     if (!canonical) {
-      return sc.Error("unknown attribute '" + key + "' (expected " +
-                      (experiments ? "name, creation_time or last_update_time"
-                                   : "run_id, run_name, status, user_id, artifact_uri, "
-                                     "start_time or end_time") +
-                      ")");
+      const char* expected =
+          experiments ? "name, creation_time or last_update_time"
+          : target == SearchTarget::kLoggedModels
+              ? "name, model_id, model_type, status, source_run_id, experiment_id, "
+                "creation_timestamp or last_updated_timestamp"
+              : "run_id, run_name, status, user_id, artifact_uri, start_time or end_time";
+      return sc.Error("unknown attribute '" + key + "' (expected " + expected + ")");
     }
     key = *canonical;
   }

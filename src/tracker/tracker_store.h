@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "tracker/doc_txn.h"
 #include "tracker/model.h"
 
 namespace ferry::tracker {
@@ -116,6 +117,11 @@ class TrackerStore {
   virtual Result<std::vector<SampledPoint>> GetMetricHistoryBulkInterval(
       const std::vector<std::string>& run_ids, const std::string& key,
       std::optional<int64_t> start_step, std::optional<int64_t> end_step, int max_results) = 0;
+
+  // Runs `body` in one transaction over the store's documents (tracker/doc_txn.h: MLflow 3's
+  // logged models, run inputs and outputs, the Model Registry); commits when it returns OK,
+  // rolls back otherwise and returns its error. kRead bodies may not Put or Delete.
+  virtual Status Transact(TxnMode mode, const DocBody& body) = 0;
 };
 
 }  // namespace ferry::tracker

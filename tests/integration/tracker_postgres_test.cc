@@ -97,6 +97,37 @@ TEST(TrackerPostgresStoreTest, ReplicasStartingAtOnceCreateTheSchemaOnce) {
   EXPECT_EQ(e->name, "Default");
 }
 
+// A schema written by the ferry before documents (version 1: no `docs` table) is migrated when
+// opened, keeping its runs.
+TEST(TrackerPostgresStoreTest, ASchemaOneDatabaseIsMigratedKeepingEverything) {
+  std::string schema = NewSchema();
+  std::string run_id;
+  {
+    auto store = OpenSchema(schema);
+    ASSERT_NE(store, nullptr);
+    auto run = store->CreateRun({.experiment_id = "0", .artifact_root = "s3://b"});
+    run_id = run->run_id;
+    ASSERT_TRUE(store->LogBatch(run_id, {{"m", 1.5, 7, 3}}, {{"p", "1"}}, {}).ok());
+  }
+  {
+    auto c = postgres::Connection::Open(PgUrl(), "test", schema);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    ASSERT_TRUE((*c)->Exec("downgrade", "DROP TABLE docs").ok());
+    ASSERT_TRUE((*c)->Exec("downgrade", "UPDATE schema_version SET version = 1").ok());
+  }
+  auto store = OpenSchema(schema);
+  ASSERT_NE(store, nullptr);
+  EXPECT_THAT(store->GetRun(run_id)->latest_metrics,
+              ::testing::ElementsAre(MetricPoint{"m", 1.5, 7, 3}));
+  EXPECT_TRUE(
+      store->Transact(TxnMode::kWrite, [](DocTxn& t) { return t.Put("k", "a", "1"); }).ok());
+  auto c = postgres::Connection::Open(PgUrl(), "test", schema);
+  ASSERT_TRUE(c.ok());
+  auto v = (*c)->Exec("version", "SELECT version FROM schema_version");
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->Int(0, 0), 2);
+}
+
 TEST(TrackerPostgresStoreTest, RefusesANewerSchemaVersion) {
   std::string schema = NewSchema();
   ASSERT_NE(OpenSchema(schema), nullptr);

@@ -53,6 +53,66 @@ bool InView(LifecycleStage stage, ViewType view) {
          (view == ViewType::kActiveOnly) == (stage == LifecycleStage::kActive);
 }
 
+using DocMap = std::map<std::pair<std::string, std::string>, std::string, std::less<>>;
+
+// A transaction over a DocMap: writes go to an overlay (nullopt: deleted) applied at commit, so
+// a body that fails leaves the map as it was.
+class MemoryDocTxn final : public DocTxn {
+ public:
+  MemoryDocTxn(const DocMap& docs, bool writable) : docs_(docs), writable_(writable) {}
+
+  Result<std::optional<std::string>> Get(std::string_view kind, std::string_view key) override {
+    auto k = std::make_pair(std::string(kind), std::string(key));
+    if (auto it = overlay_.find(k); it != overlay_.end()) return it->second;
+    if (auto it = docs_.find(k); it != docs_.end()) return std::optional<std::string>(it->second);
+    return std::optional<std::string>();
+  }
+  Status Put(std::string_view kind, std::string_view key, std::string_view doc) override {
+    if (!writable_) return Precondition("Put in a read transaction");
+    overlay_[{std::string(kind), std::string(key)}] = std::string(doc);
+    return Status();
+  }
+  Status Delete(std::string_view kind, std::string_view key) override {
+    if (!writable_) return Precondition("Delete in a read transaction");
+    overlay_[{std::string(kind), std::string(key)}] = std::nullopt;
+    return Status();
+  }
+  Result<std::vector<std::pair<std::string, std::string>>> Scan(
+      std::string_view kind, std::string_view key_prefix) override {
+    std::map<std::string, std::string> merged;
+    auto in = [&](const std::pair<std::string, std::string>& k) {
+      return k.first == kind && k.second.starts_with(key_prefix);
+    };
+    for (auto it = docs_.lower_bound(std::make_pair(std::string(kind), std::string(key_prefix)));
+         it != docs_.end() && in(it->first); ++it) {
+      merged[it->first.second] = it->second;
+    }
+    for (const auto& [k, v] : overlay_) {
+      if (!in(k)) continue;
+      if (v) {
+        merged[k.second] = *v;
+      } else {
+        merged.erase(k.second);
+      }
+    }
+    return std::vector<std::pair<std::string, std::string>>(merged.begin(), merged.end());
+  }
+  void ApplyTo(DocMap& docs) {
+    for (auto& [k, v] : overlay_) {
+      if (v) {
+        docs[k] = std::move(*v);
+      } else {
+        docs.erase(k);
+      }
+    }
+  }
+
+ private:
+  const DocMap& docs_;
+  const bool writable_;
+  std::map<std::pair<std::string, std::string>, std::optional<std::string>> overlay_;
+};
+
 class MemoryTrackerStore final : public TrackerStore {
  public:
   MemoryTrackerStore() : rng_(std::random_device{}()) {
@@ -387,6 +447,16 @@ class MemoryTrackerStore final : public TrackerStore {
     return out;
   }
 
+  Status Transact(TxnMode mode, const DocBody& body) override {
+    MutexLock lock(docs_mu_);
+    MemoryDocTxn txn(docs_, mode == TxnMode::kWrite);
+    FERRY_RETURN_IF_ERROR(body(txn));
+    txn.ApplyTo(docs_);
+    return Status();
+  }
+
+  Mutex docs_mu_;
+  DocMap docs_ GUARDED_BY(docs_mu_);
   Mutex mu_;
   std::map<int64_t, ExperimentData> experiments_ GUARDED_BY(mu_);
   int64_t next_experiment_id_ GUARDED_BY(mu_) = 1;

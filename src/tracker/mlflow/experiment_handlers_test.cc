@@ -37,10 +37,9 @@ TEST_F(MlflowHandlersTest, ErrorsAreMlflowBodies) {
 }
 
 TEST_F(MlflowHandlersTest, UnknownEndpointsAreEndpointNotFoundAsMlflowAnswersThem) {
-  // MLflow 3 clients ask logged-models/search (and registries ask registered-models/...): MLflow's
-  // own answer to an endpoint it lacks, which clients know, not a bare 404.
-  ExpectError(Post("logged-models/search", json::object()), 404, "ENDPOINT_NOT_FOUND",
-              "POST /api/2.0/mlflow/logged-models/search");
+  // MLflow's own answer to an endpoint it lacks, which clients know, not a bare 404.
+  ExpectError(Post("logged-models/nonsense/deeper/path", json::object()), 404, "ENDPOINT_NOT_FOUND",
+              "POST /api/2.0/mlflow/logged-models/nonsense/deeper/path");
   ExpectError(Call("GET", "/ajax-api/2.0/mlflow/registered-models/get", ""), 404,
               "ENDPOINT_NOT_FOUND", "registered-models/get");
   ExpectError(Call("DELETE", "/api/3.0/mlflow/traces", ""), 404, "ENDPOINT_NOT_FOUND", "traces");

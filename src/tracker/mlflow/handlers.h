@@ -53,4 +53,15 @@ Response HandleGetMetricHistory(const Request& r, MlflowDeps& d);
 Response HandleGetMetricHistoryBulkInterval(const Request& r, MlflowDeps& d);
 Response HandleServerInfo(const Request& r, MlflowDeps& d);
 
+Response HandleCreateLoggedModel(const Request& r, MlflowDeps& d);
+Response HandleGetLoggedModel(const Request& r, MlflowDeps& d);
+Response HandleFinalizeLoggedModel(const Request& r, MlflowDeps& d);
+Response HandleDeleteLoggedModel(const Request& r, MlflowDeps& d);
+Response HandleSetLoggedModelTags(const Request& r, MlflowDeps& d);
+Response HandleDeleteLoggedModelTag(const Request& r, MlflowDeps& d);
+Response HandleLogLoggedModelParams(const Request& r, MlflowDeps& d);
+Response HandleSearchLoggedModels(const Request& r, MlflowDeps& d);
+Response HandleLogInputs(const Request& r, MlflowDeps& d);
+Response HandleLogOutputs(const Request& r, MlflowDeps& d);
+
 }  // namespace ferry::tracker::mlflow

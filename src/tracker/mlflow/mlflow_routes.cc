@@ -47,6 +47,17 @@ constexpr Route kRoutes[] = {
     {"GET", "metrics/get-history", &HandleGetMetricHistory},
     {"GET", "metrics/get-history-bulk-interval", &HandleGetMetricHistoryBulkInterval},
     {"GET", "server-info", &HandleServerInfo},
+    // MLflow 3: logged models, a run's inputs and outputs (model_handlers.cc).
+    {"POST", "runs/log-inputs", &HandleLogInputs},
+    {"POST", "runs/outputs", &HandleLogOutputs},
+    {"POST", "logged-models/search", &HandleSearchLoggedModels, true},
+    {"POST", "logged-models", &HandleCreateLoggedModel},
+    {"GET", "logged-models/{model_id}", &HandleGetLoggedModel},
+    {"PATCH", "logged-models/{model_id}", &HandleFinalizeLoggedModel},
+    {"DELETE", "logged-models/{model_id}", &HandleDeleteLoggedModel},
+    {"PATCH", "logged-models/{model_id}/tags", &HandleSetLoggedModelTags},
+    {"DELETE", "logged-models/{model_id}/tags/{tag_key...}", &HandleDeleteLoggedModelTag},
+    {"POST", "logged-models/{model_id}/params", &HandleLogLoggedModelParams},
 };
 
 constexpr const char* kPrefixes[] = {"/api/2.0/mlflow/", "/ajax-api/2.0/mlflow/"};

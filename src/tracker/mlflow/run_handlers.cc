@@ -70,7 +70,8 @@ Result<json> GetRun(const Request& r, MlflowDeps& d) {
   FERRY_ASSIGN_OR_RETURN(auto args, RequestArgs::From(r));
   FERRY_ASSIGN_OR_RETURN(std::string id, args.RunId());
   FERRY_ASSIGN_OR_RETURN(Run run, ForRun(id, d.store->GetRun(id)));
-  return json{{"run", RunJson(run)}};
+  FERRY_ASSIGN_OR_RETURN(auto io, GetRunIo(*d.store, {id}));
+  return json{{"run", RunJson(run, &io[id])}};
 }
 
 Result<json> SearchRunsJson(const Request& r, MlflowDeps& d) {
@@ -108,7 +109,10 @@ Result<json> SearchRunsJson(const Request& r, MlflowDeps& d) {
   if (!scan.experiment_ids.empty()) {
     FERRY_ASSIGN_OR_RETURN(auto candidates, d.store->ScanRuns(scan));
     FERRY_ASSIGN_OR_RETURN(auto page, SearchRuns(std::move(candidates), search));
-    for (const auto& run : page.items) runs.push_back(RunJson(run));
+    std::vector<std::string> ids;
+    for (const auto& run : page.items) ids.push_back(run.info.run_id);
+    FERRY_ASSIGN_OR_RETURN(auto io, GetRunIo(*d.store, ids));
+    for (const auto& run : page.items) runs.push_back(RunJson(run, &io[run.info.run_id]));
     if (!page.next_page_token.empty()) {
       return json{{"runs", runs}, {"next_page_token", page.next_page_token}};
     }

@@ -46,13 +46,33 @@ json MetricJson(const MetricPoint& m) {
           {"step", Int64Json(m.step)}};
 }
 
-json RunJson(const Run& run) {
+json RunJson(const Run& run, const RunIo* io) {
   json metrics = json::array();
   for (const auto& m : run.latest_metrics) metrics.push_back(MetricJson(m));
-  return {{"info", RunInfoJson(run.info)},
-          {"data",
-           {{"metrics", metrics}, {"params", TagsJson(run.params)}, {"tags", TagsJson(run.tags)}}},
-          {"inputs", json::object()}};
+  json out = {
+      {"info", RunInfoJson(run.info)},
+      {"data",
+       {{"metrics", metrics}, {"params", TagsJson(run.params)}, {"tags", TagsJson(run.tags)}}},
+      {"inputs", io ? io->inputs : json::object()}};
+  if (io && !io->outputs.empty()) out["outputs"] = io->outputs;
+  return out;
+}
+
+json LoggedModelJson(const LoggedModel& m) {
+  json info = {{"model_id", m.model_id},
+               {"experiment_id", m.experiment_id},
+               {"name", m.name},
+               {"creation_timestamp_ms", Int64Json(m.creation_ms)},
+               {"last_updated_timestamp_ms", Int64Json(m.updated_ms)},
+               {"artifact_uri", m.artifact_uri},
+               {"status", LoggedModelStatusName(m.status)}};
+  if (!m.model_type.empty()) info["model_type"] = m.model_type;
+  if (!m.source_run_id.empty()) info["source_run_id"] = m.source_run_id;
+  if (!m.status_message.empty()) info["status_message"] = m.status_message;
+  if (!m.tags.empty()) info["tags"] = TagsJson(m.tags);
+  json data = json::object();
+  if (!m.params.empty()) data["params"] = TagsJson(m.params);
+  return {{"info", info}, {"data", data}};
 }
 
 json SampledPointJson(const SampledPoint& p) {

@@ -10,7 +10,9 @@
 
 #include "base/status.h"
 #include "server/http_types.h"
+#include "tracker/logged_models.h"
 #include "tracker/model.h"
+#include "tracker/run_io.h"
 #include "tracker/wire/mlflow_wire.h"
 
 namespace ferry::tracker::mlflow {
@@ -22,7 +24,12 @@ using wire::Respond;
 nlohmann::json TagsJson(const std::vector<Tag>& tags);
 nlohmann::json ExperimentJson(const Experiment& e);
 nlohmann::json RunInfoJson(const RunInfo& info);
-nlohmann::json RunJson(const Run& run);
+// `io`: the run's inputs and outputs (tracker/run_io.h); null answers none.
+nlohmann::json RunJson(const Run& run, const RunIo* io = nullptr);
+// {"info": {model_id, experiment_id, name, creation_timestamp_ms, last_updated_timestamp_ms,
+// artifact_uri, status, model_type?, source_run_id?, status_message?, tags?},
+// "data": {"params"?}} as MLflow 3 writes a LoggedModel (empty fields omitted).
+nlohmann::json LoggedModelJson(const LoggedModel& m);
 nlohmann::json MetricJson(const MetricPoint& m);
 nlohmann::json SampledPointJson(const SampledPoint& p);
 

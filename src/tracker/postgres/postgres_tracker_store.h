@@ -76,6 +76,7 @@ class PostgresTrackerStore final : public TrackerStore {
   Result<std::vector<SampledPoint>> GetMetricHistoryBulkInterval(
       const std::vector<std::string>& run_ids, const std::string& key,
       std::optional<int64_t> start_step, std::optional<int64_t> end_step, int max_results) override;
+  Status Transact(TxnMode mode, const DocBody& body) override;
 
   // The URL as messages show it (no password).
   const std::string& display() const { return display_; }

@@ -58,6 +58,13 @@ CREATE TABLE summaries (
   max_step BIGINT NOT NULL, max_ts BIGINT NOT NULL, max_value BIGINT NOT NULL,
   PRIMARY KEY (run_pk, key_id, level, bucket));
 )sql",
+    // 1 -> 2: documents (tracker/doc_txn.h): MLflow 3's logged models, run inputs and outputs,
+    // the Model Registry. Keys compare as bytes.
+    R"sql(
+CREATE TABLE docs (
+  kind TEXT NOT NULL, key TEXT COLLATE "C" NOT NULL, doc TEXT NOT NULL,
+  PRIMARY KEY (kind, key));
+)sql",
 };
 
 }  // namespace

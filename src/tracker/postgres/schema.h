@@ -17,7 +17,7 @@
 
 namespace ferry::tracker::postgres {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 // Brings schema `schema` ("" = the connection's default, normally "public") up to
 // kSchemaVersion, creating it when absent. `display` names the database in messages.

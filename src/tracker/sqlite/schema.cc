@@ -57,6 +57,13 @@ CREATE TABLE summaries (
   max_step INTEGER NOT NULL, max_ts INTEGER NOT NULL, max_value INTEGER NOT NULL,
   PRIMARY KEY (run_pk, key_id, level, bucket)) WITHOUT ROWID;
 )sql",
+    // 1 -> 2: documents (tracker/doc_txn.h): MLflow 3's logged models, run inputs and outputs,
+    // the Model Registry. Keys compare as bytes.
+    R"sql(
+CREATE TABLE docs (
+  kind TEXT NOT NULL, key TEXT NOT NULL, doc TEXT NOT NULL,
+  PRIMARY KEY (kind, key)) WITHOUT ROWID;
+)sql",
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 // order (value as rules::OrderedBits), so a retried point is a primary-key hit. summaries holds
 // per (run, key, level, bucket) the count and the first/last/min/max points at the widths of
 // sampling::kLevelWidths, kept up to date by LogBatch; latest_metrics holds each key's latest.
+// docs (version 2) holds the documents of tracker/doc_txn.h by (kind, key).
 
 #include <string>
 
@@ -16,7 +17,7 @@
 
 namespace ferry::tracker::sqlite {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 // Brings the database up to kSchemaVersion (creating it when empty). `path` is for messages.
 Status Migrate(Connection& db, const std::string& path);

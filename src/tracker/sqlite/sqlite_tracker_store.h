@@ -75,6 +75,7 @@ class SqliteTrackerStore final : public TrackerStore {
   Result<std::vector<SampledPoint>> GetMetricHistoryBulkInterval(
       const std::vector<std::string>& run_ids, const std::string& key,
       std::optional<int64_t> start_step, std::optional<int64_t> end_step, int max_results) override;
+  Status Transact(TxnMode mode, const DocBody& body) override;
 
  private:
   // A pooled read connection, handed back when dropped.

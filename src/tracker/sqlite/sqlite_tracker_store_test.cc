@@ -60,6 +60,40 @@ TEST(TrackerSqliteStoreTest, ReopenedStoreKeepsEverything) {
   EXPECT_EQ(*(*store)->CreateExperiment("next", "", {}), std::to_string(std::stoll(exp_id) + 1));
 }
 
+// A database written by the ferry before documents (schema 1: no `docs` table) is migrated in
+// place when opened: its experiments and runs stay, documents work, the version is 2.
+TEST(TrackerSqliteStoreTest, ASchemaOneDatabaseIsMigratedKeepingEverything) {
+  std::string path = NewDbPath();
+  std::string run_id;
+  {
+    auto store = SqliteTrackerStore::Open(path);
+    ASSERT_TRUE(store.ok());
+    auto run = (*store)->CreateRun({.experiment_id = "0", .artifact_root = "s3://b"});
+    run_id = run->run_id;
+    ASSERT_TRUE((*store)->LogBatch(run_id, {{"m", 1.5, 7, 3}}, {{"p", "1"}}, {}).ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "DROP TABLE docs; UPDATE schema_version SET version = 1", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto store = SqliteTrackerStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  EXPECT_THAT((*store)->GetRun(run_id)->latest_metrics,
+              ::testing::ElementsAre(MetricPoint{"m", 1.5, 7, 3}));
+  ASSERT_TRUE(
+      (*store)->Transact(TxnMode::kWrite, [](DocTxn& t) { return t.Put("k", "a", "1"); }).ok());
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* q = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT version FROM schema_version", -1, &q, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(q, 0), 2);
+  sqlite3_finalize(q);
+  sqlite3_close(db);
+}
+
 TEST(TrackerSqliteStoreTest, RefusesANewerSchemaVersion) {
   std::string path = NewDbPath();
   ASSERT_TRUE(SqliteTrackerStore::Open(path).ok());
