@@ -1,0 +1,172 @@
+"""MLflow 3 clients against `ferry serve` (issue 31): the REST sequences MLflow 3.x's Python
+client sends (mlflow/store/tracking/rest_store.py, mlflow/tracking/_tracking_service/client.py,
+mlflow/store/artifact/runs_artifact_repo.py, read at mlflow/mlflow master, late 2026), replayed
+byte for byte over a real socket, on SQLite and PostgreSQL. The real client is not installable
+here (no PyPI); these replays follow its source call by call.
+"""
+import hashlib
+import json
+import os
+import urllib.parse
+
+import pytest
+
+from pg_helpers import new_database
+from test_mlflow_api import Tracker
+
+API = "/api/2.0/mlflow/"
+ARTIFACTS = "/api/2.0/mlflow-artifacts/artifacts"
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def tracker(request, ferry_bin, tmp_path_factory):
+    extra = ["--tracker-db", new_database()] if request.param == "postgres" else []
+    t = Tracker(ferry_bin, tmp_path_factory.mktemp("mlflow3") / "data", *extra)
+    yield t
+    t.stop()
+
+
+def ok(tracker, method, endpoint, body=None):
+    status, raw = tracker.request(API + endpoint, method, body if body is not None else b"")
+    assert status == 200, (method, endpoint, raw)
+    return json.loads(raw) if raw else {}
+
+
+def artifact_path(uri):
+    """mlflow-artifacts:/1/models/m-x/artifacts -> 1/models/m-x/artifacts (the client's
+    MlflowArtifactsRepository strips the scheme and resolves against the tracking server)."""
+    assert uri.startswith("mlflow-artifacts:/"), uri
+    return uri[len("mlflow-artifacts:/"):].lstrip("/")
+
+
+def list_dir(tracker, path):
+    status, raw = tracker.request(ARTIFACTS + "?" + urllib.parse.urlencode({"path": path}))
+    assert status == 200, raw
+    return json.loads(raw).get("files", [])
+
+
+def log_model(tracker, experiment_id, run_id, name, files):
+    """mlflow.pytorch.log_model(model, name=name) in MLflow 3: create the LoggedModel, upload its
+    files under its artifact_location, finalize, record it as the run's output."""
+    created = ok(tracker, "POST", "logged-models", {
+        "experiment_id": experiment_id, "name": name, "model_type": "pytorch",
+        "source_run_id": run_id, "params": [{"key": "lr", "value": "0.001"}],
+        "tags": [{"key": "mlflow.source.name", "value": "train.py"}]})
+    model = created["model"]["info"]
+    got = ok(tracker, "GET", "logged-models/" + model["model_id"])["model"]["info"]
+    base = artifact_path(got["artifact_uri"])
+    for rel, data in files.items():
+        status, raw = tracker.request(f"{ARTIFACTS}/{base}/{rel}", "PUT", data,
+                                      headers={"Content-Type": "application/octet-stream"})
+        assert status == 200, raw
+    final = ok(tracker, "PATCH", "logged-models/" + model["model_id"],
+               {"model_id": model["model_id"], "status": "LOGGED_MODEL_READY"})
+    assert final["model"]["info"]["status"] == "LOGGED_MODEL_READY"
+    ok(tracker, "POST", "runs/outputs",
+       {"run_id": run_id, "models": [{"model_id": model["model_id"], "step": 0}]})
+    return model
+
+
+def client_list_artifacts(tracker, run_id, path):
+    """MlflowClient().list_artifacts(run_id, path) in MLflow 3: the run's own files, then the
+    logged model whose name is path's first component (RunsArtifactRepository
+    ._list_model_artifacts), its files prefixed with the model's name."""
+    run = ok(tracker, "GET", "runs/get?" + urllib.parse.urlencode({"run_id": run_id}))["run"]
+    files = [dict(f, path=f"{path}/{f['path'].rsplit('/', 1)[-1]}")
+             for f in list_dir(tracker, artifact_path(run["info"]["artifact_uri"]) + "/" + path)]
+    model_name, _, rest = path.partition("/")
+    token = None
+    while True:
+        body = {"experiment_ids": [run["info"]["experiment_id"]],
+                "filter": f"name = '{model_name}'"}
+        if token:
+            body["page_token"] = token
+        page = ok(tracker, "POST", "logged-models/search", body)
+        for m in page.get("models", []):
+            if m["info"].get("source_run_id") == run_id:
+                base = artifact_path(m["info"]["artifact_uri"]) + ("/" + rest if rest else "")
+                # MlflowArtifactsRepository.list_artifacts(rest) answers paths relative to the
+                # repository's root (rest/basename); the run's repository prefixes the name.
+                prefix = model_name + ("/" + rest if rest else "")
+                files += [dict(f, path=f"{prefix}/{f['path'].rsplit('/', 1)[-1]}")
+                          for f in list_dir(tracker, base)]
+                return files
+        token = page.get("next_page_token")
+        if not token:
+            return files
+
+
+def test_mlflow3_log_model_then_list_and_download_its_artifacts(tracker):
+    exp = ok(tracker, "POST", "experiments/create", {"name": "mlflow3-models"})["experiment_id"]
+    run = ok(tracker, "POST", "runs/create",
+             {"experiment_id": exp, "start_time": 1, "run_name": "train"})["run"]["info"]["run_id"]
+    weights = os.urandom(3 << 20)
+    files = {"MLmodel": b"artifact_path: model\nflavors:\n  pytorch: {}\n",
+             "data/model.pth": weights, "requirements.txt": b"torch\n"}
+    model = log_model(tracker, exp, run, "model", files)
+    log_model(tracker, exp, ok(tracker, "POST", "runs/create", {"experiment_id": exp})["run"]
+              ["info"]["run_id"], "model", {"MLmodel": b"other run's\n"})
+
+    # The call that raised INTERNAL_ERROR before (the endpoint was missing).
+    listed = client_list_artifacts(tracker, run, "model")
+    assert sorted(f["path"] for f in listed) == ["model/MLmodel", "model/data",
+                                                "model/requirements.txt"], listed
+    deeper = client_list_artifacts(tracker, run, "model/data")
+    assert deeper == [{"path": "model/data/model.pth", "is_dir": False,
+                       "file_size": len(weights)}], deeper
+
+    # mlflow.pyfunc.load_model(f"models:/{model_id}"): get the model, download from its location.
+    info = ok(tracker, "GET", "logged-models/" + model["model_id"])["model"]["info"]
+    status, raw = tracker.request(f"{ARTIFACTS}/{artifact_path(info['artifact_uri'])}/data/model.pth")
+    assert status == 200 and hashlib.sha256(raw).digest() == hashlib.sha256(weights).digest()
+
+    # The run says what it produced; the model says where it came from.
+    got = ok(tracker, "GET", "runs/get?run_id=" + run)["run"]
+    assert got["outputs"]["model_outputs"] == [{"model_id": model["model_id"], "step": 0}]
+    assert info["source_run_id"] == run and info["model_type"] == "pytorch"
+
+
+def test_mlflow3_search_logged_models_pages_orders_and_refuses_what_it_cannot_answer(tracker):
+    exp = ok(tracker, "POST", "experiments/create", {"name": "mlflow3-search"})["experiment_id"]
+    ids = [ok(tracker, "POST", "logged-models", {"experiment_id": exp, "name": f"m{i}"})
+           ["model"]["info"]["model_id"] for i in range(5)]
+    seen, token = [], None
+    while True:  # mlflow.search_logged_models(..., order_by=[{"field_name": "name"}]) paging
+        body = {"experiment_ids": [exp], "max_results": 2,
+                "order_by": [{"field_name": "name", "ascending": False}]}
+        if token:
+            body["page_token"] = token
+        page = ok(tracker, "POST", "logged-models/search", body)
+        seen += [m["info"]["name"] for m in page["models"]]
+        token = page.get("next_page_token")
+        if not token:
+            break
+    assert seen == ["m4", "m3", "m2", "m1", "m0"]
+    status, raw = tracker.request(API + "logged-models/search", "POST",
+                                  {"experiment_ids": [exp], "filter": "metrics.acc > 0.5"})
+    assert status == 400 and json.loads(raw)["error_code"] == "INVALID_PARAMETER_VALUE", raw
+    status, raw = tracker.request(API + "logged-models/search", "POST",
+                                  {"experiment_ids": [exp], "filter": "name = 'm1' AND"})
+    assert status == 400 and b"\n" not in raw.rstrip(b"\n"), raw
+    ok(tracker, "DELETE", "logged-models/" + ids[0])
+    status, raw = tracker.request(API + "logged-models/" + ids[0])
+    assert status == 404 and json.loads(raw)["error_code"] == "RESOURCE_DOES_NOT_EXIST"
+
+
+def test_mlflow3_log_input_of_a_pandas_dataset_shows_on_the_run(tracker):
+    """mlflow.log_input(mlflow.data.from_pandas(df, source=..., name="train"), context="training")
+    sends runs/log-inputs with the dataset's name, digest, source, schema and profile."""
+    exp = ok(tracker, "POST", "experiments/create", {"name": "mlflow3-inputs"})["experiment_id"]
+    run = ok(tracker, "POST", "runs/create", {"experiment_id": exp})["run"]["info"]["run_id"]
+    dataset = {"name": "train", "digest": "5ad3c2f1", "source_type": "local",
+               "source": json.dumps({"uri": "/data/train.parquet"}),
+               "schema": json.dumps({"mlflow_colspec": [{"type": "double", "name": "x"}]}),
+               "profile": json.dumps({"num_rows": 3, "num_elements": 6})}
+    body = {"run_id": run, "datasets": [{
+        "tags": [{"key": "mlflow.data.context", "value": "training"}], "dataset": dataset}]}
+    ok(tracker, "POST", "runs/log-inputs", body)
+    ok(tracker, "POST", "runs/log-inputs", body)  # a retried call adds nothing
+    got = ok(tracker, "GET", "runs/get?run_id=" + run)["run"]
+    assert got["inputs"]["dataset_inputs"] == body["datasets"], got["inputs"]
+    found = ok(tracker, "POST", "runs/search", {"experiment_ids": [exp]})["runs"]
+    assert found[0]["inputs"]["dataset_inputs"][0]["dataset"]["digest"] == "5ad3c2f1"
