@@ -2,8 +2,8 @@
 // Documents: how the tracker keeps its newer entities (MLflow 3's logged models, run inputs and
 // outputs, the Model Registry). Each is a JSON text under (kind, key), read and changed inside
 // one transaction (TrackerStore::Transact). The rules of those entities live once
-// (tracker/logged_models.h, tracker/run_io.h), over this interface, so every backend (memory, SQLite, PostgreSQL) keeps them
-// alike without repeating them: a backend only stores texts by key.
+// (tracker/logged_models.h, tracker/run_io.h), over this interface, so every backend (memory,
+// SQLite, PostgreSQL) keeps them alike without repeating them: a backend only stores texts by key.
 //
 // Isolation: write transactions are serialised (one at a time over the whole document space);
 // a read transaction sees one consistent snapshot. A body that returns an error rolls its

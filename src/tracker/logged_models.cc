@@ -8,6 +8,7 @@
 
 #include "base/json_text.h"
 #include "base/utf8.h"
+#include "tracker/doc_codec.h"
 #include "tracker/search.h"
 #include "tracker/store_rules.h"
 
@@ -25,17 +26,6 @@ std::mt19937_64& Rng() {
   return rng;
 }
 
-json PairsJson(const std::vector<Tag>& v) {
-  json out = json::object();
-  for (const auto& t : v) out[t.key] = t.value;
-  return out;
-}
-std::vector<Tag> PairsFrom(const json& j) {
-  std::vector<Tag> out;
-  for (const auto& [k, v] : j.items()) out.push_back({k, v.get<std::string>()});
-  return out;  // nlohmann's object keeps keys sorted: the order promised
-}
-
 // The stored document: our own field names, stable across MLflow's (the API encodes).
 std::string ToDoc(const LoggedModel& m, bool deleted) {
   return JsonText({{"experiment_id", m.experiment_id},
@@ -47,8 +37,8 @@ std::string ToDoc(const LoggedModel& m, bool deleted) {
                    {"status", static_cast<int>(m.status)},
                    {"creation_ms", m.creation_ms},
                    {"updated_ms", m.updated_ms},
-                   {"tags", PairsJson(m.tags)},
-                   {"params", PairsJson(m.params)},
+                   {"tags", doc::PairsJson(m.tags)},
+                   {"params", doc::PairsJson(m.params)},
                    {"deleted", deleted}});
 }
 
@@ -73,8 +63,8 @@ Result<Stored> FromDoc(const std::string& id, const std::string& doc) {
     m.status = static_cast<LoggedModelStatus>(j.at("status").get<int>());
     m.creation_ms = j.at("creation_ms").get<int64_t>();
     m.updated_ms = j.at("updated_ms").get<int64_t>();
-    m.tags = PairsFrom(j.at("tags"));
-    m.params = PairsFrom(j.at("params"));
+    m.tags = doc::PairsFrom(j.at("tags"));
+    m.params = doc::PairsFrom(j.at("params"));
     s.deleted = j.value("deleted", false);
     return s;
   } catch (const json::exception& e) {
@@ -115,16 +105,6 @@ Result<LoggedModel> Update(TrackerStore& store, const std::string& id,
     return t.Put(kLoggedModelKind, id, ToDoc(out, false));
   }));
   return out;
-}
-
-void SetPair(std::vector<Tag>& v, const Tag& t) {
-  auto it = std::lower_bound(v.begin(), v.end(), t.key,
-                             [](const Tag& a, const std::string& k) { return a.key < k; });
-  if (it != v.end() && it->key == t.key) {
-    it->value = t.value;
-  } else {
-    v.insert(it, t);
-  }
 }
 
 // "READY" for kReady: how filters name statuses (MLflow's entity names).
@@ -228,14 +208,14 @@ Result<LoggedModel> CreateLoggedModel(TrackerStore& store, const CreateLoggedMod
   m.model_type = req.model_type;
   m.source_run_id = req.source_run_id;
   m.creation_ms = m.updated_ms = req.now_ms;
-  for (const auto& t : req.tags) SetPair(m.tags, t);
+  for (const auto& t : req.tags) doc::SetPair(m.tags, t);
   for (const auto& p : req.params) {
     for (const auto& q : m.params) {
       if (q.key == p.key && q.value != p.value) {
         return InvalidArgument("param '" + p.key + "' given twice with different values");
       }
     }
-    SetPair(m.params, p);
+    doc::SetPair(m.params, p);
   }
   FERRY_RETURN_IF_ERROR(store.Transact(TxnMode::kWrite, [&](DocTxn& t) {
     return t.Put(kLoggedModelKind, m.model_id, ToDoc(m, false));
@@ -279,7 +259,7 @@ Status SetLoggedModelTags(TrackerStore& store, const std::string& model_id,
   FERRY_RETURN_IF_ERROR(CheckPairs("a tag", tags));
   return Update(store, model_id,
                 [&](LoggedModel& m) {
-                  for (const auto& t : tags) SetPair(m.tags, t);
+                  for (const auto& t : tags) doc::SetPair(m.tags, t);
                   m.updated_ms = now_ms;
                   return Status();
                 })
@@ -315,7 +295,7 @@ Status LogLoggedModelParams(TrackerStore& store, const std::string& model_id,
                                                "' (params are immutable)");
                       }
                     }
-                    SetPair(m.params, p);
+                    doc::SetPair(m.params, p);
                   }
                   m.updated_ms = now_ms;
                   return Status();

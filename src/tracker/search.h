@@ -33,7 +33,10 @@ enum class SearchEntity { kMetric, kParam, kTag, kAttribute };
 // creation_time, last_update_time and tags only) or MLflow 3's logged models (attributes name,
 // model_id, model_type, status, source_run_id, experiment_id, creation_timestamp,
 // last_updated_timestamp; params and tags; metrics are refused by tracker/logged_models.h).
-enum class SearchTarget { kRuns, kExperiments, kLoggedModels };
+// The Model Registry: registered models (name; tags; order also by creation_timestamp and
+// last_updated_timestamp) and model versions (name, version_number, run_id, source_path,
+// model_id, current_stage; tags).
+enum class SearchTarget { kRuns, kExperiments, kLoggedModels, kRegisteredModels, kModelVersions };
 enum class SearchOp { kEq, kNe, kLt, kLe, kGt, kGe, kLike, kILike, kIn, kNotIn, kIsNull, kNotNull };
 
 // One parsed clause of a filter.
@@ -64,7 +67,7 @@ bool MatchesFilter(const Run& run, const std::vector<SearchClause>& clauses);
 // `text`, whichever the clause compares). For matching things other than runs.
 bool ClauseHolds(const SearchClause& c, bool present, double number, std::string_view text);
 // True for the attributes compared as numbers (start_time, end_time, creation_time,
-// last_update_time, creation_timestamp, last_updated_timestamp).
+// last_update_time, creation_timestamp, last_updated_timestamp, version_number).
 bool IsNumericAttribute(std::string_view key);
 
 // A run's value for (entity, key), as filters and orders see it: metrics (the latest value) and

@@ -24,6 +24,19 @@ std::optional<std::string> CanonicalAttribute(std::string_view key, SearchTarget
     }
     return std::nullopt;
   }
+  if (target == SearchTarget::kRegisteredModels) {
+    for (const char* a : {"name", "creation_timestamp", "last_updated_timestamp"}) {
+      if (k == a) return k;
+    }
+    return std::nullopt;
+  }
+  if (target == SearchTarget::kModelVersions) {
+    for (const char* a : {"name", "version_number", "run_id", "source_path", "model_id",
+                          "current_stage", "creation_timestamp", "last_updated_timestamp"}) {
+      if (k == a) return k;
+    }
+    return std::nullopt;
+  }
   if (target == SearchTarget::kLoggedModels) {
     if (k == "creation_time") return "creation_timestamp";
     if (k == "last_updated_time") return "last_updated_timestamp";
@@ -164,15 +177,24 @@ Status ParseIdent(Scanner& sc, SearchTarget target, SearchClause* clause) {
   clause->entity = entity.value_or(SearchEntity::kAttribute);
   if (key.empty()) return sc.Error("empty key");
   bool experiments = target == SearchTarget::kExperiments;
-  if (experiments &&
+  bool registry =
+      target == SearchTarget::kRegisteredModels || target == SearchTarget::kModelVersions;
+  if ((experiments || registry) &&
       (clause->entity == SearchEntity::kMetric || clause->entity == SearchEntity::kParam)) {
-    return sc.Error("experiments have no metrics or params (use name, tags or attributes)");
+    return sc.Error(experiments
+                        ? "experiments have no metrics or params (use name, tags or attributes)"
+                        : "registered models and versions have no metrics or params (use name, "
+                          "tags or attributes)");
   }
   if (clause->entity == SearchEntity::kAttribute) {
     auto canonical = CanonicalAttribute(key, target);
     if (!canonical) {
       const char* expected =
           experiments ? "name, creation_time or last_update_time"
+          : target == SearchTarget::kRegisteredModels
+              ? "name (order_by also creation_timestamp, last_updated_timestamp)"
+          : target == SearchTarget::kModelVersions
+              ? "name, version_number, run_id, source_path, model_id or current_stage"
           : target == SearchTarget::kLoggedModels
               ? "name, model_id, model_type, status, source_run_id, experiment_id, "
                 "creation_timestamp or last_updated_timestamp"

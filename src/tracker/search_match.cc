@@ -51,7 +51,7 @@ RunValue ValueOf(const Run& run, SearchEntity entity, std::string_view key) {
 bool IsNumericAttribute(std::string_view key) {
   return key == "start_time" || key == "end_time" || key == "creation_time" ||
          key == "last_update_time" || key == "creation_timestamp" ||
-         key == "last_updated_timestamp";
+         key == "last_updated_timestamp" || key == "version_number";
 }
 
 bool ClauseHolds(const SearchClause& c, bool present, double number, std::string_view text) {

@@ -170,3 +170,66 @@ def test_mlflow3_log_input_of_a_pandas_dataset_shows_on_the_run(tracker):
     assert got["inputs"]["dataset_inputs"] == body["datasets"], got["inputs"]
     found = ok(tracker, "POST", "runs/search", {"experiment_ids": [exp]})["runs"]
     assert found[0]["inputs"]["dataset_inputs"][0]["dataset"]["digest"] == "5ad3c2f1"
+
+
+def download_tree(tracker, base):
+    """What the client's MlflowArtifactsRepository.download_artifacts does: list, recurse, GET."""
+    out = {}
+    for f in list_dir(tracker, base):
+        name = f["path"].rsplit("/", 1)[-1]
+        if f["is_dir"]:
+            out.update({f"{name}/{k}": v for k, v in download_tree(tracker, f"{base}/{name}").items()})
+        else:
+            status, raw = tracker.request(f"{ARTIFACTS}/{base}/{name}")
+            assert status == 200, raw
+            out[name] = raw
+    return out
+
+
+def test_mlflow3_register_model_and_load_it_by_alias_and_version(tracker):
+    """mlflow.register_model("runs:/<run>/model", "churn"), set the alias `champion`, then
+    mlflow.pyfunc.load_model("models:/churn@champion") and "models:/churn/1" on another machine:
+    the registry calls of mlflow/store/model_registry/rest_store.py and the download of
+    ModelsArtifactRepository."""
+    exp = ok(tracker, "POST", "experiments/create", {"name": "mlflow3-registry"})["experiment_id"]
+    run = ok(tracker, "POST", "runs/create", {"experiment_id": exp})["run"]["info"]["run_id"]
+    files = {"MLmodel": b"flavors: {python_function: {}}\n", "data/model.pth": os.urandom(1 << 20)}
+    model = log_model(tracker, exp, run, "model", files)
+
+    # register_model: create the name (again: RESOURCE_ALREADY_EXISTS, which the client ignores),
+    # then the version, polled until READY.
+    ok(tracker, "POST", "registered-models/create", {"name": "churn"})
+    status, raw = tracker.request(API + "registered-models/create", "POST", {"name": "churn"})
+    assert status == 400 and json.loads(raw)["error_code"] == "RESOURCE_ALREADY_EXISTS"
+    mv = ok(tracker, "POST", "model-versions/create", {
+        "name": "churn", "source": "models:/" + model["model_id"], "run_id": run,
+        "model_id": model["model_id"]})["model_version"]
+    assert mv["version"] == "1" and mv["status"] == "READY"
+    assert ok(tracker, "GET", "model-versions/get?name=churn&version=1")["model_version"]["status"] == "READY"
+    ok(tracker, "POST", "registered-models/alias", {"name": "churn", "alias": "champion", "version": "1"})
+
+    # load_model("models:/churn@champion") and ("models:/churn/1").
+    by_alias = ok(tracker, "GET", "registered-models/alias?name=churn&alias=champion")["model_version"]
+    for version in (by_alias["version"], "1"):
+        uri = ok(tracker, "GET", f"model-versions/get-download-uri?name=churn&version={version}")
+        assert download_tree(tracker, artifact_path(uri["artifact_uri"])) == files
+
+    # A second version becomes champion; the first is archived on promotion.
+    run2 = ok(tracker, "POST", "runs/create", {"experiment_id": exp})["run"]["info"]["run_id"]
+    model2 = log_model(tracker, exp, run2, "model", {"MLmodel": b"v2\n"})
+    ok(tracker, "POST", "model-versions/create",
+       {"name": "churn", "source": "models:/" + model2["model_id"], "model_id": model2["model_id"]})
+    ok(tracker, "POST", "model-versions/transition-stage",
+       {"name": "churn", "version": "1", "stage": "Production", "archive_existing_versions": False})
+    ok(tracker, "POST", "model-versions/transition-stage",
+       {"name": "churn", "version": "2", "stage": "Production", "archive_existing_versions": True})
+    ok(tracker, "POST", "registered-models/alias", {"name": "churn", "alias": "champion", "version": "2"})
+    got = ok(tracker, "GET", "registered-models/get?name=churn")["registered_model"]
+    assert got["aliases"] == [{"alias": "champion", "version": "2"}]
+    assert {v["version"]: v["current_stage"] for v in got["latest_versions"]} == {
+        "1": "Archived", "2": "Production"}
+    uri = ok(tracker, "GET", "model-versions/get-download-uri?name=churn&version=2")
+    assert download_tree(tracker, artifact_path(uri["artifact_uri"])) == {"MLmodel": b"v2\n"}
+    found = ok(tracker, "GET", "registered-models/search?" +
+               urllib.parse.urlencode({"filter": "name = 'churn'"}))
+    assert [m["name"] for m in found["registered_models"]] == ["churn"]

@@ -40,8 +40,8 @@ TEST_F(MlflowHandlersTest, UnknownEndpointsAreEndpointNotFoundAsMlflowAnswersThe
   // MLflow's own answer to an endpoint it lacks, which clients know, not a bare 404.
   ExpectError(Post("logged-models/nonsense/deeper/path", json::object()), 404, "ENDPOINT_NOT_FOUND",
               "POST /api/2.0/mlflow/logged-models/nonsense/deeper/path");
-  ExpectError(Call("GET", "/ajax-api/2.0/mlflow/registered-models/get", ""), 404,
-              "ENDPOINT_NOT_FOUND", "registered-models/get");
+  ExpectError(Call("GET", "/ajax-api/2.0/mlflow/registered-models/frobnicate", ""), 404,
+              "ENDPOINT_NOT_FOUND", "registered-models/frobnicate");
   ExpectError(Call("DELETE", "/api/3.0/mlflow/traces", ""), 404, "ENDPOINT_NOT_FOUND", "traces");
   // The routes that exist still win.
   EXPECT_EQ(Get("experiments/search", {{"max_results", "5"}}).status, 200);

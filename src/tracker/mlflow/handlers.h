@@ -64,4 +64,27 @@ Response HandleSearchLoggedModels(const Request& r, MlflowDeps& d);
 Response HandleLogInputs(const Request& r, MlflowDeps& d);
 Response HandleLogOutputs(const Request& r, MlflowDeps& d);
 
+// The Model Registry (registry_handlers.cc).
+Response HandleCreateRegisteredModel(const Request& r, MlflowDeps& d);
+Response HandleGetRegisteredModel(const Request& r, MlflowDeps& d);
+Response HandleRenameRegisteredModel(const Request& r, MlflowDeps& d);
+Response HandleUpdateRegisteredModel(const Request& r, MlflowDeps& d);
+Response HandleDeleteRegisteredModel(const Request& r, MlflowDeps& d);
+Response HandleSearchRegisteredModels(const Request& r, MlflowDeps& d);
+Response HandleGetLatestVersions(const Request& r, MlflowDeps& d);
+Response HandleSetRegisteredModelTag(const Request& r, MlflowDeps& d);
+Response HandleDeleteRegisteredModelTag(const Request& r, MlflowDeps& d);
+Response HandleSetRegisteredModelAlias(const Request& r, MlflowDeps& d);
+Response HandleDeleteRegisteredModelAlias(const Request& r, MlflowDeps& d);
+Response HandleGetModelVersionByAlias(const Request& r, MlflowDeps& d);
+Response HandleCreateModelVersion(const Request& r, MlflowDeps& d);
+Response HandleGetModelVersion(const Request& r, MlflowDeps& d);
+Response HandleUpdateModelVersion(const Request& r, MlflowDeps& d);
+Response HandleTransitionModelVersionStage(const Request& r, MlflowDeps& d);
+Response HandleDeleteModelVersion(const Request& r, MlflowDeps& d);
+Response HandleSearchModelVersions(const Request& r, MlflowDeps& d);
+Response HandleGetModelVersionDownloadUri(const Request& r, MlflowDeps& d);
+Response HandleSetModelVersionTag(const Request& r, MlflowDeps& d);
+Response HandleDeleteModelVersionTag(const Request& r, MlflowDeps& d);
+
 }  // namespace ferry::tracker::mlflow

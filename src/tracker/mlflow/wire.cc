@@ -75,6 +75,47 @@ json LoggedModelJson(const LoggedModel& m) {
   return {{"info", info}, {"data", data}};
 }
 
+json ModelVersionJson(const ModelVersion& v) {
+  json out = {{"name", v.name},
+              {"version", std::to_string(v.version)},
+              {"creation_timestamp", Int64Json(v.creation_ms)},
+              {"last_updated_timestamp", Int64Json(v.updated_ms)},
+              {"current_stage", v.current_stage},
+              {"source", v.source},
+              {"status", "READY"}};
+  auto opt = [&](const char* field, const std::string& value) {
+    if (!value.empty()) out[field] = value;
+  };
+  opt("description", v.description);
+  opt("run_id", v.run_id);
+  opt("run_link", v.run_link);
+  opt("user_id", v.user_id);
+  opt("model_id", v.model_id);
+  if (!v.tags.empty()) out["tags"] = TagsJson(v.tags);
+  if (!v.aliases.empty()) out["aliases"] = v.aliases;
+  return out;
+}
+
+json RegisteredModelJson(const RegisteredModel& m) {
+  json out = {{"name", m.name},
+              {"creation_timestamp", Int64Json(m.creation_ms)},
+              {"last_updated_timestamp", Int64Json(m.updated_ms)}};
+  if (!m.description.empty()) out["description"] = m.description;
+  if (!m.latest_versions.empty()) {
+    json latest = json::array();
+    for (const auto& v : m.latest_versions) latest.push_back(ModelVersionJson(v));
+    out["latest_versions"] = latest;
+  }
+  if (!m.tags.empty()) out["tags"] = TagsJson(m.tags);
+  if (!m.aliases.empty()) {
+    json aliases = json::array();
+    for (const auto& [a, v] : m.aliases)
+      aliases.push_back({{"alias", a}, {"version", std::to_string(v)}});
+    out["aliases"] = aliases;
+  }
+  return out;
+}
+
 json SampledPointJson(const SampledPoint& p) {
   return {{"key", p.key},
           {"value", DoubleJson(p.value)},

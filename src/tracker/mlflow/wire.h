@@ -12,6 +12,7 @@
 #include "server/http_types.h"
 #include "tracker/logged_models.h"
 #include "tracker/model.h"
+#include "tracker/registry.h"
 #include "tracker/run_io.h"
 #include "tracker/wire/mlflow_wire.h"
 
@@ -30,6 +31,12 @@ nlohmann::json RunJson(const Run& run, const RunIo* io = nullptr);
 // artifact_uri, status, model_type?, source_run_id?, status_message?, tags?},
 // "data": {"params"?}} as MLflow 3 writes a LoggedModel (empty fields omitted).
 nlohmann::json LoggedModelJson(const LoggedModel& m);
+// MLflow's ModelVersion ({name, version (a string), creation_timestamp, last_updated_timestamp,
+// current_stage, source, status "READY", run_id?, description?, tags?, aliases?, model_id?...})
+// and RegisteredModel ({name, creation_timestamp, last_updated_timestamp, description?,
+// latest_versions?, tags?, aliases?: [{alias, version}]}); empty fields omitted.
+nlohmann::json ModelVersionJson(const ModelVersion& v);
+nlohmann::json RegisteredModelJson(const RegisteredModel& m);
 nlohmann::json MetricJson(const MetricPoint& m);
 nlohmann::json SampledPointJson(const SampledPoint& p);
 
