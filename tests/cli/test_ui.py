@@ -304,3 +304,53 @@ def test_other_origins_and_uploaded_html_cannot_act_for_the_user_in_chromium(fer
             attacker.server.stop()
         locked.stop()
         default.stop()
+
+
+def test_registry_and_datasets_in_chromium(ferry_bin, tmp_path):
+    """The Models page (the Model Registry), one model's versions with stage, aliases and a link
+    to the source run, and that run's dataset and logged model, seeded as MLflow 3 clients log
+    them; a model that does not exist says so."""
+    server = ServeProcess(ferry_bin, tmp_path / "data")
+    try:
+        c = ui_helpers.Client(server.url)
+        exp = c.api("experiments/create", {"name": "reg-ui"})["experiment_id"]
+        run = c.api("runs/create", {"experiment_id": exp, "run_name": "train"})["run"]["info"]["run_id"]
+        model_id = c.api("logged-models", {"experiment_id": exp, "name": "model",
+                                           "source_run_id": run})["model"]["info"]["model_id"]
+        c.api("runs/outputs", {"run_id": run, "models": [{"model_id": model_id, "step": 7}]})
+        c.api("runs/log-inputs", {"run_id": run, "datasets": [{
+            "tags": [{"key": "mlflow.data.context", "value": "training"}],
+            "dataset": {"name": "train-set", "digest": "5ad3c2f1", "source_type": "local",
+                        "source": "{\"uri\": \"/data/train.parquet\"}"}}]})
+        c.api("registered-models/create", {"name": "churn <b>model</b>", "description": "weekly"})
+        for _ in range(2):
+            c.api("model-versions/create", {"name": "churn <b>model</b>",
+                                            "source": "models:/" + model_id, "run_id": run,
+                                            "model_id": model_id})
+        c.api("registered-models/alias", {"name": "churn <b>model</b>", "alias": "champion",
+                                          "version": "2"})
+        c.api("model-versions/transition-stage", {"name": "churn <b>model</b>", "version": "1",
+                                                  "stage": "Production"})
+        cfg = {"url": server.url, "out": os.environ.get("FERRY_UI_SCREENSHOTS") or str(tmp_path),
+               "model": "churn <b>model</b>",
+               "run_id": run, "model_id": model_id}
+        out = run_browser_script("registry_test.mjs", cfg, tmp_path)
+    finally:
+        server.stop()
+    assert "error" not in out, out["error"]
+    # The one HTTP error is the missing model's page.
+    assert [p for p in out["problems"] if "no-such-model" not in p] == [], out["problems"]
+    assert out["nav_current"] == "Models"
+    name, latest, aliases, _ = out["models"][0]
+    assert name == "churn <b>model</b>"  # shown as text, not markup
+    assert latest == "v2 None, v1 Production" and aliases == "@champion → v2", out["models"]
+    assert out["heading"] == "churn <b>model</b>"
+    assert [v[:3] for v in out["versions"]] == [["v2", "None", "@champion"], ["v1", "Production", ""]]
+    assert out["versions"][1][3] == run[:8]
+    assert out["run_hash"] == f"#/runs/{run}"
+    assert len(out["datasets"]) == 1 and "train-set" in out["datasets"][0] and \
+        "5ad3c2f1 (training)" in out["datasets"][0], out["datasets"]
+    assert out["model_outputs"] == [f"{model_id}step 7"], out["model_outputs"]
+    assert "not found" in out["missing"], out["missing"]
+    for page in ("a11y_models", "a11y_model", "a11y_run"):
+        assert out[page]["unlabeled"] == [] and out[page]["low_contrast"] == [], (page, out[page])

@@ -140,3 +140,21 @@ export async function fetchText(path, tailBytes, size) {
   if (!r.ok) throw new ApiError(r.status, `HTTP ${r.status} for ${path}`);
   return {text: await r.text(), truncated: r.status === 206};
 }
+
+// The Model Registry (docs/semantics/mlflow.md, "Model Registry").
+export async function searchRegisteredModels(pageToken) {
+  const body = await get('registered-models/search', {max_results: 1000, page_token: pageToken});
+  return {models: body.registered_models || [], next: body.next_page_token || null};
+}
+
+export async function getRegisteredModel(name) {
+  return (await get('registered-models/get', {name})).registered_model;
+}
+
+// Every version of one registered model, newest first.
+export async function modelVersions(name) {
+  const quoted = name.replace(/'/g, "''");
+  const body = await get('model-versions/search', {filter: `name = '${quoted}'`,
+                                                   order_by: 'version_number DESC'});
+  return body.model_versions || [];
+}

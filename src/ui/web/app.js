@@ -3,9 +3,12 @@
 //   #/experiments/{id}         runs table (?filter=&order=)
 //   #/runs/{run_id}            run page
 //   #/compare?exp=&runs=&keys= compare view
+//   #/models                   the Model Registry
+//   #/models/{name}            one registered model's versions
 import {h, message, setChildren} from './dom.js';
 import {compareView} from './views/compare.js';
 import {experimentsView} from './views/experiments.js';
+import {modelsView, modelView} from './views/models.js';
 import {runView} from './views/run.js';
 import {runsView} from './views/runs.js';
 import {refreshSignIn, signedIn, signInView, signOut} from './views/signin.js';
@@ -15,6 +18,8 @@ const ROUTES = [
   [/^\/experiments\/([^/]+)$/, runsView, 'Runs'],
   [/^\/runs\/([^/]+)$/, runView, 'Run'],
   [/^\/compare$/, compareView, 'Compare'],
+  [/^\/models$/, modelsView, 'Models'],
+  [/^\/models\/([^/]+)$/, modelView, 'Model'],
 ];
 
 const main = document.getElementById('main');

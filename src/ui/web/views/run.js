@@ -74,6 +74,16 @@ export async function runView(main, params, query, page) {
   const latest = (run.data.metrics || []).map((m) => [m.key, fmtNum(m.value)])
                                          .sort((a, b) => a[0].localeCompare(b[0]));
 
+  // Datasets the run read (mlflow.log_input) and the logged models it produced (MLflow 3).
+  const datasets = (run.inputs?.dataset_inputs || []).map((d) => {
+    const context = (d.tags || []).filter((t) => t.key === 'mlflow.data.context')
+                                  .map((t) => t.value).join(', ');
+    return [d.dataset.name, h('span', {}, h('code', {}, d.dataset.digest),
+                              context ? ` (${context})` : '', ' ', d.dataset.source_type)];
+  });
+  const outputs = (run.outputs?.model_outputs || []).map((o) => [h('code', {}, o.model_id),
+                                                                 `step ${o.step}`]);
+
   const chartsBox = h('div', {id: 'charts'});
   function renderCharts() {
     charts.forEach((c) => c.destroy());
@@ -115,6 +125,9 @@ export async function runView(main, params, query, page) {
               h('div', {class: 'columns2'}, overviewBox,
                 kvTable('params', 'Parameters', paramRows),
                 kvTable('summary', 'Summary', summaryRows)),
+              h('div', {class: 'columns2'},
+                kvTable('datasets', 'Datasets', datasets),
+                kvTable('model-outputs', 'Logged models', outputs)),
               h('h2', {}, 'Charts'), optionsBar, chartsBox,
               h('div', {class: 'columns2'},
                 kvTable('latest', 'Latest metric values', latest),
