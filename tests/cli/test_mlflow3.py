@@ -233,3 +233,99 @@ def test_mlflow3_register_model_and_load_it_by_alias_and_version(tracker):
     found = ok(tracker, "GET", "registered-models/search?" +
                urllib.parse.urlencode({"filter": "name = 'churn'"}))
     assert [m["name"] for m in found["registered_models"]] == ["churn"]
+
+
+TIMES = {"creation_time", "last_update_time", "start_time", "end_time", "timestamp",
+         "creation_timestamp", "last_updated_timestamp", "creation_timestamp_ms",
+         "last_updated_timestamp_ms"}
+
+
+def shape(value, ids):
+    """`value` with ids replaced by their names in `ids` and times by "<ms>" (after checking they
+    are JSON integers, as MLflow's message_to_json writes int64), for exact comparison."""
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if k in TIMES:
+                assert isinstance(v, int) and not isinstance(v, bool), (k, v)
+                out[k] = "<ms>"
+            else:
+                out[k] = shape(v, ids)
+        return out
+    if isinstance(value, list):
+        return [shape(v, ids) for v in value]
+    if isinstance(value, str):  # whole values, or whole '/'-separated parts of a URI
+        by_real = {real: name for name, real in ids.items()}
+        return "/".join(by_real.get(part, part) for part in value.split("/"))
+    return value
+
+
+def call(tracker, method, endpoint, body=None):
+    status, raw = tracker.request(API + endpoint, method, body if body is not None else b"")
+    return status, json.loads(raw) if raw else None
+
+
+def test_answers_are_mlflows_wire_exactly(tracker):
+    """Each answer as MLflow's server writes it (service.proto, model_registry.proto through
+    mlflow/utils/proto_json_utils.py message_to_json: int64 as numbers, empty repeated fields and
+    unset optional ones omitted, enums by name), bodies recorded by hand from that source."""
+    ids = {}
+    _, b = call(tracker, "POST", "experiments/create", {"name": "wire-exact"})
+    ids["<exp>"] = b["experiment_id"]
+    assert b == {"experiment_id": ids["<exp>"]}
+    _, b = call(tracker, "GET", "experiments/get?experiment_id=" + ids["<exp>"])
+    assert shape(b, ids) == {"experiment": {
+        "experiment_id": "<exp>", "name": "wire-exact", "artifact_location": "mlflow-artifacts:/<exp>",
+        "lifecycle_stage": "active", "creation_time": "<ms>", "last_update_time": "<ms>"}}
+    _, b = call(tracker, "POST", "runs/create",
+                {"experiment_id": ids["<exp>"], "run_name": "r1", "start_time": 5, "user_id": "u"})
+    ids["<run>"] = b["run"]["info"]["run_id"]
+    assert shape(b, ids) == {"run": {
+        "info": {"run_id": "<run>", "run_uuid": "<run>", "experiment_id": "<exp>",
+                 "run_name": "r1", "user_id": "u", "status": "RUNNING", "start_time": "<ms>",
+                 "artifact_uri": "mlflow-artifacts:/<exp>/<run>/artifacts",
+                 "lifecycle_stage": "active"},
+        "data": {"tags": [{"key": "mlflow.runName", "value": "r1"}]},
+        "inputs": {}}}
+    assert call(tracker, "GET", "metrics/get-history?metric_key=loss&run_id=" + ids["<run>"]) == (200, {})
+    assert call(tracker, "POST", "runs/search", {"experiment_ids": [ids["<exp>"]],
+                                                 "filter": "metrics.loss > 1"}) == (200, {})
+    assert call(tracker, "POST", "runs/log-batch", {"run_id": ids["<run>"], "metrics": [
+        {"key": "loss", "value": 0.5, "timestamp": 7, "step": 3}]}) == (200, {})
+    _, b = call(tracker, "GET", "metrics/get-history?metric_key=loss&run_id=" + ids["<run>"])
+    assert shape(b, ids) == {"metrics": [{"key": "loss", "value": 0.5, "timestamp": "<ms>", "step": 3}]}
+
+    _, b = call(tracker, "POST", "logged-models", {"experiment_id": ids["<exp>"], "name": "m"})
+    ids["<model>"] = b["model"]["info"]["model_id"]
+    assert shape(b, ids) == {"model": {
+        "info": {"model_id": "<model>", "experiment_id": "<exp>", "name": "m",
+                 "creation_timestamp_ms": "<ms>", "last_updated_timestamp_ms": "<ms>",
+                 "artifact_uri": "mlflow-artifacts:/<exp>/models/<model>/artifacts",
+                 "status": "LOGGED_MODEL_PENDING"},
+        "data": {}}}
+    assert call(tracker, "POST", "logged-models/search", {"experiment_ids": ["424242"]}) == (200, {})
+
+    _, b = call(tracker, "POST", "registered-models/create", {"name": "wire-model"})
+    assert shape(b, ids) == {"registered_model": {
+        "name": "wire-model", "creation_timestamp": "<ms>", "last_updated_timestamp": "<ms>"}}
+    _, b = call(tracker, "POST", "model-versions/create",
+                {"name": "wire-model", "source": "models:/" + ids["<model>"], "run_id": ids["<run>"]})
+    assert shape(b, ids) == {"model_version": {
+        "name": "wire-model", "version": "1", "creation_timestamp": "<ms>",
+        "last_updated_timestamp": "<ms>", "current_stage": "None",
+        "source": "models:/<model>", "run_id": "<run>", "status": "READY"}}
+    assert call(tracker, "GET", "model-versions/search?filter=name%3D%27nothing%27") == (200, {})
+
+    # Errors: {"error_code", "message"} with MLflow's HTTP status for the code.
+    assert call(tracker, "GET", "runs/get?run_id=feedface") == (
+        404, {"error_code": "RESOURCE_DOES_NOT_EXIST", "message": "Run with id=feedface not found"})
+    status, b = call(tracker, "GET", "registered-models/get?name=absent")
+    assert (status, b["error_code"]) == (404, "RESOURCE_DOES_NOT_EXIST")
+    status, b = call(tracker, "POST", "registered-models/create", {"name": "wire-model"})
+    assert (status, b["error_code"]) == (400, "RESOURCE_ALREADY_EXISTS")
+    status, b = call(tracker, "POST", "traces/start", {})
+    assert (status, b["error_code"]) == (404, "ENDPOINT_NOT_FOUND")
+    status, raw = tracker.request(API + "runs/create", "POST", b"{not json")
+    assert (status, json.loads(raw)["error_code"]) == (400, "BAD_REQUEST")
+    status, b = call(tracker, "POST", "runs/log-batch", {"run_id": ids["<run>"], "metrics": [{"key": "x"}]})
+    assert (status, b["error_code"]) == (400, "INVALID_PARAMETER_VALUE")

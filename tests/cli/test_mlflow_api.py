@@ -85,8 +85,8 @@ def test_npm_client_scenario(tracker):
     for i, m in enumerate(history):
         assert (m["key"], m["value"], int(m["timestamp"]), int(m["step"])) == \
             ("loss", 1 / (i + 1), start + i, i)
-    assert [r["info"]["run_id"] for r in out["search"]["runs"]] == [out["created"]["info"]["run_id"]]
-    assert out["search_none"]["runs"] == []
+    assert [r["info"]["run_id"] for r in out["search"].get("runs", [])] == [out["created"]["info"]["run_id"]]
+    assert out["search_none"].get("runs", []) == []  # MLflow answers {} (no empty lists)
     assert {"key": "note", "value": "hello"} in out["tags_after_set"]
     assert all(t["key"] != "note" for t in out["tags_after_delete"])
     assert out["param_change"]["status"] == 400

@@ -97,7 +97,8 @@ Result<json> SearchExperimentsJson(const Request& r, MlflowDeps& d) {
   FERRY_ASSIGN_OR_RETURN(auto page, SearchExperiments(*d.store, s));
   json list = json::array();
   for (auto& e : page.items) list.push_back(Answer(std::move(e), d.options));
-  json out = {{"experiments", list}};
+  json out = json::object();
+  SetRepeated(out, "experiments", std::move(list));
   if (!page.next_page_token.empty()) out["next_page_token"] = page.next_page_token;
   return out;
 }
@@ -110,7 +111,9 @@ Result<json> ListExperiments(const Request& r, MlflowDeps& d) {
   FERRY_ASSIGN_OR_RETURN(auto page, SearchExperiments(*d.store, s));
   json list = json::array();
   for (auto& e : page.items) list.push_back(Answer(std::move(e), d.options));
-  return json{{"experiments", list}};
+  json out = json::object();
+  SetRepeated(out, "experiments", std::move(list));
+  return out;
 }
 
 // A store call that takes an experiment id: its kNotFound as MLflow words it.

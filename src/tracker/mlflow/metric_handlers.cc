@@ -35,7 +35,8 @@ Result<json> GetHistory(const Request& r, MlflowDeps& d) {
                                 token.value_or(""))));
   json metrics = json::array();
   for (const auto& m : page.items) metrics.push_back(MetricJson(m));
-  json out = {{"metrics", metrics}};
+  json out = json::object();
+  SetRepeated(out, "metrics", std::move(metrics));
   if (!page.next_page_token.empty()) out["next_page_token"] = page.next_page_token;
   return out;
 }
@@ -71,7 +72,9 @@ Result<json> GetHistoryBulkInterval(const Request& r, MlflowDeps& d) {
                              static_cast<int>(max_results.value_or(kDefaultBulkResults))));
   json metrics = json::array();
   for (const auto& p : points) metrics.push_back(SampledPointJson(p));
-  return json{{"metrics", metrics}};
+  json out = json::object();
+  SetRepeated(out, "metrics", std::move(metrics));
+  return out;
 }
 
 }  // namespace

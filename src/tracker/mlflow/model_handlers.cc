@@ -144,7 +144,8 @@ Result<json> SearchModels(const Request& r, MlflowDeps& d) {
   FERRY_ASSIGN_OR_RETURN(auto page, SearchLoggedModels(*d.store, q));
   json models = json::array();
   for (const auto& m : page.items) models.push_back(LoggedModelJson(m));
-  json out = {{"models", models}};
+  json out = json::object();
+  SetRepeated(out, "models", std::move(models));
   if (!page.next_page_token.empty()) out["next_page_token"] = page.next_page_token;
   return out;
 }

@@ -95,7 +95,8 @@ Result<json> SearchModels(const Request& r, MlflowDeps& d) {
   FERRY_ASSIGN_OR_RETURN(auto page, SearchRegisteredModels(*d.store, q));
   json models = json::array();
   for (const auto& m : page.items) models.push_back(RegisteredModelJson(m));
-  json out = {{"registered_models", models}};
+  json out = json::object();
+  SetRepeated(out, "registered_models", std::move(models));
   if (!page.next_page_token.empty()) out["next_page_token"] = page.next_page_token;
   return out;
 }
@@ -107,7 +108,9 @@ Result<json> LatestVersions(const Request& r, MlflowDeps& d) {
   FERRY_ASSIGN_OR_RETURN(auto versions, GetLatestVersions(*d.store, name, stages));
   json out = json::array();
   for (const auto& v : versions) out.push_back(ModelVersionJson(v));
-  return json{{"model_versions", out}};
+  json answer = json::object();
+  SetRepeated(answer, "model_versions", std::move(out));
+  return answer;
 }
 
 Result<json> SetModelTag(const Request& r, MlflowDeps& d) {
@@ -218,7 +221,8 @@ Result<json> SearchVersions(const Request& r, MlflowDeps& d) {
   FERRY_ASSIGN_OR_RETURN(auto page, SearchModelVersions(*d.store, q));
   json versions = json::array();
   for (const auto& v : page.items) versions.push_back(ModelVersionJson(v));
-  json out = {{"model_versions", versions}};
+  json out = json::object();
+  SetRepeated(out, "model_versions", std::move(versions));
   if (!page.next_page_token.empty()) out["next_page_token"] = page.next_page_token;
   return out;
 }

@@ -113,11 +113,12 @@ Result<json> SearchRunsJson(const Request& r, MlflowDeps& d) {
     for (const auto& run : page.items) ids.push_back(run.info.run_id);
     FERRY_ASSIGN_OR_RETURN(auto io, GetRunIo(*d.store, ids));
     for (const auto& run : page.items) runs.push_back(RunJson(run, &io[run.info.run_id]));
-    if (!page.next_page_token.empty()) {
-      return json{{"runs", runs}, {"next_page_token", page.next_page_token}};
-    }
+    json out = json::object();
+    SetRepeated(out, "runs", std::move(runs));
+    if (!page.next_page_token.empty()) out["next_page_token"] = page.next_page_token;
+    return out;
   }
-  return json{{"runs", runs}};
+  return json::object();
 }
 
 Result<json> SetStage(const Request& r, MlflowDeps& d, LifecycleStage stage) {

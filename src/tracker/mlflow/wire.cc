@@ -16,13 +16,14 @@ json TagsJson(const std::vector<Tag>& tags) {
 }
 
 json ExperimentJson(const Experiment& e) {
-  return {{"experiment_id", e.id},
-          {"name", e.name},
-          {"artifact_location", e.artifact_location},
-          {"lifecycle_stage", LifecycleStageName(e.stage)},
-          {"creation_time", Int64Json(e.creation_time)},
-          {"last_update_time", Int64Json(e.last_update_time)},
-          {"tags", TagsJson(e.tags)}};
+  json out = {{"experiment_id", e.id},
+              {"name", e.name},
+              {"artifact_location", e.artifact_location},
+              {"lifecycle_stage", LifecycleStageName(e.stage)},
+              {"creation_time", Int64Json(e.creation_time)},
+              {"last_update_time", Int64Json(e.last_update_time)}};
+  SetRepeated(out, "tags", TagsJson(e.tags));
+  return out;
 }
 
 json RunInfoJson(const RunInfo& i) {
@@ -49,11 +50,13 @@ json MetricJson(const MetricPoint& m) {
 json RunJson(const Run& run, const RunIo* io) {
   json metrics = json::array();
   for (const auto& m : run.latest_metrics) metrics.push_back(MetricJson(m));
-  json out = {
-      {"info", RunInfoJson(run.info)},
-      {"data",
-       {{"metrics", metrics}, {"params", TagsJson(run.params)}, {"tags", TagsJson(run.tags)}}},
-      {"inputs", io ? io->inputs : json::object()}};
+  json data = json::object();
+  SetRepeated(data, "metrics", std::move(metrics));
+  SetRepeated(data, "params", TagsJson(run.params));
+  SetRepeated(data, "tags", TagsJson(run.tags));
+  json out = {{"info", RunInfoJson(run.info)},
+              {"data", std::move(data)},
+              {"inputs", io ? io->inputs : json::object()}};
   if (io && !io->outputs.empty()) out["outputs"] = io->outputs;
   return out;
 }
@@ -69,9 +72,9 @@ json LoggedModelJson(const LoggedModel& m) {
   if (!m.model_type.empty()) info["model_type"] = m.model_type;
   if (!m.source_run_id.empty()) info["source_run_id"] = m.source_run_id;
   if (!m.status_message.empty()) info["status_message"] = m.status_message;
-  if (!m.tags.empty()) info["tags"] = TagsJson(m.tags);
+  SetRepeated(info, "tags", TagsJson(m.tags));
   json data = json::object();
-  if (!m.params.empty()) data["params"] = TagsJson(m.params);
+  SetRepeated(data, "params", TagsJson(m.params));
   return {{"info", info}, {"data", data}};
 }
 
@@ -91,8 +94,8 @@ json ModelVersionJson(const ModelVersion& v) {
   opt("run_link", v.run_link);
   opt("user_id", v.user_id);
   opt("model_id", v.model_id);
-  if (!v.tags.empty()) out["tags"] = TagsJson(v.tags);
-  if (!v.aliases.empty()) out["aliases"] = v.aliases;
+  SetRepeated(out, "tags", TagsJson(v.tags));
+  SetRepeated(out, "aliases", v.aliases);
   return out;
 }
 
@@ -106,7 +109,7 @@ json RegisteredModelJson(const RegisteredModel& m) {
     for (const auto& v : m.latest_versions) latest.push_back(ModelVersionJson(v));
     out["latest_versions"] = latest;
   }
-  if (!m.tags.empty()) out["tags"] = TagsJson(m.tags);
+  SetRepeated(out, "tags", TagsJson(m.tags));
   if (!m.aliases.empty()) {
     json aliases = json::array();
     for (const auto& [a, v] : m.aliases)

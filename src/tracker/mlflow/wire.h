@@ -22,6 +22,7 @@ using wire::DoubleJson;
 using wire::Int64Json;
 using wire::OkJson;
 using wire::Respond;
+using wire::SetRepeated;
 nlohmann::json TagsJson(const std::vector<Tag>& tags);
 nlohmann::json ExperimentJson(const Experiment& e);
 nlohmann::json RunInfoJson(const RunInfo& info);

@@ -100,6 +100,10 @@ server::Response Respond(const Result<json>& result) {
   return result.ok() ? OkJson(*result) : Error(result.status());
 }
 
+void SetRepeated(json& obj, std::string_view field, json list) {
+  if (!list.empty()) obj[std::string(field)] = std::move(list);
+}
+
 json DoubleJson(double v) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";

@@ -54,6 +54,9 @@ server::Response Respond(const Result<nlohmann::json>& result);
 // int64 fields as MLflow's server writes them: JSON numbers (message_to_json; protobuf's own
 // JSON mapping would write strings; requests may send either).
 inline nlohmann::json Int64Json(int64_t v) { return v; }
+// obj[field] = list, unless the list is empty: MLflow's message_to_json omits empty repeated
+// fields (a run without tags has no "tags", a search without results answers {}).
+void SetRepeated(nlohmann::json& obj, std::string_view field, nlohmann::json list);
 // Doubles, non-finite ones as "NaN", "Infinity", "-Infinity".
 nlohmann::json DoubleJson(double v);
 
