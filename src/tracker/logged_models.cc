@@ -350,7 +350,7 @@ Result<Page<LoggedModel>> SearchLoggedModels(TrackerStore& store, const LoggedMo
     }
     return Status();
   }));
-  std::stable_sort(found.begin(), found.end(), [&](const LoggedModel& a, const LoggedModel& b) {
+  std::sort(found.begin(), found.end(), [&](const LoggedModel& a, const LoggedModel& b) {
     for (const auto& k : order) {
       ModelValue va = ValueOfModel(a, k.entity, k.key), vb = ValueOfModel(b, k.entity, k.key);
       if (va.present != vb.present) return va.present;  // missing values last

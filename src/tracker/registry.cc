@@ -435,7 +435,7 @@ Result<Page<RegisteredModel>> SearchRegisteredModels(TrackerStore& store, const 
     }
     return Status();
   }));
-  std::stable_sort(found.begin(), found.end(),
+  std::sort(found.begin(), found.end(),
                    [&](const RegisteredModel& a, const RegisteredModel& b) {
                      for (const auto& k : order) {
                        if (k.key == "name") {
@@ -618,7 +618,7 @@ Result<Page<ModelVersion>> SearchModelVersions(TrackerStore& store, const Regist
     }
     return Status();
   }));
-  std::stable_sort(found.begin(), found.end(), [&](const ModelVersion& a, const ModelVersion& b) {
+  std::sort(found.begin(), found.end(), [&](const ModelVersion& a, const ModelVersion& b) {
     for (const auto& k : order) {
       if (k.key == "name") {
         if (a.name != b.name) return k.ascending == (a.name < b.name);
