@@ -435,19 +435,18 @@ Result<Page<RegisteredModel>> SearchRegisteredModels(TrackerStore& store, const 
     }
     return Status();
   }));
-  std::sort(found.begin(), found.end(),
-                   [&](const RegisteredModel& a, const RegisteredModel& b) {
-                     for (const auto& k : order) {
-                       if (k.key == "name") {
-                         if (a.name != b.name) return k.ascending == (a.name < b.name);
-                       } else {  // last_updated_timestamp / creation_timestamp
-                         int64_t x = k.key == "creation_timestamp" ? a.creation_ms : a.updated_ms;
-                         int64_t y = k.key == "creation_timestamp" ? b.creation_ms : b.updated_ms;
-                         if (x != y) return k.ascending == (x < y);
-                       }
-                     }
-                     return a.name < b.name;
-                   });
+  std::sort(found.begin(), found.end(), [&](const RegisteredModel& a, const RegisteredModel& b) {
+    for (const auto& k : order) {
+      if (k.key == "name") {
+        if (a.name != b.name) return k.ascending == (a.name < b.name);
+      } else {  // last_updated_timestamp / creation_timestamp
+        int64_t x = k.key == "creation_timestamp" ? a.creation_ms : a.updated_ms;
+        int64_t y = k.key == "creation_timestamp" ? b.creation_ms : b.updated_ms;
+        if (x != y) return k.ascending == (x < y);
+      }
+    }
+    return a.name < b.name;
+  });
   return PageOf(std::move(found), offset, q.max_results);
 }
 
