@@ -118,11 +118,7 @@ std::string NewModelId() {
 }
 
 // A model's value for one filter/order key, as tracker/search.h's ClauseHolds takes it.
-struct ModelValue {
-  bool present = false;
-  double number = 0;
-  std::string text;
-};
+using ModelValue = ClauseValue;
 
 ModelValue ValueOfModel(const LoggedModel& m, SearchEntity entity, const std::string& key) {
   auto find = [&](const std::vector<Tag>& v) {
@@ -338,14 +334,8 @@ Result<Page<LoggedModel>> SearchLoggedModels(TrackerStore& store, const LoggedMo
           q.experiment_ids.end()) {
         continue;
       }
-      bool ok = true;
-      for (const auto& c : clauses) {
-        ModelValue v = ValueOfModel(s.model, c.entity, c.key);
-        if (!ClauseHolds(c, v.present, v.number, v.text)) {
-          ok = false;
-          break;
-        }
-      }
+      bool ok = AllClausesHold(
+          clauses, [&](const SearchClause& c) { return ValueOfModel(s.model, c.entity, c.key); });
       if (ok) found.push_back(std::move(s.model));
     }
     return Status();
@@ -362,13 +352,7 @@ Result<Page<LoggedModel>> SearchLoggedModels(TrackerStore& store, const LoggedMo
     if (a.creation_ms != b.creation_ms) return a.creation_ms > b.creation_ms;
     return a.model_id < b.model_id;
   });
-  Page<LoggedModel> page;
-  size_t end = std::min(found.size(), offset + static_cast<size_t>(q.max_results));
-  for (size_t i = std::min(offset, found.size()); i < end; ++i) {
-    page.items.push_back(std::move(found[i]));
-  }
-  if (end < found.size()) page.next_page_token = EncodePageToken(end);
-  return page;
+  return PageOf(std::move(found), offset, q.max_results);
 }
 
 }  // namespace ferry::tracker

@@ -273,32 +273,11 @@ Result<std::string> StorageLocation(TrackerStore& store, const std::string& sour
   return source;
 }
 
-bool Holds(
-    const std::vector<SearchClause>& clauses,
-    const std::function<std::pair<bool, std::pair<double, std::string>>(const SearchClause&)>&
-        value) {
-  for (const auto& c : clauses) {
-    auto [present, v] = value(c);
-    if (!ClauseHolds(c, present, v.first, v.second)) return false;
-  }
-  return true;
-}
-
 const std::string* FindTag(const std::vector<Tag>& tags, const std::string& key) {
   for (const auto& t : tags) {
     if (t.key == key) return &t.value;
   }
   return nullptr;
-}
-
-template <typename T>
-Page<T> PageOf(std::vector<T> all, size_t offset, int max_results) {
-  Page<T> page;
-  size_t end = std::min(all.size(), offset + static_cast<size_t>(max_results));
-  for (size_t i = std::min(offset, all.size()); i < end; ++i)
-    page.items.push_back(std::move(all[i]));
-  if (end < all.size()) page.next_page_token = EncodePageToken(end);
-  return page;
 }
 
 }  // namespace
@@ -421,14 +400,13 @@ Result<Page<RegisteredModel>> SearchRegisteredModels(TrackerStore& store, const 
     FERRY_ASSIGN_OR_RETURN(auto docs, t.Scan(kModelKind, ""));
     for (const auto& [name, doc] : docs) {
       FERRY_ASSIGN_OR_RETURN(StoredModel m, ModelFromDoc(doc));
-      bool ok = Holds(
-          clauses, [&](const SearchClause& c) -> std::pair<bool, std::pair<double, std::string>> {
-            if (c.entity == SearchEntity::kTag) {
-              const std::string* v = FindTag(m.model.tags, c.key);
-              return {v != nullptr, {0, v ? *v : ""}};
-            }
-            return {true, {0, m.model.name}};
-          });
+      bool ok = AllClausesHold(clauses, [&](const SearchClause& c) -> ClauseValue {
+        if (c.entity == SearchEntity::kTag) {
+          const std::string* v = FindTag(m.model.tags, c.key);
+          return {v != nullptr, 0, v ? *v : ""};
+        }
+        return {true, 0, m.model.name};
+      });
       if (!ok) continue;
       FERRY_ASSIGN_OR_RETURN(RegisteredModel full, Full(t, std::move(m)));
       found.push_back(std::move(full));
@@ -599,19 +577,18 @@ Result<Page<ModelVersion>> SearchModelVersions(TrackerStore& store, const Regist
       FERRY_ASSIGN_OR_RETURN(StoredModel m, ModelFromDoc(doc));
       FERRY_ASSIGN_OR_RETURN(auto versions, ReadVersions(t, m));
       for (auto& v : versions) {
-        bool ok = Holds(
-            clauses, [&](const SearchClause& c) -> std::pair<bool, std::pair<double, std::string>> {
-              if (c.entity == SearchEntity::kTag) {
-                const std::string* tv = FindTag(v.tags, c.key);
-                return {tv != nullptr, {0, tv ? *tv : ""}};
-              }
-              if (c.key == "version_number") return {true, {static_cast<double>(v.version), ""}};
-              if (c.key == "run_id") return {!v.run_id.empty(), {0, v.run_id}};
-              if (c.key == "source_path") return {true, {0, v.source}};
-              if (c.key == "model_id") return {!v.model_id.empty(), {0, v.model_id}};
-              if (c.key == "current_stage") return {true, {0, v.current_stage}};
-              return {true, {0, v.name}};
-            });
+        bool ok = AllClausesHold(clauses, [&](const SearchClause& c) -> ClauseValue {
+          if (c.entity == SearchEntity::kTag) {
+            const std::string* tv = FindTag(v.tags, c.key);
+            return {tv != nullptr, 0, tv ? *tv : ""};
+          }
+          if (c.key == "version_number") return {true, static_cast<double>(v.version), ""};
+          if (c.key == "run_id") return {!v.run_id.empty(), 0, v.run_id};
+          if (c.key == "source_path") return {true, 0, v.source};
+          if (c.key == "model_id") return {!v.model_id.empty(), 0, v.model_id};
+          if (c.key == "current_stage") return {true, 0, v.current_stage};
+          return {true, 0, v.name};
+        });
         if (ok) found.push_back(std::move(v));
       }
     }

@@ -17,6 +17,7 @@
 // metric, param or tag never matches a comparison on it (only IS NULL). Errors are
 // kInvalidArgument with a message naming the offending part.
 
+#include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -96,6 +97,36 @@ bool LikeMatch(std::string_view text, std::string_view pattern, bool ignore_case
 // kInvalidArgument. "" is offset 0.
 std::string EncodePageToken(size_t offset);
 Result<size_t> DecodePageToken(std::string_view token);
+
+// What a filter clause compares for things other than runs (logged models, registered models,
+// model versions): ClauseHolds's arguments.
+struct ClauseValue {
+  bool present = false;
+  double number = 0;
+  std::string text;
+};
+// Whether every clause holds for the values `value_of(clause)` gives.
+template <typename ValueOf>
+bool AllClausesHold(const std::vector<SearchClause>& clauses, ValueOf value_of) {
+  for (const auto& c : clauses) {
+    ClauseValue v = value_of(c);
+    if (!ClauseHolds(c, v.present, v.number, v.text)) return false;
+  }
+  return true;
+}
+
+// The page [offset, offset + max_results) of `all` (in the search's order), with the next
+// page's token (EncodePageToken) when more follow.
+template <typename T>
+Page<T> PageOf(std::vector<T> all, size_t offset, int max_results) {
+  Page<T> page;
+  size_t end = std::min(all.size(), offset + static_cast<size_t>(max_results));
+  for (size_t i = std::min(offset, all.size()); i < end; ++i) {
+    page.items.push_back(std::move(all[i]));
+  }
+  if (end < all.size()) page.next_page_token = EncodePageToken(end);
+  return page;
+}
 
 struct RunSearchRequest {
   std::string filter;

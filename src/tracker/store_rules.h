@@ -1,7 +1,7 @@
 #pragma once
 // Small rules every TrackerStore backend applies the same way (header-only so tracker/memory and
 // tracker/sqlite share them without a library): run ids and generated run names, artifact
-// URIs, MLflow's LIKE, the order of metric values (NaN included) and the "latest metric" rule.
+// URIs, the order of metric values (NaN included) and the "latest metric" rule.
 
 #include <algorithm>
 #include <bit>
@@ -56,24 +56,6 @@ inline std::string GenerateRunName(std::mt19937_64& rng) {
 inline std::string RunArtifactUri(std::string root, const std::string& run_id) {
   while (!root.empty() && root.back() == '/') root.pop_back();
   return root + "/" + run_id + "/artifacts";
-}
-
-// SQL LIKE as MLflow's search uses it: '%' any run, '_' one character, case-sensitive, no escape.
-inline bool LikeMatch(std::string_view s, std::string_view pattern) {
-  size_t si = 0, pi = 0, star_p = std::string_view::npos, star_s = 0;
-  while (si < s.size()) {
-    if (pi < pattern.size() && (pattern[pi] == '_' || pattern[pi] == s[si])) {
-      ++si, ++pi;
-    } else if (pi < pattern.size() && pattern[pi] == '%') {
-      star_p = pi++, star_s = si;
-    } else if (star_p != std::string_view::npos) {
-      pi = star_p + 1, si = ++star_s;
-    } else {
-      return false;
-    }
-  }
-  while (pi < pattern.size() && pattern[pi] == '%') ++pi;
-  return pi == pattern.size();
 }
 
 // Metric values in a total order: -inf < finite < +inf < NaN (so a NaN shows as a bucket's

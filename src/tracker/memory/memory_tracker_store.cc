@@ -8,7 +8,9 @@
 
 #include "base/mutex.h"
 #include "base/strings.h"
+#include "tracker/metric_batch.h"
 #include "tracker/metric_sampling.h"
+#include "tracker/store_checks.h"
 #include "tracker/store_rules.h"
 
 namespace ferry::tracker {
@@ -41,17 +43,7 @@ std::vector<Tag> ToTags(const std::map<std::string, std::string>& m) {
   return out;
 }
 
-Result<size_t> ParseOffset(const std::string& token) {
-  if (token.empty()) return size_t{0};
-  auto v = ParseUint64(token);
-  if (!v) return InvalidArgument("invalid page token '" + token + "'");
-  return static_cast<size_t>(*v);
-}
-
-bool InView(LifecycleStage stage, ViewType view) {
-  return view == ViewType::kAll ||
-         (view == ViewType::kActiveOnly) == (stage == LifecycleStage::kActive);
-}
+using checks::InView;
 
 using DocMap = std::map<std::pair<std::string, std::string>, std::string, std::less<>>;
 
@@ -127,9 +119,7 @@ class MemoryTrackerStore final : public TrackerStore {
                                        const std::string& artifact_location,
                                        const std::vector<Tag>& tags) override {
     if (name.empty()) return InvalidArgument("CreateExperiment: the name is empty");
-    for (const auto& t : tags) {
-      if (t.key.empty()) return InvalidArgument("CreateExperiment: a tag key is empty");
-    }
+    FERRY_RETURN_IF_ERROR(checks::TagKeys("CreateExperiment", tags));
     MutexLock lock(mu_);
     if (FindByName(name)) {
       return Exists("CreateExperiment: an experiment named '" + name + "' already exists");
@@ -160,19 +150,15 @@ class MemoryTrackerStore final : public TrackerStore {
   }
 
   Result<Page<Experiment>> SearchExperiments(const ExperimentQuery& q) override {
-    if (q.max_results < 1) return InvalidArgument("SearchExperiments: max_results must be >= 1");
-    FERRY_ASSIGN_OR_RETURN(size_t offset, ParseOffset(q.page_token));
+    FERRY_RETURN_IF_ERROR(checks::MaxResults("SearchExperiments", q.max_results));
+    FERRY_ASSIGN_OR_RETURN(size_t offset, checks::OffsetToken("SearchExperiments", q.page_token));
     std::vector<Experiment> all;
     {
       MutexLock lock(mu_);
       for (const auto& [id, d] : experiments_) {
         if (!InView(d.exp.stage, q.view)) continue;
-        if (q.name_like && !rules::LikeMatch(d.exp.name, *q.name_like)) continue;
-        bool tags_ok = std::all_of(q.tags_equal.begin(), q.tags_equal.end(), [&](const Tag& t) {
-          auto it = d.tags.find(t.key);
-          return it != d.tags.end() && it->second == t.value;
-        });
-        if (tags_ok) all.push_back(Out(d));
+        Experiment e = Out(d);
+        if (checks::ExperimentMatches(e, q)) all.push_back(std::move(e));
       }
     }
     return rules::SortAndPageExperiments(std::move(all), offset, q.max_results);
@@ -184,7 +170,7 @@ class MemoryTrackerStore final : public TrackerStore {
     ExperimentData* d = FindExperiment(id);
     if (!d) return NotFound("RenameExperiment: no experiment with id '" + id + "'");
     if (d->exp.stage != LifecycleStage::kActive) {
-      return Precondition("RenameExperiment: experiment '" + id + "' is deleted");
+      return checks::Deleted("RenameExperiment", "experiment", id);
     }
     ExperimentData* other = FindByName(new_name);
     if (other && other != d) {
@@ -208,39 +194,29 @@ class MemoryTrackerStore final : public TrackerStore {
   }
 
   Status SetExperimentTag(const std::string& id, const Tag& tag) override {
-    if (tag.key.empty()) return InvalidArgument("SetExperimentTag: the key is empty");
+    FERRY_RETURN_IF_ERROR(checks::TagKeys("SetExperimentTag", {tag}));
     MutexLock lock(mu_);
     ExperimentData* d = FindExperiment(id);
     if (!d) return NotFound("SetExperimentTag: no experiment with id '" + id + "'");
     if (d->exp.stage != LifecycleStage::kActive) {
-      return Precondition("SetExperimentTag: experiment '" + id + "' is deleted");
+      return checks::Deleted("SetExperimentTag", "experiment", id);
     }
     d->tags[tag.key] = tag.value;
     return Status();
   }
 
   Result<RunInfo> CreateRun(const CreateRunRequest& req) override {
-    std::string name_tag;
-    for (const auto& t : req.tags) {
-      if (t.key.empty()) return InvalidArgument("CreateRun: a tag key is empty");
-      if (t.key == rules::kRunNameTag) name_tag = t.value;
-    }
-    if (!req.run_name.empty() && !name_tag.empty() && req.run_name != name_tag) {
-      return InvalidArgument("CreateRun: run_name '" + req.run_name + "' differs from tag " +
-                             std::string(rules::kRunNameTag) + " '" + name_tag + "'");
-    }
+    FERRY_ASSIGN_OR_RETURN(std::string name_tag, checks::CreateRunNameTag(req));
     MutexLock lock(mu_);
     ExperimentData* e = FindExperiment(req.experiment_id);
     if (!e) return NotFound("CreateRun: no experiment with id '" + req.experiment_id + "'");
     if (e->exp.stage != LifecycleStage::kActive) {
-      return Precondition("CreateRun: experiment '" + req.experiment_id + "' is deleted");
+      return checks::Deleted("CreateRun", "experiment", req.experiment_id);
     }
     RunData r;
     r.info.run_id = rules::NewRunId(rng_);
     r.info.experiment_id = e->exp.id;
-    r.info.run_name = !req.run_name.empty() ? req.run_name
-                      : !name_tag.empty()   ? name_tag
-                                            : rules::GenerateRunName(rng_);
+    r.info.run_name = checks::ChooseRunName(req, name_tag, rng_);
     r.info.user_id = req.user_id;
     r.info.start_time = req.start_time;
     r.info.artifact_uri = rules::RunArtifactUri(
@@ -281,26 +257,17 @@ class MemoryTrackerStore final : public TrackerStore {
 
   Status LogBatch(const std::string& run_id, const std::vector<MetricPoint>& metrics,
                   const std::vector<Param>& params, const std::vector<Tag>& tags) override {
+    FERRY_RETURN_IF_ERROR(checks::BatchKeys(metrics, params, tags));
     MutexLock lock(mu_);
     FERRY_ASSIGN_OR_RETURN(RunData * r, Writable("LogBatch", run_id));
-    std::map<std::string, std::string> new_params;
-    for (const auto& p : params) {
-      if (p.key.empty()) return InvalidArgument("LogBatch: a param key is empty");
-      auto old = r->params.find(p.key);
-      auto batch = new_params.find(p.key);
-      if ((old != r->params.end() && old->second != p.value) ||
-          (batch != new_params.end() && batch->second != p.value)) {
-        return InvalidArgument("LogBatch: param '" + p.key + "' of run '" + run_id +
-                               "' already has another value (params are immutable)");
-      }
-      new_params[p.key] = p.value;
-    }
-    for (const auto& m : metrics) {
-      if (m.key.empty()) return InvalidArgument("LogBatch: a metric key is empty");
-    }
-    for (const auto& t : tags) {
-      if (t.key.empty()) return InvalidArgument("LogBatch: a tag key is empty");
-    }
+    FERRY_ASSIGN_OR_RETURN(
+        auto new_params,
+        checks::NewParams(run_id, params,
+                          [&](const std::string& key) -> Result<std::optional<std::string>> {
+                            auto old = r->params.find(key);
+                            if (old == r->params.end()) return std::optional<std::string>();
+                            return std::optional<std::string>(old->second);
+                          }));
     r->params.merge(new_params);
     for (const auto& t : tags) {
       r->tags[t.key] = t.value;
@@ -338,32 +305,32 @@ class MemoryTrackerStore final : public TrackerStore {
         out.push_back(Out(r));
       }
     }
-    std::sort(out.begin(), out.end(), [](const Run& a, const Run& b) {
-      if (a.info.start_time != b.info.start_time) return a.info.start_time > b.info.start_time;
-      return a.info.run_id < b.info.run_id;
-    });
+    checks::SortRuns(out);
     return out;
   }
 
   Result<Page<MetricPoint>> GetMetricHistory(const std::string& run_id, const std::string& key,
                                              int max_results,
                                              const std::string& page_token) override {
-    if (max_results < 1) return InvalidArgument("GetMetricHistory: max_results must be >= 1");
-    FERRY_ASSIGN_OR_RETURN(size_t offset, ParseOffset(page_token));
+    FERRY_RETURN_IF_ERROR(checks::MaxResults("GetMetricHistory", max_results));
+    FERRY_ASSIGN_OR_RETURN(auto after, metrics::ParseHistoryToken(page_token));
     MutexLock lock(mu_);
     auto it = runs_.find(run_id);
     if (it == runs_.end()) return NotFound("GetMetricHistory: no run with id '" + run_id + "'");
     Page<MetricPoint> page;
     auto m = it->second.metrics.find(key);
     if (m == it->second.metrics.end()) return page;
-    size_t i = 0;
-    for (const auto& p : m->second) {
-      if (i >= offset + static_cast<size_t>(max_results)) {
-        page.next_page_token = std::to_string(i);
+    auto p = m->second.begin();
+    if (after) {  // the first point past the cursor (the set's order is the cursor's)
+      p = m->second.upper_bound(
+          {"", rules::FromOrderedBits(after->value_bits), after->timestamp_ms, after->step});
+    }
+    for (; p != m->second.end(); ++p) {
+      if (static_cast<int>(page.items.size()) == max_results) {
+        page.next_page_token = metrics::HistoryToken(page.items.back());
         break;
       }
-      if (i++ < offset) continue;
-      page.items.push_back(p);
+      page.items.push_back(*p);
       page.items.back().key = key;
     }
     return page;
@@ -373,9 +340,7 @@ class MemoryTrackerStore final : public TrackerStore {
       const std::vector<std::string>& run_ids, const std::string& key,
       std::optional<int64_t> start_step, std::optional<int64_t> end_step,
       int max_results) override {
-    if (max_results < 1) {
-      return InvalidArgument("GetMetricHistoryBulkInterval: max_results must be >= 1");
-    }
+    FERRY_RETURN_IF_ERROR(checks::MaxResults("GetMetricHistoryBulkInterval", max_results));
     std::vector<SampledPoint> out;
     MutexLock lock(mu_);
     for (const auto& run_id : run_ids) {
@@ -425,7 +390,7 @@ class MemoryTrackerStore final : public TrackerStore {
     auto it = runs_.find(run_id);
     if (it == runs_.end()) return NotFound(std::string(op) + ": no run with id '" + run_id + "'");
     if (it->second.info.stage != LifecycleStage::kActive) {
-      return Precondition(std::string(op) + ": run '" + run_id + "' is deleted");
+      return checks::Deleted(op, "run", run_id);
     }
     return &it->second;
   }

@@ -1,20 +1,20 @@
 // Metric points: writing them with their summaries, and history pages (the bulk-interval
 // sampling is in postgres_sampling.cc).
 //
-// Writing (inside LogBatch's transaction, with the run's row locked): one INSERT of all the
-// batch's points with ON CONFLICT DO NOTHING RETURNING gives exactly the points that are new;
-// they are folded into an in-memory Summary per (key, level, bucket) and a "latest" candidate
-// per key; the touched summary rows are then read in one statement, merged, and written back in
-// one upsert. Because the run's row is locked, no other writer (in this or another replica)
+// Writing (inside LogBatch's transaction, with the run's row locked), in tracker/metric_batch.h's
+// phases: InsertPoints (one INSERT of all the batch's points with ON CONFLICT DO NOTHING
+// RETURNING gives exactly the points that are new, folded into the MetricBatch), WriteSummaries
+// (the touched summary rows read in one statement, merged, and written back in one upsert),
+// WriteLatest. Because the run's row is locked, no other writer (in this or another replica)
 // merges into the same summary rows at the same time. Four round trips per batch, whatever its
 // size.
-#include <charconv>
 #include <map>
 #include <tuple>
 
-#include "tracker/metric_sampling.h"
+#include "tracker/metric_batch.h"
 #include "tracker/postgres/pg_metric_rows.h"
 #include "tracker/postgres/postgres_tracker_store.h"
+#include "tracker/store_checks.h"
 #include "tracker/store_rules.h"
 
 namespace ferry::tracker {
@@ -26,9 +26,6 @@ using postgres::P;
 using postgres::PointAt;
 using postgres::Rows;
 using postgres::SummaryAt;
-using sampling::FloorDiv;
-using sampling::kLevelWidths;
-using sampling::Summary;
 
 namespace {
 
@@ -91,6 +88,17 @@ Result<std::map<std::string, int64_t>> PostgresTrackerStore::KeyIds(
 Status PostgresTrackerStore::WriteMetrics(Connection& c, int64_t run_pk,
                                           const std::map<std::string, int64_t>& key_ids,
                                           const std::vector<MetricPoint>& metrics) {
+  metrics::MetricBatch batch;
+  FERRY_RETURN_IF_ERROR(InsertPoints(c, run_pk, key_ids, metrics, batch));
+  if (batch.empty()) return Status();  // all already stored: a retried batch
+  FERRY_RETURN_IF_ERROR(WriteSummaries(c, run_pk, batch));
+  return WriteLatest(c, run_pk, batch);
+}
+
+Status PostgresTrackerStore::InsertPoints(Connection& c, int64_t run_pk,
+                                          const std::map<std::string, int64_t>& key_ids,
+                                          const std::vector<MetricPoint>& metrics,
+                                          metrics::MetricBatch& batch) {
   if (metrics.empty()) return Status();
   std::vector<int64_t> keys;
   PointColumns cols;
@@ -106,22 +114,14 @@ Status PostgresTrackerStore::WriteMetrics(Connection& c, int64_t run_pk,
              "ON CONFLICT DO NOTHING RETURNING key_id, step, ts, value",
              {P(run_pk), IntArray(keys), IntArray(cols.step), IntArray(cols.ts),
               IntArray(cols.value)}));
-  if (added.empty()) return Status();  // all already stored: a retried batch
-  std::map<std::tuple<int64_t, int, int64_t>, Summary> touched;  // (key_id, level, bucket)
-  std::map<int64_t, MetricPoint> latest;                         // key_id -> newest point
-  for (int i = 0; i < added.size(); ++i) {
-    int64_t key_id = added.Int(i, 0);
-    MetricPoint p = PointAt(added, i, 1);
-    for (int level = 0; level < static_cast<int>(kLevelWidths.size()); ++level) {
-      int64_t bucket = FloorDiv(p.step, kLevelWidths[static_cast<size_t>(level)]);
-      touched[{key_id, level, bucket}].Add(p);
-    }
-    auto [it, inserted] = latest.emplace(key_id, p);
-    if (!inserted && rules::LaterThan(p, it->second)) it->second = p;
-  }
-  // Merge with what is stored, then write every touched row back in one upsert.
+  for (int i = 0; i < added.size(); ++i) batch.Add(added.Int(i, 0), PointAt(added, i, 1));
+  return Status();
+}
+
+Status PostgresTrackerStore::WriteSummaries(Connection& c, int64_t run_pk,
+                                            metrics::MetricBatch& batch) {
   std::vector<int64_t> t_key, t_level, t_bucket;
-  for (const auto& [where, s] : touched) {
+  for (const auto& [where, s] : batch.summaries()) {
     t_key.push_back(std::get<0>(where));
     t_level.push_back(std::get<1>(where));
     t_bucket.push_back(std::get<2>(where));
@@ -137,54 +137,54 @@ Status PostgresTrackerStore::WriteMetrics(Connection& c, int64_t run_pk,
                          "WHERE s.run_pk = $1",
                          {P(run_pk), IntArray(t_key), IntArray(t_level), IntArray(t_bucket)}));
     for (int i = 0; i < old.size(); ++i) {
-      touched[{old.Int(i, 0), static_cast<int>(old.Int(i, 1)), old.Int(i, 2)}].Merge(
-          SummaryAt(old, i, 3));
+      batch.MergeStored({old.Int(i, 0), static_cast<int>(old.Int(i, 1)), old.Int(i, 2)},
+                        SummaryAt(old, i, 3));
     }
   }
   std::vector<int64_t> count;
   PointColumns first, last, min, max;
-  for (const auto& [where, s] : touched) {
+  for (const auto& [where, s] : batch.summaries()) {
     count.push_back(s.count);
     first.Add(s.first);
     last.Add(s.last);
     min.Add(s.min);
     max.Add(s.max);
   }
-  FERRY_RETURN_IF_ERROR(
-      c.Exec("LogBatch",
-             "INSERT INTO summaries SELECT $1, * FROM unnest($2::bigint[], $3::int[], "
-             "$4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], "
-             "$9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], "
-             "$14::bigint[], $15::bigint[], $16::bigint[], $17::bigint[]) "
-             "ON CONFLICT (run_pk, key_id, level, bucket) DO UPDATE SET count = excluded.count, "
-             "first_step = excluded.first_step, first_ts = excluded.first_ts, "
-             "first_value = excluded.first_value, last_step = excluded.last_step, "
-             "last_ts = excluded.last_ts, last_value = excluded.last_value, "
-             "min_step = excluded.min_step, min_ts = excluded.min_ts, "
-             "min_value = excluded.min_value, max_step = excluded.max_step, "
-             "max_ts = excluded.max_ts, max_value = excluded.max_value",
-             {P(run_pk), IntArray(t_key), IntArray(t_level), IntArray(t_bucket), IntArray(count),
-              IntArray(first.step), IntArray(first.ts), IntArray(first.value), IntArray(last.step),
-              IntArray(last.ts), IntArray(last.value), IntArray(min.step), IntArray(min.ts),
-              IntArray(min.value), IntArray(max.step), IntArray(max.ts), IntArray(max.value)})
-          .status());
-  // Latest values: keep the stored one where it is later.
+  return c
+      .Exec("LogBatch",
+            "INSERT INTO summaries SELECT $1, * FROM unnest($2::bigint[], $3::int[], "
+            "$4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], "
+            "$9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], "
+            "$14::bigint[], $15::bigint[], $16::bigint[], $17::bigint[]) "
+            "ON CONFLICT (run_pk, key_id, level, bucket) DO UPDATE SET count = excluded.count, "
+            "first_step = excluded.first_step, first_ts = excluded.first_ts, "
+            "first_value = excluded.first_value, last_step = excluded.last_step, "
+            "last_ts = excluded.last_ts, last_value = excluded.last_value, "
+            "min_step = excluded.min_step, min_ts = excluded.min_ts, "
+            "min_value = excluded.min_value, max_step = excluded.max_step, "
+            "max_ts = excluded.max_ts, max_value = excluded.max_value",
+            {P(run_pk), IntArray(t_key), IntArray(t_level), IntArray(t_bucket), IntArray(count),
+             IntArray(first.step), IntArray(first.ts), IntArray(first.value), IntArray(last.step),
+             IntArray(last.ts), IntArray(last.value), IntArray(min.step), IntArray(min.ts),
+             IntArray(min.value), IntArray(max.step), IntArray(max.ts), IntArray(max.value)})
+      .status();
+}
+
+Status PostgresTrackerStore::WriteLatest(Connection& c, int64_t run_pk,
+                                         metrics::MetricBatch& batch) {
   std::vector<int64_t> l_key;
-  PointColumns l_point;
-  for (const auto& [key_id, p] : latest) l_key.push_back(key_id);
+  for (const auto& [key_id, p] : batch.latest()) l_key.push_back(key_id);
   FERRY_ASSIGN_OR_RETURN(Rows stored, c.Exec("LogBatch",
                                              "SELECT key_id, step, ts, value FROM latest_metrics "
                                              "WHERE run_pk = $1 AND key_id = ANY($2::bigint[])",
                                              {P(run_pk), IntArray(l_key)}));
   for (int i = 0; i < stored.size(); ++i) {
-    auto it = latest.find(stored.Int(i, 0));
-    if (it != latest.end() && !rules::LaterThan(it->second, PointAt(stored, i, 1))) {
-      latest.erase(it);
-    }
+    batch.KeepStoredIfLater(stored.Int(i, 0), PointAt(stored, i, 1));
   }
-  if (latest.empty()) return Status();
+  if (batch.latest().empty()) return Status();
   l_key.clear();
-  for (const auto& [key_id, p] : latest) {
+  PointColumns l_point;
+  for (const auto& [key_id, p] : batch.latest()) {
     l_key.push_back(key_id);
     l_point.Add(p);
   }
@@ -198,41 +198,12 @@ Status PostgresTrackerStore::WriteMetrics(Connection& c, int64_t run_pk,
       .status();
 }
 
-namespace {
-
-// History page tokens: "step:ts:value" of the last point returned (value as OrderedBits).
-std::optional<std::tuple<int64_t, int64_t, int64_t>> ParseToken(const std::string& t) {
-  int64_t v[3];
-  const char* p = t.data();
-  const char* end = t.data() + t.size();
-  for (int i = 0; i < 3; ++i) {
-    auto r = std::from_chars(p, end, v[i]);
-    if (r.ec != std::errc()) return std::nullopt;
-    p = r.ptr;
-    if (i < 2) {
-      if (p == end || *p != ':') return std::nullopt;
-      ++p;
-    }
-  }
-  if (p != end) return std::nullopt;
-  return std::make_tuple(v[0], v[1], v[2]);
-}
-
-}  // namespace
-
 Result<Page<MetricPoint>> PostgresTrackerStore::GetMetricHistory(const std::string& run_id,
                                                                  const std::string& key,
                                                                  int max_results,
                                                                  const std::string& page_token) {
-  if (max_results < 1) return InvalidArgument("GetMetricHistory: max_results must be >= 1");
-  std::tuple<int64_t, int64_t, int64_t> after{0, 0, 0};
-  bool has_after = false;
-  if (!page_token.empty()) {
-    auto t = ParseToken(page_token);
-    if (!t) return InvalidArgument("GetMetricHistory: invalid page token '" + page_token + "'");
-    after = *t;
-    has_after = true;
-  }
+  FERRY_RETURN_IF_ERROR(checks::MaxResults("GetMetricHistory", max_results));
+  FERRY_ASSIGN_OR_RETURN(auto after, metrics::ParseHistoryToken(page_token));
   FERRY_ASSIGN_OR_RETURN(Session s, Begin(true));
   Connection& c = *s;
   auto row = ReadRunRow(c, run_id);
@@ -241,26 +212,22 @@ Result<Page<MetricPoint>> PostgresTrackerStore::GetMetricHistory(const std::stri
   FERRY_ASSIGN_OR_RETURN(int64_t key_id, FindKeyId(c, key));
   if (key_id < 0) return page;
   FERRY_ASSIGN_OR_RETURN(
-      Rows q, has_after
-                  ? c.Exec("GetMetricHistory",
-                           "SELECT step, ts, value FROM points WHERE run_pk = $1 AND key_id = $2 "
-                           "AND (step, ts, value) > ($3, $4, $5) ORDER BY step, ts, value "
-                           "LIMIT $6",
-                           {P(row->run_pk), P(key_id), P(std::get<0>(after)), P(std::get<1>(after)),
-                            P(std::get<2>(after)), P(int64_t{max_results} + 1)})
-                  : c.Exec("GetMetricHistory",
-                           "SELECT step, ts, value FROM points WHERE run_pk = $1 AND key_id = $2 "
-                           "ORDER BY step, ts, value LIMIT $3",
-                           {P(row->run_pk), P(key_id), P(int64_t{max_results} + 1)}));
+      Rows q, after ? c.Exec("GetMetricHistory",
+                             "SELECT step, ts, value FROM points WHERE run_pk = $1 AND key_id = $2 "
+                             "AND (step, ts, value) > ($3, $4, $5) ORDER BY step, ts, value "
+                             "LIMIT $6",
+                             {P(row->run_pk), P(key_id), P(after->step), P(after->timestamp_ms),
+                              P(after->value_bits), P(int64_t{max_results} + 1)})
+                    : c.Exec("GetMetricHistory",
+                             "SELECT step, ts, value FROM points WHERE run_pk = $1 AND key_id = $2 "
+                             "ORDER BY step, ts, value LIMIT $3",
+                             {P(row->run_pk), P(key_id), P(int64_t{max_results} + 1)}));
   int n = std::min(q.size(), max_results);
   for (int i = 0; i < n; ++i) {
     page.items.push_back(PointAt(q, i, 0));
     page.items.back().key = key;
   }
-  if (q.size() > max_results) {
-    page.next_page_token = std::to_string(q.Int(n - 1, 0)) + ":" + std::to_string(q.Int(n - 1, 1)) +
-                           ":" + std::to_string(q.Int(n - 1, 2));
-  }
+  if (q.size() > max_results) page.next_page_token = metrics::HistoryToken(page.items.back());
   return page;
 }
 

@@ -4,6 +4,7 @@
 
 #include "tracker/postgres/pg_internal.h"
 #include "tracker/postgres/postgres_tracker_store.h"
+#include "tracker/store_checks.h"
 #include "tracker/store_rules.h"
 
 namespace ferry::tracker {
@@ -92,21 +93,13 @@ Result<PostgresTrackerStore::RunRow> PostgresTrackerStore::WritableRun(Connectio
   auto row = ReadRunRow(c, run_id, /*for_update=*/true);
   if (!row.ok()) return row.status().WithContext(op);
   if (row->info.stage != LifecycleStage::kActive) {
-    return postgres::Precondition(std::string(op) + ": run '" + run_id + "' is deleted");
+    return checks::Deleted(op, "run", run_id);
   }
   return row;
 }
 
 Result<RunInfo> PostgresTrackerStore::CreateRun(const CreateRunRequest& req) {
-  std::string name_tag;
-  for (const auto& t : req.tags) {
-    if (t.key.empty()) return InvalidArgument("CreateRun: a tag key is empty");
-    if (t.key == rules::kRunNameTag) name_tag = t.value;
-  }
-  if (!req.run_name.empty() && !name_tag.empty() && req.run_name != name_tag) {
-    return InvalidArgument("CreateRun: run_name '" + req.run_name + "' differs from tag " +
-                           std::string(rules::kRunNameTag) + " '" + name_tag + "'");
-  }
+  FERRY_ASSIGN_OR_RETURN(std::string name_tag, checks::CreateRunNameTag(req));
   auto exp_id = postgres::ParseId(req.experiment_id);
   if (!exp_id) return NotFound("CreateRun: no experiment with id '" + req.experiment_id + "'");
   FERRY_ASSIGN_OR_RETURN(Session s, Begin(false));
@@ -119,14 +112,12 @@ Result<RunInfo> PostgresTrackerStore::CreateRun(const CreateRunRequest& req) {
   auto e = ReadExperiment(c, *exp_id);
   if (!e.ok()) return e.status().WithContext("CreateRun");
   if (e->stage != LifecycleStage::kActive) {
-    return postgres::Precondition("CreateRun: experiment '" + req.experiment_id + "' is deleted");
+    return checks::Deleted("CreateRun", "experiment", req.experiment_id);
   }
   RunInfo info;
   info.run_id = NewRunId();
   info.experiment_id = e->id;
-  info.run_name = !req.run_name.empty() ? req.run_name
-                  : !name_tag.empty()   ? name_tag
-                                        : NewRunName();
+  info.run_name = NewRunName(req, name_tag);
   info.user_id = req.user_id;
   info.start_time = req.start_time;
   info.artifact_uri = rules::RunArtifactUri(
@@ -187,15 +178,7 @@ Status PostgresTrackerStore::LogBatch(const std::string& run_id,
                                       const std::vector<MetricPoint>& metrics,
                                       const std::vector<Param>& params,
                                       const std::vector<Tag>& tags) {
-  for (const auto& m : metrics) {
-    if (m.key.empty()) return InvalidArgument("LogBatch: a metric key is empty");
-  }
-  for (const auto& p : params) {
-    if (p.key.empty()) return InvalidArgument("LogBatch: a param key is empty");
-  }
-  for (const auto& t : tags) {
-    if (t.key.empty()) return InvalidArgument("LogBatch: a tag key is empty");
-  }
+  FERRY_RETURN_IF_ERROR(checks::BatchKeys(metrics, params, tags));
   std::map<std::string, int64_t> key_ids;
   if (!metrics.empty()) {
     auto ids = KeyIds(metrics);
@@ -207,22 +190,17 @@ Status PostgresTrackerStore::LogBatch(const std::string& run_id,
   // The run's row stays locked until commit: batches to one run take turns, in every replica.
   FERRY_ASSIGN_OR_RETURN(RunRow row, WritableRun(c, "LogBatch", run_id));
   // Params first: a conflicting one refuses the whole batch.
-  std::map<std::string, std::string> batch;
-  for (const auto& p : params) {
-    auto [it, inserted] = batch.emplace(p.key, p.value);
-    bool conflict = !inserted && it->second != p.value;
-    if (!conflict) {
-      FERRY_ASSIGN_OR_RETURN(Rows q, c.Exec("LogBatch",
-                                            "SELECT value FROM params WHERE run_pk = $1 AND "
-                                            "key = $2",
-                                            {P(row.run_pk), p.key}));
-      conflict = !q.empty() && q.Text(0, 0) != p.value;
-    }
-    if (conflict) {
-      return InvalidArgument("LogBatch: param '" + p.key + "' of run '" + run_id +
-                             "' already has another value (params are immutable)");
-    }
-  }
+  FERRY_ASSIGN_OR_RETURN(
+      auto batch,
+      checks::NewParams(run_id, params,
+                        [&](const std::string& key) -> Result<std::optional<std::string>> {
+                          FERRY_ASSIGN_OR_RETURN(Rows q, c.Exec("LogBatch",
+                                                                "SELECT value FROM params WHERE "
+                                                                "run_pk = $1 AND key = $2",
+                                                                {P(row.run_pk), key}));
+                          if (q.empty()) return std::optional<std::string>();
+                          return std::optional<std::string>(q.Text(0, 0));
+                        }));
   for (const auto& [key, value] : batch) {
     FERRY_RETURN_IF_ERROR(c.Exec("LogBatch",
                                  "INSERT INTO params VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
@@ -262,15 +240,12 @@ Result<std::vector<Run>> PostgresTrackerStore::ScanRuns(const RunScan& scan) {
                                            {postgres::IntArray(experiments)}));
   std::vector<Run> out;
   for (int i = 0; i < q.size(); ++i) {
-    if (!postgres::InView(static_cast<LifecycleStage>(q.Int(i, 1)), scan.view)) continue;
+    if (!checks::InView(static_cast<LifecycleStage>(q.Int(i, 1)), scan.view)) continue;
     FERRY_ASSIGN_OR_RETURN(RunRow row, ReadRunRow(*s, q.Text(i, 0)));
     FERRY_ASSIGN_OR_RETURN(Run run, ReadRun(*s, row));
     out.push_back(std::move(run));
   }
-  std::sort(out.begin(), out.end(), [](const Run& a, const Run& b) {
-    if (a.info.start_time != b.info.start_time) return a.info.start_time > b.info.start_time;
-    return a.info.run_id < b.info.run_id;
-  });
+  checks::SortRuns(out);
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include "tracker/metric_sampling.h"
 #include "tracker/postgres/pg_metric_rows.h"
 #include "tracker/postgres/postgres_tracker_store.h"
+#include "tracker/store_checks.h"
 #include "tracker/summary_sampler.h"
 
 namespace ferry::tracker {
@@ -94,9 +95,7 @@ Status PostgresTrackerStore::SampleRun(Connection& c, const std::string& run_id,
 Result<std::vector<SampledPoint>> PostgresTrackerStore::GetMetricHistoryBulkInterval(
     const std::vector<std::string>& run_ids, const std::string& key,
     std::optional<int64_t> start_step, std::optional<int64_t> end_step, int max_results) {
-  if (max_results < 1) {
-    return InvalidArgument("GetMetricHistoryBulkInterval: max_results must be >= 1");
-  }
+  FERRY_RETURN_IF_ERROR(checks::MaxResults("GetMetricHistoryBulkInterval", max_results));
   FERRY_ASSIGN_OR_RETURN(Session s, Begin(true));
   std::vector<SampledPoint> out;
   for (const auto& run_id : run_ids) {

@@ -9,6 +9,7 @@
 #include "tracker/postgres/pg_internal.h"
 #include "tracker/postgres/pg_url.h"
 #include "tracker/postgres/schema.h"
+#include "tracker/store_checks.h"
 #include "tracker/store_rules.h"
 
 namespace ferry::tracker {
@@ -112,9 +113,10 @@ std::string PostgresTrackerStore::NewRunId() {
   return rules::NewRunId(rng_);
 }
 
-std::string PostgresTrackerStore::NewRunName() {
+std::string PostgresTrackerStore::NewRunName(const CreateRunRequest& req,
+                                             const std::string& name_tag) {
   MutexLock lock(rng_mu_);
-  return rules::GenerateRunName(rng_);
+  return checks::ChooseRunName(req, name_tag, rng_);
 }
 
 Result<Experiment> PostgresTrackerStore::ReadExperiment(Connection& c, int64_t id) {
@@ -152,9 +154,7 @@ Result<std::string> PostgresTrackerStore::CreateExperiment(const std::string& na
                                                            const std::string& artifact_location,
                                                            const std::vector<Tag>& tags) {
   if (name.empty()) return InvalidArgument("CreateExperiment: the name is empty");
-  for (const auto& t : tags) {
-    if (t.key.empty()) return InvalidArgument("CreateExperiment: a tag key is empty");
-  }
+  FERRY_RETURN_IF_ERROR(checks::TagKeys("CreateExperiment", tags));
   FERRY_ASSIGN_OR_RETURN(Session s, Begin(false));
   Connection& c = *s;
   // Ids are max + 1, as in SQLite: creators (in every replica) take turns.
@@ -204,13 +204,8 @@ Result<Experiment> PostgresTrackerStore::GetExperimentByName(const std::string& 
 }
 
 Result<Page<Experiment>> PostgresTrackerStore::SearchExperiments(const ExperimentQuery& q) {
-  if (q.max_results < 1) return InvalidArgument("SearchExperiments: max_results must be >= 1");
-  size_t offset = 0;
-  if (!q.page_token.empty()) {
-    auto v = ParseUint64(q.page_token);
-    if (!v) return InvalidArgument("SearchExperiments: invalid page token '" + q.page_token + "'");
-    offset = static_cast<size_t>(*v);
-  }
+  FERRY_RETURN_IF_ERROR(checks::MaxResults("SearchExperiments", q.max_results));
+  FERRY_ASSIGN_OR_RETURN(size_t offset, checks::OffsetToken("SearchExperiments", q.page_token));
   // Experiments are few: read them all and filter with the same rules as every backend.
   std::vector<Experiment> all;
   {
@@ -219,13 +214,9 @@ Result<Page<Experiment>> PostgresTrackerStore::SearchExperiments(const Experimen
         Rows ids,
         (*s).Exec("SearchExperiments", "SELECT experiment_id, lifecycle_stage FROM experiments"));
     for (int i = 0; i < ids.size(); ++i) {
-      if (!postgres::InView(static_cast<LifecycleStage>(ids.Int(i, 1)), q.view)) continue;
+      if (!checks::InView(static_cast<LifecycleStage>(ids.Int(i, 1)), q.view)) continue;
       FERRY_ASSIGN_OR_RETURN(Experiment e, ReadExperiment(*s, ids.Int(i, 0)));
-      if (q.name_like && !rules::LikeMatch(e.name, *q.name_like)) continue;
-      bool tags_ok = std::all_of(q.tags_equal.begin(), q.tags_equal.end(), [&](const Tag& t) {
-        return std::find(e.tags.begin(), e.tags.end(), t) != e.tags.end();
-      });
-      if (tags_ok) all.push_back(std::move(e));
+      if (checks::ExperimentMatches(e, q)) all.push_back(std::move(e));
     }
   }
   return rules::SortAndPageExperiments(std::move(all), offset, q.max_results);
@@ -240,7 +231,7 @@ Status PostgresTrackerStore::RenameExperiment(const std::string& id, const std::
   auto e = ReadExperiment(c, *n);
   if (!e.ok()) return e.status().WithContext("RenameExperiment");
   if (e->stage != LifecycleStage::kActive) {
-    return postgres::Precondition("RenameExperiment: experiment '" + id + "' is deleted");
+    return checks::Deleted("RenameExperiment", "experiment", id);
   }
   FERRY_ASSIGN_OR_RETURN(int64_t other, FindExperimentByName(c, new_name));
   if (other >= 0 && other != *n) {
@@ -275,7 +266,7 @@ Status PostgresTrackerStore::SetExperimentStage(const std::string& id, Lifecycle
 }
 
 Status PostgresTrackerStore::SetExperimentTag(const std::string& id, const Tag& tag) {
-  if (tag.key.empty()) return InvalidArgument("SetExperimentTag: the key is empty");
+  FERRY_RETURN_IF_ERROR(checks::TagKeys("SetExperimentTag", {tag}));
   auto n = postgres::ParseId(id);
   if (!n) return NotFound("SetExperimentTag: no experiment with id '" + id + "'");
   FERRY_ASSIGN_OR_RETURN(Session s, Begin(false));
@@ -283,7 +274,7 @@ Status PostgresTrackerStore::SetExperimentTag(const std::string& id, const Tag& 
   auto e = ReadExperiment(c, *n);
   if (!e.ok()) return e.status().WithContext("SetExperimentTag");
   if (e->stage != LifecycleStage::kActive) {
-    return postgres::Precondition("SetExperimentTag: experiment '" + id + "' is deleted");
+    return checks::Deleted("SetExperimentTag", "experiment", id);
   }
   FERRY_RETURN_IF_ERROR(c.Exec("SetExperimentTag",
                                "INSERT INTO experiment_tags VALUES ($1, $2, $3) ON CONFLICT "

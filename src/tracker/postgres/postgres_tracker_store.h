@@ -33,6 +33,10 @@
 
 namespace ferry::tracker {
 
+namespace metrics {
+class MetricBatch;
+}
+
 struct PostgresTrackerOptions {
   // Connections this store opens at most (callers past it wait for one). Each `ferry serve`
   // replica holds up to this many of the server's max_connections (PostgreSQL's default: 100).
@@ -124,14 +128,24 @@ class PostgresTrackerStore final : public TrackerStore {
   // The ids of metric names `keys`, adding the missing ones (committed on their own).
   Result<std::map<std::string, int64_t>> KeyIds(const std::vector<MetricPoint>& metrics)
       EXCLUDES(keys_mu_);
+  // LogBatch's metrics in tracker/metric_batch.h's phases: the points, their summaries, the
+  // latest values.
   static Status WriteMetrics(postgres::Connection& c, int64_t run_pk,
                              const std::map<std::string, int64_t>& key_ids,
                              const std::vector<MetricPoint>& metrics);
+  static Status InsertPoints(postgres::Connection& c, int64_t run_pk,
+                             const std::map<std::string, int64_t>& key_ids,
+                             const std::vector<MetricPoint>& metrics, metrics::MetricBatch& batch);
+  static Status WriteSummaries(postgres::Connection& c, int64_t run_pk,
+                               metrics::MetricBatch& batch);
+  static Status WriteLatest(postgres::Connection& c, int64_t run_pk, metrics::MetricBatch& batch);
   Status SampleRun(postgres::Connection& c, const std::string& run_id, const std::string& key,
                    std::optional<int64_t> start_step, std::optional<int64_t> end_step,
                    int max_results, std::vector<SampledPoint>& out);
   std::string NewRunId() EXCLUDES(rng_mu_);
-  std::string NewRunName() EXCLUDES(rng_mu_);
+  // checks::ChooseRunName with this store's generator.
+  std::string NewRunName(const CreateRunRequest& req, const std::string& name_tag)
+      EXCLUDES(rng_mu_);
 
   const std::string url_;
   const std::string display_;

@@ -18,9 +18,4 @@ inline std::optional<int64_t> ParseId(const std::string& id) {
   return static_cast<int64_t>(*v);
 }
 
-inline bool InView(LifecycleStage stage, ViewType view) {
-  return view == ViewType::kAll ||
-         (view == ViewType::kActiveOnly) == (stage == LifecycleStage::kActive);
-}
-
 }  // namespace ferry::tracker::sqlite

@@ -1,11 +1,10 @@
 // Metric points: writing them with their summaries, history pages, and the bulk-interval
 // sampling from summaries.
 //
-// Writing: each new point (INSERT OR IGNORE into `points` changed a row; a retried point does
-// not) is added to an in-memory Summary per (key, level, bucket) and to a per-key "latest"
-// candidate; after the batch's points, each touched summary row is read, merged and written back
-// once, so a batch of 1,000 points over 100 steps and 10 keys updates ~10 * (7 + 3 + 7) summary
-// rows.
+// Writing, in tracker/metric_batch.h's phases: InsertPoints (each new point, where INSERT OR
+// IGNORE into `points` changed a row, goes into the MetricBatch; a retried point does not),
+// WriteSummaries (each touched summary row read, merged and written back once: a batch of 1,000
+// points over 100 steps and 10 keys updates ~10 * (7 + 3 + 7) rows), WriteLatest.
 //
 // Sampling (tracker/metric_sampling.h picks level w and bucket width v, a multiple of w): the
 // level-w summaries that lie wholly inside [lo, hi] are read in one range scan and merged into
@@ -13,21 +12,20 @@
 // sampling::RangeSummary, which takes the whole finer-level buckets inside a range and recurses
 // into the rest, down to raw points: <= 3 rows per level per end.
 #include <algorithm>
-#include <charconv>
 #include <limits>
 #include <map>
 #include <thread>
 #include <tuple>
 
+#include "tracker/metric_batch.h"
 #include "tracker/metric_sampling.h"
 #include "tracker/sqlite/sqlite_tracker_store.h"
+#include "tracker/store_checks.h"
 #include "tracker/store_rules.h"
 #include "tracker/summary_sampler.h"
 
 namespace ferry::tracker {
 
-using sampling::FloorDiv;
-using sampling::kLevelWidths;
 using sampling::Summary;
 using sqlite::Connection;
 using sqlite::Statement;
@@ -38,6 +36,12 @@ namespace {
 MetricPoint PointAt(const Statement& q, int col) {
   return {"", rules::FromOrderedBits(q.Int(col + 2)), q.Int(col + 1), q.Int(col)};
 }
+
+// A summary row's columns: count, first, last, min, max (each step, ts, value). A macro, as
+// Connection::Prepare takes string literals.
+#define FERRY_SUMMARY_COLUMNS                                                                    \
+  "count, first_step, first_ts, first_value, last_step, last_ts, last_value, min_step, min_ts, " \
+  "min_value, max_step, max_ts, max_value"
 
 // Columns count, first, last, min, max (each step, ts, value) starting at `col`.
 Summary SummaryAt(const Statement& q, int col) {
@@ -70,11 +74,9 @@ class SummarySource {
   // Calls fn(bucket, summary) for each stored bucket of `level` in [first, last].
   template <typename Fn>
   Status ForEachBucket(int level, int64_t first, int64_t last, Fn fn) {
-    FERRY_ASSIGN_OR_RETURN(
-        auto q, c_.Prepare("SELECT bucket, count, first_step, first_ts, first_value, last_step, "
-                           "last_ts, last_value, min_step, min_ts, min_value, max_step, max_ts, "
-                           "max_value FROM summaries WHERE run_pk = ? AND key_id = ? AND "
-                           "level = ? AND bucket BETWEEN ? AND ?"));
+    FERRY_ASSIGN_OR_RETURN(auto q, c_.Prepare("SELECT bucket, " FERRY_SUMMARY_COLUMNS
+                                              " FROM summaries WHERE run_pk = ? AND key_id = ? "
+                                              "AND level = ? AND bucket BETWEEN ? AND ?"));
     q->Bind(1, run_pk_).Bind(2, key_id_).Bind(3, int64_t{level}).Bind(4, first).Bind(5, last);
     for (;;) {
       FERRY_ASSIGN_OR_RETURN(bool row, q->Step());
@@ -135,99 +137,91 @@ Result<int64_t> SqliteTrackerStore::KeyId(const std::string& key) {
 }
 
 Status SqliteTrackerStore::WriteMetrics(int64_t run_pk, const std::vector<MetricPoint>& metrics) {
+  metrics::MetricBatch batch;
+  FERRY_RETURN_IF_ERROR(InsertPoints(run_pk, metrics, batch));
+  FERRY_RETURN_IF_ERROR(WriteSummaries(run_pk, batch));
+  return WriteLatest(run_pk, batch);
+}
+
+Status SqliteTrackerStore::InsertPoints(int64_t run_pk, const std::vector<MetricPoint>& metrics,
+                                        metrics::MetricBatch& batch) {
   Connection& c = *writer_;
-  std::map<std::tuple<int64_t, int, int64_t>, Summary> touched;  // (key_id, level, bucket)
-  std::map<int64_t, MetricPoint> latest;                         // key_id -> newest point
-  {
-    FERRY_ASSIGN_OR_RETURN(auto ins,
-                           c.Prepare("INSERT OR IGNORE INTO points VALUES (?, ?, ?, ?, ?)"));
-    for (const auto& m : metrics) {
-      FERRY_ASSIGN_OR_RETURN(int64_t key_id, KeyId(m.key));
-      MetricPoint p{"", rules::CanonicalValue(m.value), m.timestamp_ms, m.step};
-      ins->Reset();
-      ins->Bind(1, run_pk).Bind(2, key_id);
-      BindPoint(*ins, 3, p);
-      FERRY_RETURN_IF_ERROR(ins->Run());
-      if (c.Changes() == 0) continue;  // already stored: a retried point
-      for (int level = 0; level < static_cast<int>(kLevelWidths.size()); ++level) {
-        int64_t bucket = FloorDiv(p.step, kLevelWidths[static_cast<size_t>(level)]);
-        touched[{key_id, level, bucket}].Add(p);
-      }
-      auto [it, inserted] = latest.emplace(key_id, p);
-      if (!inserted && rules::LaterThan(p, it->second)) it->second = p;
-    }
-  }
-  for (auto& [where, s] : touched) {
-    auto [key_id, level, bucket] = where;
-    {
-      FERRY_ASSIGN_OR_RETURN(
-          auto q, c.Prepare("SELECT count, first_step, first_ts, first_value, last_step, "
-                            "last_ts, last_value, min_step, min_ts, min_value, max_step, max_ts, "
-                            "max_value FROM summaries WHERE run_pk = ? AND key_id = ? AND "
-                            "level = ? AND bucket = ?"));
-      q->Bind(1, run_pk).Bind(2, key_id).Bind(3, int64_t{level}).Bind(4, bucket);
-      FERRY_ASSIGN_OR_RETURN(bool found, q->Step());
-      if (found) s.Merge(SummaryAt(*q, 0));
-    }
-    FERRY_ASSIGN_OR_RETURN(auto u,
-                           c.Prepare("INSERT OR REPLACE INTO summaries VALUES "
-                                     "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
-    u->Bind(1, run_pk).Bind(2, key_id).Bind(3, int64_t{level}).Bind(4, bucket).Bind(5, s.count);
-    BindPoint(*u, 6, s.first);
-    BindPoint(*u, 9, s.last);
-    BindPoint(*u, 12, s.min);
-    BindPoint(*u, 15, s.max);
-    FERRY_RETURN_IF_ERROR(u->Run());
-  }
-  for (const auto& [key_id, p] : latest) {
-    {
-      FERRY_ASSIGN_OR_RETURN(auto q, c.Prepare("SELECT step, ts, value FROM latest_metrics "
-                                               "WHERE run_pk = ? AND key_id = ?"));
-      q->Bind(1, run_pk).Bind(2, key_id);
-      FERRY_ASSIGN_OR_RETURN(bool found, q->Step());
-      if (found && !rules::LaterThan(p, PointAt(*q, 0))) continue;
-    }
-    FERRY_ASSIGN_OR_RETURN(
-        auto u, c.Prepare("INSERT OR REPLACE INTO latest_metrics VALUES (?, ?, ?, ?, ?)"));
-    u->Bind(1, run_pk).Bind(2, key_id);
-    BindPoint(*u, 3, p);
-    FERRY_RETURN_IF_ERROR(u->Run());
+  FERRY_ASSIGN_OR_RETURN(auto ins,
+                         c.Prepare("INSERT OR IGNORE INTO points VALUES (?, ?, ?, ?, ?)"));
+  for (const auto& m : metrics) {
+    FERRY_ASSIGN_OR_RETURN(int64_t key_id, KeyId(m.key));
+    MetricPoint p{"", rules::CanonicalValue(m.value), m.timestamp_ms, m.step};
+    ins->Reset();
+    ins->Bind(1, run_pk).Bind(2, key_id);
+    BindPoint(*ins, 3, p);
+    FERRY_RETURN_IF_ERROR(ins->Run());
+    if (c.Changes() > 0) batch.Add(key_id, p);  // else already stored: a retried point
   }
   return Status();
 }
 
-namespace {
-
-// History page tokens: "step:ts:value" of the last point returned (value as OrderedBits).
-std::optional<std::tuple<int64_t, int64_t, int64_t>> ParseToken(const std::string& t) {
-  int64_t v[3];
-  const char* p = t.data();
-  const char* end = t.data() + t.size();
-  for (int i = 0; i < 3; ++i) {
-    auto r = std::from_chars(p, end, v[i]);
-    if (r.ec != std::errc()) return std::nullopt;
-    p = r.ptr;
-    if (i < 2) {
-      if (p == end || *p != ':') return std::nullopt;
-      ++p;
+Status SqliteTrackerStore::WriteSummaries(int64_t run_pk, metrics::MetricBatch& batch) {
+  Connection& c = *writer_;
+  {
+    FERRY_ASSIGN_OR_RETURN(auto read, c.Prepare("SELECT " FERRY_SUMMARY_COLUMNS
+                                                " FROM summaries WHERE run_pk = ? AND key_id = ? "
+                                                "AND level = ? AND bucket = ?"));
+    for (const auto& [where, unused] : batch.summaries()) {
+      auto [key_id, level, bucket] = where;
+      read->Reset();
+      read->Bind(1, run_pk).Bind(2, key_id).Bind(3, int64_t{level}).Bind(4, bucket);
+      FERRY_ASSIGN_OR_RETURN(bool found, read->Step());
+      if (found) batch.MergeStored(where, SummaryAt(*read, 0));
     }
   }
-  if (p != end) return std::nullopt;
-  return std::make_tuple(v[0], v[1], v[2]);
+  FERRY_ASSIGN_OR_RETURN(auto write,
+                         c.Prepare("INSERT OR REPLACE INTO summaries VALUES "
+                                   "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+  for (const auto& [where, s] : batch.summaries()) {
+    auto [key_id, level, bucket] = where;
+    write->Reset();
+    write->Bind(1, run_pk).Bind(2, key_id).Bind(3, int64_t{level}).Bind(4, bucket);
+    write->Bind(5, s.count);
+    BindPoint(*write, 6, s.first);
+    BindPoint(*write, 9, s.last);
+    BindPoint(*write, 12, s.min);
+    BindPoint(*write, 15, s.max);
+    FERRY_RETURN_IF_ERROR(write->Run());
+  }
+  return Status();
 }
 
-}  // namespace
+Status SqliteTrackerStore::WriteLatest(int64_t run_pk, metrics::MetricBatch& batch) {
+  Connection& c = *writer_;
+  {
+    FERRY_ASSIGN_OR_RETURN(auto read, c.Prepare("SELECT step, ts, value FROM latest_metrics "
+                                                "WHERE run_pk = ? AND key_id = ?"));
+    std::vector<int64_t> keys;
+    for (const auto& [key_id, p] : batch.latest()) keys.push_back(key_id);
+    for (int64_t key_id : keys) {
+      read->Reset();
+      read->Bind(1, run_pk).Bind(2, key_id);
+      FERRY_ASSIGN_OR_RETURN(bool found, read->Step());
+      if (found) batch.KeepStoredIfLater(key_id, PointAt(*read, 0));
+    }
+  }
+  FERRY_ASSIGN_OR_RETURN(auto write,
+                         c.Prepare("INSERT OR REPLACE INTO latest_metrics VALUES (?, ?, ?, ?, ?)"));
+  for (const auto& [key_id, p] : batch.latest()) {
+    write->Reset();
+    write->Bind(1, run_pk).Bind(2, key_id);
+    BindPoint(*write, 3, p);
+    FERRY_RETURN_IF_ERROR(write->Run());
+  }
+  return Status();
+}
 
 Result<Page<MetricPoint>> SqliteTrackerStore::GetMetricHistory(const std::string& run_id,
                                                                const std::string& key,
                                                                int max_results,
                                                                const std::string& page_token) {
-  if (max_results < 1) return InvalidArgument("GetMetricHistory: max_results must be >= 1");
-  std::optional<std::tuple<int64_t, int64_t, int64_t>> after;
-  if (!page_token.empty()) {
-    after = ParseToken(page_token);
-    if (!after) return InvalidArgument("GetMetricHistory: invalid page token '" + page_token + "'");
-  }
+  FERRY_RETURN_IF_ERROR(checks::MaxResults("GetMetricHistory", max_results));
+  FERRY_ASSIGN_OR_RETURN(auto after, metrics::ParseHistoryToken(page_token));
   FERRY_ASSIGN_OR_RETURN(Reader r, AcquireReader());
   Connection& c = *r;
   FERRY_ASSIGN_OR_RETURN(Transaction tx, Transaction::Begin(c, false));
@@ -245,23 +239,19 @@ Result<Page<MetricPoint>> SqliteTrackerStore::GetMetricHistory(const std::string
   q->Bind(1, row->run_pk).Bind(2, key_id);
   int next = 3;
   if (after) {
-    q->Bind(3, std::get<0>(*after)).Bind(4, std::get<1>(*after)).Bind(5, std::get<2>(*after));
+    q->Bind(3, after->step).Bind(4, after->timestamp_ms).Bind(5, after->value_bits);
     next = 6;
   }
   q->Bind(next, int64_t{max_results} + 1);
-  int64_t last_bits = 0;
   for (;;) {
     FERRY_ASSIGN_OR_RETURN(bool more, q->Step());
     if (!more) break;
     if (static_cast<int>(page.items.size()) == max_results) {
-      const MetricPoint& p = page.items.back();
-      page.next_page_token = std::to_string(p.step) + ":" + std::to_string(p.timestamp_ms) + ":" +
-                             std::to_string(last_bits);
+      page.next_page_token = metrics::HistoryToken(page.items.back());
       break;
     }
     page.items.push_back(PointAt(*q, 0));
     page.items.back().key = key;
-    last_bits = q->Int(2);
   }
   return page;
 }
@@ -284,9 +274,7 @@ Status SqliteTrackerStore::SampleRun(Connection& c, const std::string& run_id,
 Result<std::vector<SampledPoint>> SqliteTrackerStore::GetMetricHistoryBulkInterval(
     const std::vector<std::string>& run_ids, const std::string& key,
     std::optional<int64_t> start_step, std::optional<int64_t> end_step, int max_results) {
-  if (max_results < 1) {
-    return InvalidArgument("GetMetricHistoryBulkInterval: max_results must be >= 1");
-  }
+  FERRY_RETURN_IF_ERROR(checks::MaxResults("GetMetricHistoryBulkInterval", max_results));
   // The runs are independent: up to kBulkThreads readers (each its own connection and read
   // transaction) sample contiguous slices of them side by side, and the slices are joined in
   // the order asked. 100 runs x 1e6 points: most of a query is SQLite reading summary rows.
@@ -319,3 +307,5 @@ Result<std::vector<SampledPoint>> SqliteTrackerStore::GetMetricHistoryBulkInterv
 }
 
 }  // namespace ferry::tracker
+
+#undef FERRY_SUMMARY_COLUMNS

@@ -4,6 +4,7 @@
 
 #include "tracker/sqlite/sqlite_internal.h"
 #include "tracker/sqlite/sqlite_tracker_store.h"
+#include "tracker/store_checks.h"
 #include "tracker/store_rules.h"
 
 namespace ferry::tracker {
@@ -12,8 +13,6 @@ using sqlite::Connection;
 using sqlite::Transaction;
 
 namespace {
-
-Status Precondition(std::string m) { return Status(StatusCode::kFailedPrecondition, std::move(m)); }
 
 Status UpsertTag(Connection& c, int64_t run_pk, const Tag& t) {
   FERRY_ASSIGN_OR_RETURN(auto q, c.Prepare("INSERT OR REPLACE INTO tags VALUES (?, ?, ?)"));
@@ -91,21 +90,13 @@ Result<SqliteTrackerStore::RunRow> SqliteTrackerStore::WritableRun(const char* o
   auto row = ReadRunRow(*writer_, run_id);
   if (!row.ok()) return row.status().WithContext(op);
   if (row->info.stage != LifecycleStage::kActive) {
-    return Precondition(std::string(op) + ": run '" + run_id + "' is deleted");
+    return checks::Deleted(op, "run", run_id);
   }
   return row;
 }
 
 Result<RunInfo> SqliteTrackerStore::CreateRun(const CreateRunRequest& req) {
-  std::string name_tag;
-  for (const auto& t : req.tags) {
-    if (t.key.empty()) return InvalidArgument("CreateRun: a tag key is empty");
-    if (t.key == rules::kRunNameTag) name_tag = t.value;
-  }
-  if (!req.run_name.empty() && !name_tag.empty() && req.run_name != name_tag) {
-    return InvalidArgument("CreateRun: run_name '" + req.run_name + "' differs from tag " +
-                           std::string(rules::kRunNameTag) + " '" + name_tag + "'");
-  }
+  FERRY_ASSIGN_OR_RETURN(std::string name_tag, checks::CreateRunNameTag(req));
   auto exp_id = sqlite::ParseId(req.experiment_id);
   if (!exp_id) return NotFound("CreateRun: no experiment with id '" + req.experiment_id + "'");
   MutexLock lock(write_mu_);
@@ -114,14 +105,12 @@ Result<RunInfo> SqliteTrackerStore::CreateRun(const CreateRunRequest& req) {
   auto e = ReadExperiment(c, *exp_id);
   if (!e.ok()) return e.status().WithContext("CreateRun");
   if (e->stage != LifecycleStage::kActive) {
-    return Precondition("CreateRun: experiment '" + req.experiment_id + "' is deleted");
+    return checks::Deleted("CreateRun", "experiment", req.experiment_id);
   }
   RunInfo info;
   info.run_id = rules::NewRunId(rng_);
   info.experiment_id = e->id;
-  info.run_name = !req.run_name.empty() ? req.run_name
-                  : !name_tag.empty()   ? name_tag
-                                        : rules::GenerateRunName(rng_);
+  info.run_name = checks::ChooseRunName(req, name_tag, rng_);
   info.user_id = req.user_id;
   info.start_time = req.start_time;
   info.artifact_uri = rules::RunArtifactUri(
@@ -194,15 +183,7 @@ Status SqliteTrackerStore::LogBatch(const std::string& run_id,
                                     const std::vector<MetricPoint>& metrics,
                                     const std::vector<Param>& params,
                                     const std::vector<Tag>& tags) {
-  for (const auto& m : metrics) {
-    if (m.key.empty()) return InvalidArgument("LogBatch: a metric key is empty");
-  }
-  for (const auto& p : params) {
-    if (p.key.empty()) return InvalidArgument("LogBatch: a param key is empty");
-  }
-  for (const auto& t : tags) {
-    if (t.key.empty()) return InvalidArgument("LogBatch: a tag key is empty");
-  }
+  FERRY_RETURN_IF_ERROR(checks::BatchKeys(metrics, params, tags));
   MutexLock lock(write_mu_);
   Status s = LogBatchLocked(run_id, metrics, params, tags);
   if (!s.ok()) key_ids_.clear();  // a rolled-back transaction may have added metric keys
@@ -218,22 +199,18 @@ Status SqliteTrackerStore::LogBatchLocked(const std::string& run_id,
     FERRY_ASSIGN_OR_RETURN(Transaction tx, Transaction::Begin(c, true));
     FERRY_ASSIGN_OR_RETURN(RunRow row, WritableRun("LogBatch", run_id));
     // Params first: a conflicting one refuses the whole batch.
-    std::map<std::string, std::string> batch;
-    for (const auto& p : params) {
-      auto [it, inserted] = batch.emplace(p.key, p.value);
-      bool conflict = !inserted && it->second != p.value;
-      if (!conflict) {
-        FERRY_ASSIGN_OR_RETURN(auto q,
-                               c.Prepare("SELECT value FROM params WHERE run_pk = ? AND key = ?"));
-        q->Bind(1, row.run_pk).Bind(2, p.key);
-        FERRY_ASSIGN_OR_RETURN(bool found, q->Step());
-        conflict = found && q->Text(0) != p.value;
-      }
-      if (conflict) {
-        return InvalidArgument("LogBatch: param '" + p.key + "' of run '" + run_id +
-                               "' already has another value (params are immutable)");
-      }
-    }
+    FERRY_ASSIGN_OR_RETURN(
+        auto batch,
+        checks::NewParams(run_id, params,
+                          [&](const std::string& key) -> Result<std::optional<std::string>> {
+                            FERRY_ASSIGN_OR_RETURN(
+                                auto q, c.Prepare("SELECT value FROM params WHERE run_pk = ? AND "
+                                                  "key = ?"));
+                            q->Bind(1, row.run_pk).Bind(2, key);
+                            FERRY_ASSIGN_OR_RETURN(bool found, q->Step());
+                            if (!found) return std::optional<std::string>();
+                            return std::optional<std::string>(q->Text(0));
+                          }));
     for (const auto& [key, value] : batch) {
       FERRY_ASSIGN_OR_RETURN(auto q, c.Prepare("INSERT OR IGNORE INTO params VALUES (?, ?, ?)"));
       FERRY_RETURN_IF_ERROR(q->Bind(1, row.run_pk).Bind(2, key).Bind(3, value).Run());
@@ -275,7 +252,7 @@ Result<std::vector<Run>> SqliteTrackerStore::ScanRuns(const RunScan& scan) {
     for (;;) {
       FERRY_ASSIGN_OR_RETURN(bool row, q->Step());
       if (!row) break;
-      if (sqlite::InView(static_cast<LifecycleStage>(q->Int(1)), scan.view)) {
+      if (checks::InView(static_cast<LifecycleStage>(q->Int(1)), scan.view)) {
         run_ids.push_back(q->Text(0));
       }
     }
@@ -288,10 +265,7 @@ Result<std::vector<Run>> SqliteTrackerStore::ScanRuns(const RunScan& scan) {
     FERRY_ASSIGN_OR_RETURN(Run run, ReadRun(*r, row));
     out.push_back(std::move(run));
   }
-  std::sort(out.begin(), out.end(), [](const Run& a, const Run& b) {
-    if (a.info.start_time != b.info.start_time) return a.info.start_time > b.info.start_time;
-    return a.info.run_id < b.info.run_id;
-  });
+  checks::SortRuns(out);
   return out;
 }
 

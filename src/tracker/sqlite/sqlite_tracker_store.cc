@@ -7,6 +7,7 @@
 #include "base/strings.h"
 #include "tracker/sqlite/schema.h"
 #include "tracker/sqlite/sqlite_internal.h"
+#include "tracker/store_checks.h"
 #include "tracker/store_rules.h"
 
 namespace ferry::tracker {
@@ -107,9 +108,7 @@ Result<std::string> SqliteTrackerStore::CreateExperiment(const std::string& name
                                                          const std::string& artifact_location,
                                                          const std::vector<Tag>& tags) {
   if (name.empty()) return InvalidArgument("CreateExperiment: the name is empty");
-  for (const auto& t : tags) {
-    if (t.key.empty()) return InvalidArgument("CreateExperiment: a tag key is empty");
-  }
+  FERRY_RETURN_IF_ERROR(checks::TagKeys("CreateExperiment", tags));
   MutexLock lock(write_mu_);
   Connection& c = *writer_;
   FERRY_ASSIGN_OR_RETURN(Transaction tx, Transaction::Begin(c, true));
@@ -158,13 +157,8 @@ Result<Experiment> SqliteTrackerStore::GetExperimentByName(const std::string& na
 }
 
 Result<Page<Experiment>> SqliteTrackerStore::SearchExperiments(const ExperimentQuery& q) {
-  if (q.max_results < 1) return InvalidArgument("SearchExperiments: max_results must be >= 1");
-  size_t offset = 0;
-  if (!q.page_token.empty()) {
-    auto v = ParseUint64(q.page_token);
-    if (!v) return InvalidArgument("SearchExperiments: invalid page token '" + q.page_token + "'");
-    offset = static_cast<size_t>(*v);
-  }
+  FERRY_RETURN_IF_ERROR(checks::MaxResults("SearchExperiments", q.max_results));
+  FERRY_ASSIGN_OR_RETURN(size_t offset, checks::OffsetToken("SearchExperiments", q.page_token));
   // Experiments are few: read them all and filter with the same rules as every backend.
   std::vector<Experiment> all;
   {
@@ -177,18 +171,14 @@ Result<Page<Experiment>> SqliteTrackerStore::SearchExperiments(const ExperimentQ
       for (;;) {
         FERRY_ASSIGN_OR_RETURN(bool row, s->Step());
         if (!row) break;
-        if (sqlite::InView(static_cast<LifecycleStage>(s->Int(1)), q.view)) {
+        if (checks::InView(static_cast<LifecycleStage>(s->Int(1)), q.view)) {
           ids.push_back(s->Int(0));
         }
       }
     }
     for (int64_t id : ids) {
       FERRY_ASSIGN_OR_RETURN(Experiment e, ReadExperiment(*r, id));
-      if (q.name_like && !rules::LikeMatch(e.name, *q.name_like)) continue;
-      bool tags_ok = std::all_of(q.tags_equal.begin(), q.tags_equal.end(), [&](const Tag& t) {
-        return std::find(e.tags.begin(), e.tags.end(), t) != e.tags.end();
-      });
-      if (tags_ok) all.push_back(std::move(e));
+      if (checks::ExperimentMatches(e, q)) all.push_back(std::move(e));
     }
   }
   return rules::SortAndPageExperiments(std::move(all), offset, q.max_results);
@@ -204,8 +194,7 @@ Status SqliteTrackerStore::RenameExperiment(const std::string& id, const std::st
   auto e = ReadExperiment(c, *n);
   if (!e.ok()) return e.status().WithContext("RenameExperiment");
   if (e->stage != LifecycleStage::kActive) {
-    return Status(StatusCode::kFailedPrecondition,
-                  "RenameExperiment: experiment '" + id + "' is deleted");
+    return checks::Deleted("RenameExperiment", "experiment", id);
   }
   FERRY_ASSIGN_OR_RETURN(int64_t other, FindExperimentByName(c, new_name));
   if (other >= 0 && other != *n) {
@@ -239,7 +228,7 @@ Status SqliteTrackerStore::SetExperimentStage(const std::string& id, LifecycleSt
 }
 
 Status SqliteTrackerStore::SetExperimentTag(const std::string& id, const Tag& tag) {
-  if (tag.key.empty()) return InvalidArgument("SetExperimentTag: the key is empty");
+  FERRY_RETURN_IF_ERROR(checks::TagKeys("SetExperimentTag", {tag}));
   auto n = sqlite::ParseId(id);
   if (!n) return NotFound("SetExperimentTag: no experiment with id '" + id + "'");
   MutexLock lock(write_mu_);
@@ -248,8 +237,7 @@ Status SqliteTrackerStore::SetExperimentTag(const std::string& id, const Tag& ta
   auto e = ReadExperiment(c, *n);
   if (!e.ok()) return e.status().WithContext("SetExperimentTag");
   if (e->stage != LifecycleStage::kActive) {
-    return Status(StatusCode::kFailedPrecondition,
-                  "SetExperimentTag: experiment '" + id + "' is deleted");
+    return checks::Deleted("SetExperimentTag", "experiment", id);
   }
   FERRY_ASSIGN_OR_RETURN(auto q,
                          c.Prepare("INSERT OR REPLACE INTO experiment_tags VALUES (?, ?, ?)"));

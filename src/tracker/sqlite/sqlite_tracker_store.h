@@ -29,6 +29,10 @@
 
 namespace ferry::tracker {
 
+namespace metrics {
+class MetricBatch;
+}
+
 struct SqliteTrackerOptions {
   enum class Durability { kProcessCrash, kPowerLoss };
   Durability durability = Durability::kProcessCrash;
@@ -115,7 +119,13 @@ class SqliteTrackerStore final : public TrackerStore {
   Status LogBatchLocked(const std::string& run_id, const std::vector<MetricPoint>& metrics,
                         const std::vector<Param>& params, const std::vector<Tag>& tags)
       REQUIRES(write_mu_);
+  // LogBatch's metrics in tracker/metric_batch.h's phases: the points, their summaries, the
+  // latest values.
   Status WriteMetrics(int64_t run_pk, const std::vector<MetricPoint>& metrics) REQUIRES(write_mu_);
+  Status InsertPoints(int64_t run_pk, const std::vector<MetricPoint>& metrics,
+                      metrics::MetricBatch& batch) REQUIRES(write_mu_);
+  Status WriteSummaries(int64_t run_pk, metrics::MetricBatch& batch) REQUIRES(write_mu_);
+  Status WriteLatest(int64_t run_pk, metrics::MetricBatch& batch) REQUIRES(write_mu_);
   Result<int64_t> KeyId(const std::string& key) REQUIRES(write_mu_);
   Status SampleRun(sqlite::Connection& c, const std::string& run_id, const std::string& key,
                    std::optional<int64_t> start_step, std::optional<int64_t> end_step,
