@@ -249,6 +249,8 @@ def shape(value, ids):
             if k in TIMES:
                 assert isinstance(v, int) and not isinstance(v, bool), (k, v)
                 out[k] = "<ms>"
+            elif k == "version":  # a version number, never an id (which it may equal)
+                out[k] = v
             else:
                 out[k] = shape(v, ids)
         return out
@@ -329,3 +331,172 @@ def test_answers_are_mlflows_wire_exactly(tracker):
     assert (status, json.loads(raw)["error_code"]) == (400, "BAD_REQUEST")
     status, b = call(tracker, "POST", "runs/log-batch", {"run_id": ids["<run>"], "metrics": [{"key": "x"}]})
     assert (status, b["error_code"]) == (400, "INVALID_PARAMETER_VALUE")
+
+
+def same(got, want):
+    """got == want, or an error that shows both whole."""
+    assert got == want, "\n got: " + json.dumps(got, sort_keys=True) + "\nwant: " + json.dumps(
+        want, sort_keys=True)
+
+
+def test_every_other_endpoint_answers_as_mlflow_does(tracker):
+    """The endpoints the test above leaves out, each answer compared whole with the body MLflow's
+    server writes for it (recorded by hand from service.proto and model_registry.proto)."""
+    ids = {}
+    _, b = call(tracker, "POST", "experiments/create",
+                {"name": "wire-all", "tags": [{"key": "team", "value": "nlp"}]})
+    ids["<exp>"] = b["experiment_id"]
+    experiment = {"experiment_id": "<exp>", "name": "wire-all",
+                  "artifact_location": "mlflow-artifacts:/<exp>", "lifecycle_stage": "active",
+                  "creation_time": "<ms>", "last_update_time": "<ms>",
+                  "tags": [{"key": "team", "value": "nlp"}]}
+    _, b = call(tracker, "GET", "experiments/get-by-name?experiment_name=wire-all")
+    same(shape(b, ids), {"experiment": experiment})
+    _, b = call(tracker, "POST", "experiments/search",
+                {"filter": "name = 'wire-all'", "max_results": 10})
+    same(shape(b, ids), {"experiments": [experiment]})
+    assert call(tracker, "POST", "experiments/set-experiment-tag",
+                {"experiment_id": ids["<exp>"], "key": "k", "value": "v"}) == (200, {})
+
+    _, b = call(tracker, "POST", "runs/create", {"experiment_id": ids["<exp>"], "run_name": "r",
+                                                 "start_time": 1000})
+    ids["<run>"] = run_id = b["run"]["info"]["run_id"]
+    for endpoint, body in [
+            ("runs/log-parameter", {"run_id": run_id, "key": "lr", "value": "0.1"}),
+            ("runs/log-metric", {"run_id": run_id, "key": "loss", "value": 2.5,
+                                 "timestamp": 1001, "step": 0}),
+            ("runs/log-batch", {"run_id": run_id, "metrics": [
+                {"key": "loss", "value": 1.5, "timestamp": 1002, "step": 1}]}),
+            ("runs/set-tag", {"run_id": run_id, "key": "stage", "value": "dev"}),
+            ("runs/set-tag", {"run_id": run_id, "key": "gone", "value": "x"}),
+            ("runs/delete-tag", {"run_id": run_id, "key": "gone"})]:
+        assert call(tracker, "POST", endpoint, body) == (200, {}), endpoint
+    _, b = call(tracker, "POST", "runs/update",
+                {"run_id": run_id, "status": "FINISHED", "end_time": 2000})
+    # user_id is always written (RunInfo.to_proto sets it, "" included).
+    info = {"run_id": "<run>", "run_uuid": "<run>", "experiment_id": "<exp>", "run_name": "r",
+            "user_id": "", "status": "FINISHED", "start_time": "<ms>", "end_time": "<ms>",
+            "artifact_uri": "mlflow-artifacts:/<exp>/<run>/artifacts", "lifecycle_stage": "active"}
+    same(shape(b, ids), {"run_info": info})
+    run = {"info": info,
+           "data": {"metrics": [{"key": "loss", "value": 1.5, "timestamp": "<ms>", "step": 1}],
+                    "params": [{"key": "lr", "value": "0.1"}],
+                    "tags": [{"key": "mlflow.runName", "value": "r"},
+                             {"key": "stage", "value": "dev"}]},
+           "inputs": {}}
+    _, b = call(tracker, "GET", "runs/get?run_id=" + run_id)
+    same(shape(b, ids), {"run": run})
+    _, b = call(tracker, "POST", "runs/search", {"experiment_ids": [ids["<exp>"]]})
+    same(shape(b, ids), {"runs": [run]})
+    _, b = call(tracker, "GET", "metrics/get-history-bulk-interval?metric_key=loss&max_results=10"
+                "&run_ids=" + run_id)
+    same(shape(b, ids), {"metrics": [
+        {"key": "loss", "value": 2.5, "timestamp": "<ms>", "step": 0, "run_id": "<run>"},
+        {"key": "loss", "value": 1.5, "timestamp": "<ms>", "step": 1, "run_id": "<run>"}]})
+
+    # Logged models: get, finalize, tags, params, search.
+    _, b = call(tracker, "POST", "logged-models", {
+        "experiment_id": ids["<exp>"], "name": "net", "model_type": "pytorch",
+        "source_run_id": run_id, "params": [{"key": "depth", "value": "4"}],
+        "tags": [{"key": "t", "value": "1"}]})
+    ids["<model>"] = model_id = b["model"]["info"]["model_id"]
+    for method, endpoint, body in [
+            ("PATCH", f"logged-models/{model_id}/tags", {"tags": [{"key": "u", "value": "2"}]}),
+            ("DELETE", f"logged-models/{model_id}/tags/t", None),
+            ("POST", f"logged-models/{model_id}/params",
+             {"params": [{"key": "width", "value": "8"}]})]:
+        assert call(tracker, method, endpoint, body) == (200, {}), endpoint
+    _, b = call(tracker, "PATCH", "logged-models/" + model_id,
+                {"model_id": model_id, "status": "LOGGED_MODEL_READY"})
+    model = {"info": {"model_id": "<model>", "experiment_id": "<exp>", "name": "net",
+                      "creation_timestamp_ms": "<ms>", "last_updated_timestamp_ms": "<ms>",
+                      "artifact_uri": "mlflow-artifacts:/<exp>/models/<model>/artifacts",
+                      "status": "LOGGED_MODEL_READY", "model_type": "pytorch",
+                      "source_run_id": "<run>", "tags": [{"key": "u", "value": "2"}]},
+             "data": {"params": [{"key": "depth", "value": "4"}, {"key": "width", "value": "8"}]}}
+    same(shape(b, ids), {"model": model})
+    _, b = call(tracker, "GET", "logged-models/" + model_id)
+    same(shape(b, ids), {"model": model})
+    _, b = call(tracker, "POST", "logged-models/search", {"experiment_ids": [ids["<exp>"]]})
+    same(shape(b, ids), {"models": [model]})
+
+    # Datasets and outputs on the run.
+    dataset = {"name": "train", "digest": "abc123", "source_type": "local",
+               "source": "{\"uri\": \"/data/train.parquet\"}"}
+    assert call(tracker, "POST", "runs/log-inputs", {"run_id": run_id, "datasets": [
+        {"tags": [{"key": "mlflow.data.context", "value": "training"}], "dataset": dataset}]}) \
+        == (200, {})
+    assert call(tracker, "POST", "runs/outputs",
+                {"run_id": run_id, "models": [{"model_id": model_id, "step": 7}]}) == (200, {})
+    _, b = call(tracker, "GET", "runs/get?run_id=" + run_id)
+    assert shape(b["run"]["inputs"], ids) == {"dataset_inputs": [
+        {"tags": [{"key": "mlflow.data.context", "value": "training"}], "dataset": dataset}]}
+    assert shape(b["run"]["outputs"], ids) == {"model_outputs": [{"model_id": "<model>", "step": 7}]}
+
+    # The registry.
+    _, b = call(tracker, "POST", "registered-models/create",
+                {"name": "wire-all-model", "description": "d",
+                 "tags": [{"key": "owner", "value": "me"}]})
+    same(shape(b, ids), {"registered_model": {
+        "name": "wire-all-model", "creation_timestamp": "<ms>", "last_updated_timestamp": "<ms>",
+        "description": "d", "tags": [{"key": "owner", "value": "me"}]}})
+    _, b = call(tracker, "POST", "model-versions/create",
+                {"name": "wire-all-model", "source": f"runs:/{run_id}/model", "run_id": run_id})
+    version = {"name": "wire-all-model", "version": "1", "creation_timestamp": "<ms>",
+               "last_updated_timestamp": "<ms>", "current_stage": "None",
+               "source": f"runs:/<run>/model", "run_id": "<run>", "status": "READY"}
+    same(shape(b, ids), {"model_version": version})
+    assert call(tracker, "POST", "registered-models/alias",
+                {"name": "wire-all-model", "alias": "champion", "version": "1"}) == (200, {})
+    assert call(tracker, "POST", "model-versions/set-tag", {
+        "name": "wire-all-model", "version": "1", "key": "q", "value": "ok"}) == (200, {})
+    _, b = call(tracker, "POST", "model-versions/transition-stage", {
+        "name": "wire-all-model", "version": "1", "stage": "Staging",
+        "archive_existing_versions": False})
+    version.update(current_stage="Staging", tags=[{"key": "q", "value": "ok"}],
+                   aliases=["champion"])
+    same(shape(b, ids), {"model_version": version})
+    _, b = call(tracker, "GET", "registered-models/alias?name=wire-all-model&alias=champion")
+    same(shape(b, ids), {"model_version": version})
+    _, b = call(tracker, "GET", "model-versions/get?name=wire-all-model&version=1")
+    same(shape(b, ids), {"model_version": version})
+    _, b = call(tracker, "POST", "registered-models/get-latest-versions",
+                {"name": "wire-all-model", "stages": ["Staging"]})
+    same(shape(b, ids), {"model_versions": [version]})
+    _, b = call(tracker, "GET", "model-versions/get-download-uri?name=wire-all-model&version=1")
+    same(shape(b, ids), {"artifact_uri": "mlflow-artifacts:/<exp>/<run>/artifacts/model"})
+    _, b = call(tracker, "GET", "registered-models/get?name=wire-all-model")
+    registered = {"name": "wire-all-model", "creation_timestamp": "<ms>",
+                  "last_updated_timestamp": "<ms>", "description": "d",
+                  "latest_versions": [version], "tags": [{"key": "owner", "value": "me"}],
+                  "aliases": [{"alias": "champion", "version": "1"}]}
+    same(shape(b, ids), {"registered_model": registered})
+    _, b = call(tracker, "GET", "registered-models/search?filter=name%3D%27wire-all-model%27")
+    same(shape(b, ids), {"registered_models": [registered]})
+    _, b = call(tracker, "GET", "model-versions/search?filter=name%3D%27wire-all-model%27")
+    same(shape(b, ids), {"model_versions": [version]})
+    _, b = call(tracker, "PATCH", "model-versions/update",
+                {"name": "wire-all-model", "version": "1", "description": "v1"})
+    same(shape(b, ids), {"model_version": dict(version, description="v1")})
+    _, b = call(tracker, "PATCH", "registered-models/update",
+                {"name": "wire-all-model", "description": "d2"})
+    assert shape(b, ids)["registered_model"]["description"] == "d2"
+    _, b = call(tracker, "POST", "registered-models/rename",
+                {"name": "wire-all-model", "new_name": "wire-all-renamed"})
+    assert shape(b, ids)["registered_model"]["name"] == "wire-all-renamed"
+    for method, endpoint, body in [
+            ("DELETE", "registered-models/alias", {"name": "wire-all-renamed", "alias": "champion"}),
+            ("DELETE", "model-versions/delete-tag",
+             {"name": "wire-all-renamed", "version": "1", "key": "q"}),
+            ("DELETE", "registered-models/delete-tag", {"name": "wire-all-renamed", "key": "owner"}),
+            ("POST", "registered-models/set-tag",
+             {"name": "wire-all-renamed", "key": "k", "value": "v"}),
+            ("DELETE", "model-versions/delete", {"name": "wire-all-renamed", "version": "1"}),
+            ("DELETE", "registered-models/delete", {"name": "wire-all-renamed"}),
+            ("DELETE", "logged-models/" + model_id, None),
+            ("POST", "runs/delete", {"run_id": run_id}),
+            ("POST", "runs/restore", {"run_id": run_id}),
+            ("POST", "experiments/update", {"experiment_id": ids["<exp>"], "new_name": "wire-x"}),
+            ("POST", "experiments/delete", {"experiment_id": ids["<exp>"]}),
+            ("POST", "experiments/restore", {"experiment_id": ids["<exp>"]})]:
+        assert call(tracker, method, endpoint, body) == (200, {}), endpoint
