@@ -24,11 +24,13 @@ clang_pkgs=(clang-19 libclang-rt-19-dev)
 # (tests/cli/test_slurm.py); python3-yaml reads the Kubernetes example (tests/cli/test_examples.py);
 # nginx-light serves the PyPI stand-in (tests/tools/pypi_standin.py); postgresql is the tracker's
 # shared database in tests (tests/tools/postgres.sh); chromium runs the web UI's tests (tests/ui,
-# driven by npm's playwright-core; no tool downloads a browser of its own).
+# driven by npm's playwright-core; no tool downloads a browser of its own); podman,
+# podman-compose, runc and debootstrap build and run the container image (deploy/,
+# scripts/container-image.sh, tests/cli/test_container.py).
 test_pkgs=(
   radosgw ceph-mon ceph-osd ceph-common uuid-runtime curl python3 python3-pytest python3-boto3
   fuse3 rclone python3-torch python3-numpy python3-pil python3-yaml slurm-wlm munge
-  nginx-light postgresql chromium
+  nginx-light postgresql chromium podman podman-compose runc debootstrap
 )
 bench_pkgs=(awscli time s3fs fio python3-braceexpand)
 # scripts/demo.sh: the training (torch, PIL), pip through the cache, the PyPI stand-in (nginx).

@@ -17,24 +17,25 @@ NPM = ROOT / "tests/tools/npm"
 
 
 class Hub:
-    """The Hub + CDN stand-in; `log()` is every request it received, in order."""
+    """The Hub + CDN stand-in; `log()` is every request it received, in order. `host`: the
+    address it listens on and puts in its URLs (one a container reaches, for test_container)."""
 
-    def __init__(self, tmp, lfs_size=3 << 20):
+    def __init__(self, tmp, lfs_size=3 << 20, host="127.0.0.1"):
         self.dir = pathlib.Path(tmp)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.log_path = self.dir / "hub.log"
         self.proc = subprocess.Popen(
             [sys.executable, ROOT / "tests/tools/hf_standin.py", "--port-file", self.dir / "hub.port",
              "--cdn-port-file", self.dir / "cdn.port", "--log", self.log_path,
-             "--lfs-size", str(lfs_size), "--lifetime", "900"])
+             "--lfs-size", str(lfs_size), "--lifetime", "900", "--host", host])
         port = wait_for(lambda: (self.dir / "hub.port").exists() and (self.dir / "hub.port").read_text(),
                         "the hub stand-in")
-        self.url = f"http://127.0.0.1:{port}"
+        self.url = f"http://{host}:{port}"
         cdn = wait_for(lambda: (self.dir / "cdn.port").exists() and (self.dir / "cdn.port").read_text(),
                        "the CDN stand-in")
         # The Hub's redirects go to its CDN, another origin: `ferry serve --upstream-allow` it, as
         # the public Hub's CDNs are allowed by default (docs/semantics/serve.md, "Upstreams").
-        self.cdn = f"127.0.0.1:{cdn}"
+        self.cdn = f"{host}:{cdn}"
 
     def log(self):
         if not self.log_path.exists():

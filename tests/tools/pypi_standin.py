@@ -6,6 +6,8 @@
                                             holds PYPI_STANDIN_URL=http://127.0.0.1:PORT/simple/
                                             and TORCH_STANDIN_URL=http://127.0.0.1:PORT/whl/cu124/
   tests/tools/pypi_standin.py stop DIR      stops it (by its pid file) and removes DIR
+PYPI_STANDIN_HOST=ADDR: listen on ADDR and put it in the URLs instead of 127.0.0.1 (for a
+`ferry serve` in a container, which reaches the host by one of its addresses).
 
 What it serves (docs/semantics/pypi.md lists what clients rely on):
   /simple/                      the project list, PEP 503 HTML or PEP 691 JSON by `Accept`
@@ -224,7 +226,7 @@ http {{
         "~application/vnd\\.pypi\\.simple\\.v1\\+json" index.json;
     }}
     server {{
-        listen 127.0.0.1:{port};
+        listen {host}:{port};
         root {dir}/www;
         location /simple/ {{
             types {{ text/html html; application/vnd.pypi.simple.v1+json json; }}
@@ -244,9 +246,12 @@ http {{
 """
 
 
+HOST = os.environ.get("PYPI_STANDIN_HOST", "127.0.0.1")
+
+
 def free_port():
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+        s.bind((HOST, 0))
         return s.getsockname()[1]
 
 
@@ -259,11 +264,11 @@ def start(d, big_wheel=0):
     build(d / "www")
     build_torch(d / "www", big_wheel)
     port = free_port()
-    (d / "nginx.conf").write_text(NGINX_CONF.format(dir=d, port=port))
+    (d / "nginx.conf").write_text(NGINX_CONF.format(dir=d, host=HOST, port=port))
     subprocess.run(["nginx", "-c", str(d / "nginx.conf"), "-p", str(d)], check=True)
-    (d / "env").write_text(f"PYPI_STANDIN_URL=http://127.0.0.1:{port}/simple/\n"
-                           f"TORCH_STANDIN_URL=http://127.0.0.1:{port}/whl/cu124/\n")
-    print(f"pypi_standin: nginx at http://127.0.0.1:{port}/simple/, env in {d}/env")
+    (d / "env").write_text(f"PYPI_STANDIN_URL=http://{HOST}:{port}/simple/\n"
+                           f"TORCH_STANDIN_URL=http://{HOST}:{port}/whl/cu124/\n")
+    print(f"pypi_standin: nginx at http://{HOST}:{port}/simple/, env in {d}/env")
 
 
 def stop(d):
