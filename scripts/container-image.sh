@@ -24,25 +24,33 @@ say() { echo "container-image: $*" >&2; }
 setup() {
   command -v podman >/dev/null || { say "podman is missing: scripts/install-deps.sh installs it"; exit 1; }
   local conf=/etc/containers/containers.conf.d/ferry.conf
-  # Only what this machine needs, each said once:
-  # - crun (podman's default runtime) fails here with "cgroups in hybrid mode not supported";
-  #   Debian's runc works.
-  # - podman's default ulimits fail here ("setrlimit RLIMIT_NOFILE: Operation not permitted"):
-  #   the container keeps the limits podman itself has.
-  if [[ -f "$conf" ]] && grep -q '^# ferry: container-image.sh' "$conf"; then return; fi
-  if podman --runtime crun run --rm --network none "$base" true >/dev/null 2>&1; then
-    return  # a machine where the defaults work: leave them
+  if [[ -f "$conf" ]]; then return; fi
+  # Only what this machine needs, each found by a probe and said once:
+  # - crun (podman's default runtime) fails on some hosts with "cgroups in hybrid mode not
+  #   supported"; Debian's runc works there.
+  # - podman's default ulimits fail on some hosts ("setrlimit RLIMIT_NOFILE: Operation not
+  #   permitted"); then the container keeps the limits podman itself has.
+  local runtime=crun engine="" containers=""
+  if ! podman --runtime crun run --rm --network none --ulimit host "$base" true >/dev/null 2>&1; then
+    runtime=runc
+    engine="runtime = \"runc\""
+    say "podman: runtime runc (crun does not run containers here: $(podman --runtime crun run --rm \
+      --network none --ulimit host "$base" true 2>&1 | tail -1))"
   fi
-  say "writing $conf: runtime = \"runc\" (crun: cgroups in hybrid mode not supported here)," \
-    "default_ulimits = [] (podman's defaults: setrlimit not permitted here)"
+  if ! podman --runtime "$runtime" run --rm --network none "$base" true >/dev/null 2>&1; then
+    containers="default_ulimits = []"
+    say "podman: default_ulimits = [] (its default ulimits fail here: $(podman --runtime \
+      "$runtime" run --rm --network none "$base" true 2>&1 | tail -1))"
+  fi
+  [[ -z "$engine$containers" ]] && return
   install -d "$(dirname "$conf")"
   {
-    echo "# ferry: container-image.sh (what this machine needs; see scripts/container-image.sh)"
-    echo "[containers]"
-    echo "default_ulimits = []"
-    echo "[engine]"
-    echo "runtime = \"runc\""
+    echo "# Written by ferry's scripts/container-image.sh: what podman needs on this machine."
+    [[ -n "$containers" ]] && printf '[containers]\n%s\n' "$containers"
+    [[ -n "$engine" ]] && printf '[engine]\n%s\n' "$engine"
+    true
   } >"$conf"
+  say "wrote $conf"
 }
 
 base_image() {
@@ -79,7 +87,8 @@ pack() {
   local ctx
   ctx="$(mktemp -d)"
   trap 'rm -rf "$ctx"' RETURN
-  cp "$bin" "$ctx/ferry"
+  # Without its debug info (a release build's 120 MiB of it): the image carries ~5 MiB of ferry.
+  strip -o "$ctx/ferry" "$bin" 2>/dev/null || cp "$bin" "$ctx/ferry"
   cp "$root/deploy/ferry-entrypoint" "$ctx/"
   mapfile -t args < <(build_args)
   podman build --quiet "${args[@]}" --target prebuilt -t "$image" "$ctx" >/dev/null
