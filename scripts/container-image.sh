@@ -97,6 +97,13 @@ pack() {
 
 from_source() {
   mapfile -t args < <(build_args)
+  # The build stage fetches uPlot from npm: where the host's npm trusts a CA bundle of its own
+  # (a network that intercepts TLS), the build gets the same one, read-only.
+  local cafile
+  cafile="$(npm config get cafile 2>/dev/null || true)"
+  if [[ -n "$cafile" && "$cafile" != null && -f "$cafile" ]]; then
+    args+=(--volume "$cafile:/run/host-npm-ca.crt:ro" --build-arg NPM_CAFILE=/run/host-npm-ca.crt)
+  fi
   podman build "${args[@]}" -t "$image" "$root"
   say "image $image ($(podman image inspect --format '{{.Size}}' "$image") bytes), built from source"
 }

@@ -129,6 +129,8 @@ class Deployment:
     def up(self):
         self.compose("up", "-d")
         wait_for(lambda: self.get("/healthz")[0] == 200, "ferry serve in its container", 120)
+        # The image's own health check (ferry probing itself inside the container) agrees.
+        assert run("podman", "healthcheck", "run", self.container, check=False).returncode == 0
 
     def down(self):
         self.compose("down")
