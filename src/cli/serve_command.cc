@@ -49,8 +49,9 @@ struct ServeFlags {
   std::vector<std::string> pypi_upstreams;  // "URL" or "NAME=URL" (proxy/pypi_routes/pypi_index.h)
   std::vector<proxy::PypiIndex> pypi_indexes;  // read from pypi_upstreams
   bool offline = false;
-  std::string max_cache_size;  // "" = no cap
-  int metadata_ttl = 600;      // seconds
+  std::string max_cache_size;    // "" = no cap
+  uint64_t max_cache_bytes = 0;  // max_cache_size parsed (CheckProxyFlags)
+  int metadata_ttl = 600;        // seconds
   std::string spool_dir;
   int stall_timeout = 30;                   // seconds
   std::vector<std::string> anonymous_read;  // areas: hf, pypi
@@ -63,8 +64,27 @@ struct ServeFlags {
 // Where in the data store the proxy keeps its blobs and documents.
 constexpr const char* kCachePrefix = "cache/";
 
-// The proxy's shared parts over the data store.
-Result<std::shared_ptr<proxy::ProxyContext>> OpenProxy(Context& ctx, const ServeFlags& flags,
+// The cache's flags, checked before anything is created (a refused start leaves no --data).
+Status CheckProxyFlags(Context& ctx, ServeFlags& flags) {
+  FERRY_RETURN_IF_ERROR(
+      ParseSize(ctx, flags.max_cache_size, "--max-cache-size", &flags.max_cache_bytes));
+  if (flags.stall_timeout < 1 || flags.stall_timeout > 3600) {
+    return Usage(ctx, InvalidArgument("serve: --stall-timeout must be 1 to 3600 seconds"));
+  }
+  if (flags.metadata_ttl < 0) {
+    return Usage(ctx, InvalidArgument("serve: --metadata-ttl must be 0 or more seconds"));
+  }
+  for (const std::string& h : flags.upstream_allow) {
+    if (h.empty() || h.find('/') != std::string::npos) {
+      return Usage(ctx,
+                   InvalidArgument("serve: --upstream-allow '" + h + "' is not HOST or HOST:PORT"));
+    }
+  }
+  return Status();
+}
+
+// The proxy's shared parts over the data store (flags checked by CheckProxyFlags).
+Result<std::shared_ptr<proxy::ProxyContext>> OpenProxy(const ServeFlags& flags,
                                                        const storage::OpenedUrl& data) {
   auto px = std::make_shared<proxy::ProxyContext>();
   std::string prefix = data.key;
@@ -72,11 +92,8 @@ Result<std::shared_ptr<proxy::ProxyContext>> OpenProxy(Context& ctx, const Serve
   prefix += kCachePrefix;
   proxy::BlobCacheOptions co;
   co.prefix = prefix;
-  FERRY_RETURN_IF_ERROR(ParseSize(ctx, flags.max_cache_size, "--max-cache-size", &co.max_bytes));
+  co.max_bytes = flags.max_cache_bytes;
   co.fetch.spool_dir = flags.spool_dir;
-  if (flags.stall_timeout < 1 || flags.stall_timeout > 3600) {
-    return Usage(ctx, InvalidArgument("serve: --stall-timeout must be 1 to 3600 seconds"));
-  }
   co.fetch.stall_timeout = std::chrono::seconds(flags.stall_timeout);
   // Blobs being fetched are spooled on local disk; beside a local cache by default, since the
   // temporary directory may be a small tmpfs and models are tens of GB.
@@ -103,13 +120,7 @@ Result<std::shared_ptr<proxy::ProxyContext>> OpenProxy(Context& ctx, const Serve
   for (const proxy::PypiIndex& index : flags.pypi_indexes) {
     dp.trusted.push_back(proxy::OriginOf(index.upstream));
   }
-  for (const std::string& h : flags.upstream_allow) {
-    if (h.empty() || h.find('/') != std::string::npos) {
-      return Usage(ctx,
-                   InvalidArgument("serve: --upstream-allow '" + h + "' is not HOST or HOST:PORT"));
-    }
-    dp.trusted.push_back(h);
-  }
+  for (const std::string& h : flags.upstream_allow) dp.trusted.push_back(h);
   std::vector<std::string> upstreams = {flags.hf_upstream};
   for (const proxy::PypiIndex& index : flags.pypi_indexes) upstreams.push_back(index.upstream);
   for (const std::string& up : upstreams) {
@@ -118,9 +129,6 @@ Result<std::shared_ptr<proxy::ProxyContext>> OpenProxy(Context& ctx, const Serve
   uo.destinations = std::move(dp);
   px->upstream = std::make_shared<proxy::UpstreamClient>(uo);
   px->options.offline = flags.offline;
-  if (flags.metadata_ttl < 0) {
-    return Usage(ctx, InvalidArgument("serve: --metadata-ttl must be 0 or more seconds"));
-  }
   px->options.metadata_ttl = std::chrono::seconds(flags.metadata_ttl);
   return px;
 }
@@ -245,8 +253,11 @@ Status RunServe(Context& ctx, ServeFlags flags) {
   }
   FERRY_RETURN_IF_ERROR(ParseAreas(ctx, flags, &options));
   FERRY_ASSIGN_OR_RETURN(std::string hf_token, ReadHfToken(ctx, flags.hf_token_file));
+  FERRY_RETURN_IF_ERROR(CheckProxyFlags(ctx, flags));
+  // Every flag is checked before the first thing is created: a refused start changes nothing.
+  if (Status listen = server::CheckListenPolicy(options); !listen.ok()) return Usage(ctx, listen);
   FERRY_ASSIGN_OR_RETURN(auto data, OpenUrl(ctx, flags.data));
-  FERRY_ASSIGN_OR_RETURN(auto px, OpenProxy(ctx, flags, data));
+  FERRY_ASSIGN_OR_RETURN(auto px, OpenProxy(flags, data));
   // Where the server keeps things on its disk is nobody's business on the LAN.
   for (std::string p : {flags.data, flags.spool_dir, flags.tracker.db}) {
     if (p.empty() || p.find("://") != std::string::npos) continue;

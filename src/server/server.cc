@@ -136,11 +136,7 @@ Server::Server(ServerOptions options, Router& router) {
 
 Server::~Server() { Shutdown(std::chrono::milliseconds(0)); }
 
-Status Server::Start() {
-  Impl& s = *impl_;
-  MutexLock lock(s.mu);
-  if (s.running || s.stopped) return Internal("serve: the server was started already");
-  const ServerOptions& o = s.core->options;
+Status CheckListenPolicy(const ServerOptions& o) {
   std::string host = o.host == "localhost" ? "127.0.0.1" : o.host;
   boost::system::error_code ec;
   asio::ip::address addr = asio::ip::make_address(host, ec);
@@ -155,6 +151,18 @@ Status Server::Start() {
                            "delete (give --token-file and/or --read-token-file, or "
                            "--allow-anonymous)");
   }
+  return Status();
+}
+
+Status Server::Start() {
+  Impl& s = *impl_;
+  MutexLock lock(s.mu);
+  if (s.running || s.stopped) return Internal("serve: the server was started already");
+  const ServerOptions& o = s.core->options;
+  FERRY_RETURN_IF_ERROR(CheckListenPolicy(o));
+  std::string host = o.host == "localhost" ? "127.0.0.1" : o.host;
+  boost::system::error_code ec;
+  asio::ip::address addr = asio::ip::make_address(host, ec);
   tcp::endpoint endpoint(addr, o.port);
   std::string where = (addr.is_v6() ? "[" + host + "]" : host) + ":" + std::to_string(o.port);
   s.acceptor.emplace(asio::make_strand(s.ioc));

@@ -65,6 +65,11 @@ struct ServerOptions {
   std::shared_ptr<MetricsRegistry> metrics;
 };
 
+// The listening rules of `o` (a host that is an IP address or "localhost"; a non-loopback one
+// only with allow_remote, and then only with tokens or allow_anonymous): kInvalidArgument naming
+// what is missing. Start() applies them; a caller may check them before it creates anything.
+Status CheckListenPolicy(const ServerOptions& o);
+
 class Server final {
  public:
   // Adds GET /healthz ("ok", public), GET /metrics and the UI's sign-in routes

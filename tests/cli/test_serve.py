@@ -113,15 +113,22 @@ def test_token_file(ferry_bin, tmp_path):
     (["--allowed-host", "nas.lan:8780"], "--allowed-host 'nas.lan:8780' is not a host name"),
     (["--upstream-allow", "http://cdn.lab/"], "--upstream-allow 'http://cdn.lab/' is not HOST"),
     (["--hf-token-file", "/nonexistent/hf"], "--hf-token-file"),
+    (["--listen", "0.0.0.0:0", "--allow-remote"], "without tokens"),
+    (["--metadata-ttl", "-1"], "--metadata-ttl"),
+    (["--stall-timeout", "0"], "--stall-timeout"),
+    (["--max-cache-size", "lots"], "--max-cache-size"),
 ])
 def test_bad_flags_are_one_line_usage_errors(ferry_bin, tmp_path, args, message):
     (tmp_path / "tokens").write_text("a-token\n")
     args = [str(tmp_path / "tokens") if a == "TOKENS" else a for a in args]
-    p = subprocess.run([ferry_bin, "serve", "--data", str(tmp_path), *args], env=_env(),
+    data = tmp_path / "data"
+    p = subprocess.run([ferry_bin, "serve", "--data", str(data), *args], env=_env(),
                        capture_output=True, timeout=30)
     assert p.returncode == 2
     err = p.stderr.decode()
     assert err.count("\n") == 1 and message in err, err
+    # A refused start creates nothing: no --data directory, no spool, no tracker database.
+    assert not data.exists(), sorted(str(f) for f in data.rglob("*"))
 
 
 def test_data_is_required(ferry_bin):
