@@ -1,7 +1,7 @@
 // ferry run [--spec FILE] [--in SRC=DIR]... [--out DIR=DST]... [--resume DIR] [--interval S]
 //           [--grace S] [--signal-group] [--delete-after-upload GLOB]... [--trigger-file PATH]
 //           [--track URL [--experiment NAME] [--run-name NAME] [--system-metrics-interval S]]
-//           [--json] [--no-progress] -- CMD ARGS...
+//           [--job NAME] [--json] [--no-progress] -- CMD ARGS...
 // The job lifecycle is in src/job/run.h; spec files in src/job/spec.h; the checks of how inputs
 // and outputs are written in src/job/preflight_rules.h; --track in src/job/track/run_tracker.h.
 
@@ -30,6 +30,7 @@ struct RunCliOptions {
   std::optional<int> interval, grace;
   std::string trigger_file;
   std::string resume;
+  std::string job;
   bool strict = false;
   bool no_preflight = false;
   bool follow_links = false;
@@ -95,6 +96,7 @@ Result<job::RunOptions> Combine(const RunCliOptions& o) {
     }
   }
   if (!o.resume.empty()) ro.resume_dir = o.resume;
+  if (!o.job.empty()) ro.job = o.job;
   if (!ro.resume_dir.empty()) {
     auto parsed = storage::ParseUrl(ro.resume_dir);
     if (!parsed.ok() || parsed->scheme != storage::Scheme::kLocal) {
@@ -220,6 +222,9 @@ void AddRunCommand(CLI::App& app, Action& action, int* exit_code) {
                   "DIR: before starting, copy the job's newest complete checkpoint set from an "
                   "earlier attempt into DIR (usually an --out dir); FERRY_RESUME_DIR tells CMD")
       ->allow_extra_args(false);
+  cmd->add_option("--job", o->job,
+                  "The job's name, the same on every start ({job}; default: FERRY_RUN_ID, Slurm, "
+                  "TorchElastic or JOB_ID, else generated): what --resume resumes");
   cmd->add_flag("--strict", o->strict, "Preflight warnings stop the run too");
   cmd->add_flag("--no-preflight", o->no_preflight,
                 "Skip the preflight checks (swapped or nested --in/--out are still usage errors)");

@@ -65,6 +65,7 @@ class StoreRunWork final : public RunWork {
     PreflightReport report = RunPreflight(registry_, plan.options.inputs, outputs);
     for (const auto& o : plan.outputs) CheckDestinationOwner(plan, o, report);
     if (auto line = TmpdirTooLong(plan.tmpdir)) report.warnings.push_back(*line);
+    if (auto line = UnstableResumeWarning(plan)) report.warnings.push_back(*line);
     return report;
   }
 

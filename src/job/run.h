@@ -65,6 +65,9 @@ struct RunOptions {
   // the whole process group gets SIGKILL when `grace` ends. true: SIGTERM to the whole process
   // group (and to processes that left it) at once.
   bool signal_group = false;
+  // --job NAME (spec: `job`): the job's identity, the same on every start of the job, so a
+  // restart finds its records and checkpoints. Empty = from the environment (DetectIdentity).
+  std::string job;
   // --track (spec: `track: URL` or `track: {url, experiment, run_name,
   // system_metrics_interval}`): the job as a run of an MLflow tracking server. RunJob does not
   // read it: the caller turns it into RunHooks (job/track/run_tracker.h). Empty url = none.
@@ -79,6 +82,10 @@ struct RunOptions {
 // or counted from the job's records (job_records.h).
 struct RunIdentity {
   std::string job, attempt, rank, host, date;
+  // Where `job` came from ("--job", "FERRY_RUN_ID", "SLURM_JOB_ID", ...), and whether it is the
+  // same when the job starts again (a generated id or a Kubernetes pod's name is not).
+  std::string job_from;
+  bool job_stable = true;
 };
 
 // How a run ended. `error` is set when ferry fails on its own account, before or after the

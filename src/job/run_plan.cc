@@ -34,18 +34,27 @@ RunIdentity DetectIdentity(const Environment& env) {
   auto task = env.Get("SLURM_ARRAY_TASK_ID");
   if (auto v = env.Get("FERRY_RUN_ID")) {
     id.job = *v;
+    id.job_from = "FERRY_RUN_ID";
   } else if (array && task && !array->empty() && !task->empty()) {
     id.job = *array + "_" + *task;
+    id.job_from = "SLURM_ARRAY_JOB_ID_SLURM_ARRAY_TASK_ID";
   } else {
     for (const char* k : {"SLURM_JOB_ID", "TORCHELASTIC_RUN_ID", "JOB_ID"}) {
       if (auto v = env.Get(k)) {
         id.job = *v;
+        id.job_from = k;
         break;
       }
     }
   }
-  if (id.job.empty() && env.Get("KUBERNETES_SERVICE_HOST")) id.job = env.GetOr("HOSTNAME", "");
+  if (id.job.empty() && env.Get("KUBERNETES_SERVICE_HOST")) {
+    id.job = env.GetOr("HOSTNAME", "");
+    id.job_from = "the Kubernetes pod's name";
+    id.job_stable = false;  // a Job's retried pod is named anew
+  }
   if (id.job.empty()) {
+    id.job_from = "generated";
+    id.job_stable = false;
     std::random_device rd;
     id.job =
         UtcNow("%Y%m%d-%H%M%S") + "-" +
@@ -89,8 +98,36 @@ Result<std::string> ExpandTemplate(const std::string& tmpl, const RunIdentity& i
   return out;
 }
 
+Status CheckJobName(const std::string& name) {
+  auto ok = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
+  };
+  if (name.empty() || name.size() > 128 || !std::all_of(name.begin(), name.end(), ok) ||
+      name[0] == '.' || name[0] == '_' || name[0] == '-') {
+    return InvalidArgument("--job '" + name +
+                           "': a job name is 1-128 letters, digits, '.', '_' or '-', starting "
+                           "with a letter or digit");
+  }
+  return Status();
+}
+
+std::optional<std::string> UnstableResumeWarning(const RunPlan& plan) {
+  if (plan.options.resume_dir.empty() || plan.id.job_stable) return std::nullopt;
+  return "--resume without a stable job id: this start is job '" + plan.id.job + "' (" +
+         plan.id.job_from +
+         "), so a restart gets another id and starts over instead of resuming; give --job NAME "
+         "(or FERRY_RUN_ID) the same on every start (Slurm, TorchElastic and JOB_ID give one)";
+}
+
 Result<RunPlan> PlanRun(const RunOptions& options, const Environment& env, pid_t pid) {
   RunPlan plan{.options = options, .id = DetectIdentity(env), .outputs = {}};
+  if (!options.job.empty()) {
+    FERRY_RETURN_IF_ERROR(CheckJobName(options.job));
+    plan.id.job = options.job;
+    plan.id.job_from = "--job";
+    plan.id.job_stable = true;
+  }
   plan.tmpdir = env.GetOr("TMPDIR", "/tmp");
   std::string& trigger = plan.options.trigger_file;
   if (trigger.empty()) trigger = plan.tmpdir + "/ferry-sync-" + std::to_string(pid);

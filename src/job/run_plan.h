@@ -18,8 +18,9 @@
 
 namespace ferry::job {
 
-// {job}: FERRY_RUN_ID, SLURM_JOB_ID, TORCHELASTIC_RUN_ID, JOB_ID, the pod name under Kubernetes,
-// else a generated YYYYmmdd-HHMMSS-xxxxxx; {attempt}: SLURM_RESTART_COUNT,
+// {job}: FERRY_RUN_ID, SLURM_JOB_ID, TORCHELASTIC_RUN_ID, JOB_ID, the pod name under Kubernetes
+// (not stable: a Job's retried pod has another), else a generated YYYYmmdd-HHMMSS-xxxxxx (not
+// stable); PlanRun puts --job first; {attempt}: SLURM_RESTART_COUNT,
 // TORCHELASTIC_RESTART_COUNT, else empty (counted later: AssignAttempt); {rank}: RANK,
 // SLURM_PROCID, else 0.
 RunIdentity DetectIdentity(const Environment& env);
@@ -42,6 +43,14 @@ struct RunPlan {
   std::vector<std::pair<std::string, std::string>> extra_env;
   std::string tmpdir;  // the command's TMPDIR ("/tmp" when unset)
 };
+
+// A job name as --job takes it: 1-128 of [A-Za-z0-9._-], starting with a letter or digit (it
+// becomes part of destination paths); kInvalidArgument naming the name otherwise.
+Status CheckJobName(const std::string& name);
+
+// The preflight warning of `--resume` without a stable job identity (a restart would get another
+// id and start over instead of resuming); nullopt when there is nothing to say.
+std::optional<std::string> UnstableResumeWarning(const RunPlan& plan);
 
 // Errors are the user's (an unknown template field, --resume without an output): a usage error.
 Result<RunPlan> PlanRun(const RunOptions& options, const Environment& env, pid_t pid);

@@ -98,6 +98,61 @@ TEST(PlanRun, ResumesTheOutputWhoseDirectoryIsTheResumeDirectory) {
   EXPECT_EQ(PlanRun(o, env, 1)->resume_output, 0u);
 }
 
+TEST(DetectIdentity, SaysWhereTheJobIdCameFromAndWhetherItIsStable) {
+  MapEnvironment slurm;
+  slurm.Set("SLURM_JOB_ID", "77");
+  EXPECT_EQ(DetectIdentity(slurm).job_from, "SLURM_JOB_ID");
+  EXPECT_TRUE(DetectIdentity(slurm).job_stable);
+  MapEnvironment pod({{"KUBERNETES_SERVICE_HOST", "10.0.0.1"}, {"HOSTNAME", "train-abc12"}});
+  EXPECT_FALSE(DetectIdentity(pod).job_stable);  // a Job's retried pod has another name
+  EXPECT_FALSE(DetectIdentity(MapEnvironment()).job_stable);
+  EXPECT_EQ(DetectIdentity(MapEnvironment()).job_from, "generated");
+}
+
+TEST(PlanRun, JobFlagNamesTheJobAndResumeWithoutAStableIdIsAWarning) {
+  MapEnvironment env;
+  env.Set("TMPDIR", "/tmp");
+  RunOptions o;
+  o.outputs = {{"/ckpt", "s3://b/ckpt/{job}/{attempt}/"}};
+  o.resume_dir = "/ckpt";
+  auto generated = PlanRun(o, env, 1);
+  ASSERT_TRUE(generated.ok());
+  auto warning = UnstableResumeWarning(*generated);
+  ASSERT_TRUE(warning.has_value());
+  EXPECT_NE(warning->find("--resume without a stable job id: this start is job '" +
+                          generated->id.job + "' (generated)"),
+            std::string::npos)
+      << *warning;
+  EXPECT_NE(warning->find("give --job NAME"), std::string::npos);
+
+  o.job = "bert-pretrain";
+  auto named = PlanRun(o, env, 1);
+  ASSERT_TRUE(named.ok());
+  EXPECT_EQ(named->id.job, "bert-pretrain");
+  EXPECT_EQ(named->id.job_from, "--job");
+  EXPECT_FALSE(UnstableResumeWarning(*named).has_value());
+  EXPECT_EQ(named->outputs[0].records_key, "ckpt/bert-pretrain/_ferry/");
+
+  env.Set("FERRY_RUN_ID", "from-env");  // --job wins over the environment
+  EXPECT_EQ(PlanRun(o, env, 1)->id.job, "bert-pretrain");
+  o.resume_dir.clear();
+  o.job.clear();
+  MapEnvironment none;
+  none.Set("TMPDIR", "/tmp");
+  EXPECT_FALSE(UnstableResumeWarning(*PlanRun(o, none, 1)).has_value());  // no --resume
+
+  for (const char* bad : {"", "a/b", "..", "-x", "x y", "\u00e9t\u00e9"}) {
+    o.job = bad;
+    if (std::string(bad).empty()) continue;  // empty means "from the environment"
+    auto r = PlanRun(o, env, 1);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find("--job '"), std::string::npos);
+  }
+  EXPECT_FALSE(CheckJobName(std::string(129, 'a')).ok());
+  EXPECT_TRUE(CheckJobName("sweep_2.lr-3e-4").ok());
+}
+
 TEST(CommandEnvironment, NamesOutputsInputsAndTheTrigger) {
   RunPlan plan;
   plan.id.job = "r1";

@@ -74,13 +74,14 @@ class SpecReader {
         "command",      "inputs",       "outputs",      "interval",
         "grace",        "strict",       "preflight",    "delete_after_upload",
         "trigger_file", "follow_links", "signal_group", "resume",
-        "track"};
+        "job",          "track"};
     for (const auto& kv : root) {
       auto key = kv.first.as<std::string>();
       if (!kKnown.contains(key)) {
-        return Error("unknown key '" + key +
-                     "' (known: command inputs outputs interval grace strict preflight "
-                     "delete_after_upload trigger_file follow_links signal_group resume track)");
+        return Error(
+            "unknown key '" + key +
+            "' (known: command inputs outputs interval grace strict preflight "
+            "delete_after_upload trigger_file follow_links signal_group resume job track)");
       }
     }
     if (auto n = root["command"]) {
@@ -112,6 +113,7 @@ class SpecReader {
     }
     if (auto n = root["trigger_file"]) o.trigger_file = n.as<std::string>();
     if (auto n = root["resume"]) o.resume_dir = n.as<std::string>();
+    if (auto n = root["job"]) o.job = n.as<std::string>();
     if (auto n = root["track"]) {
       if (n.IsScalar()) {
         o.track.url = n.as<std::string>();

@@ -186,3 +186,36 @@ def test_names_that_are_not_utf8_are_staged_out_and_resumed(ferry, tmp_path):
                   env={"FERRY_RUN_ID": "job-u"})
     assert p.returncode == 0, p.stderr.decode(errors="replace")
     assert os.listdir(b) == [name] and (b / name).read_bytes() == b"weights ckpt-\xe9t\xe9.pt"
+
+
+def test_resume_without_a_stable_job_id_says_so_and_job_names_the_job(ferry, tmp_path):
+    """Outside Slurm/TorchElastic with no FERRY_RUN_ID every start is a new generated job: --resume
+    would silently start over. It says so in one line (and in --json), and --job NAME gives the
+    job an identity that the next start resumes (issue 33)."""
+    dst = f"{tmp_path}/dst/{{job}}/{{attempt}}/"
+    save = 'echo "$FERRY_RESUMED $FERRY_ATTEMPT" > $FERRY_OUTPUT/ckpt.pt'
+    p = ferry.run("run", "--resume", tmp_path / "a", "--out", f"{tmp_path / 'a'}={dst}", "--",
+                  "bash", "-c", save)
+    err = p.stderr.decode()
+    assert p.returncode == 0, err
+    lines = [line for line in err.splitlines() if "--resume without a stable job id" in line]
+    assert len(lines) == 1 and "(generated)" in lines[0] and "--job NAME" in lines[0], err
+    p = ferry.run("run", "--json", "--resume", tmp_path / "b", "--out", f"{tmp_path / 'b'}={dst}",
+                  "--", "true")
+    assert p.returncode == 0
+    assert b"--resume without a stable job id" in p.stdout + p.stderr
+    # --strict makes it fatal, before the command runs.
+    p = ferry.run("run", "--strict", "--resume", tmp_path / "c", "--out", f"{tmp_path / 'c'}={dst}",
+                  "--", "touch", tmp_path / "ran")
+    assert p.returncode == 1 and not (tmp_path / "ran").exists()
+
+    # --job: the second start resumes the first's checkpoint, and nothing is said.
+    for attempt in (0, 1):
+        d = tmp_path / f"job{attempt}"
+        p = ferry.run("run", "--job", "bert-pretrain", "--resume", d, "--out", f"{d}={dst}", "--",
+                      "bash", "-c", save)
+        assert p.returncode == 0, p.stderr.decode()
+        assert b"stable job id" not in p.stderr
+    assert (tmp_path / "dst/bert-pretrain/1/ckpt.pt").read_text() == "1 1\n"
+    p = ferry.run("run", "--job", "a/b", "--out", f"{tmp_path / 'e'}={dst}", "--", "true")
+    assert p.returncode == 2 and b"--job 'a/b'" in p.stderr
