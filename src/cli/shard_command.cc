@@ -91,8 +91,19 @@ Status RunPack(Context& ctx, const ShardCliOptions& o) {
   auto packed = shard::PackShards(*ctx.registry, o.src, o.dst, po);
   progress.Finish();
   FERRY_ASSIGN_OR_RETURN(auto r, std::move(packed));
+  // Too few shards for parallel readers: said at once, whatever the output format.
+  std::vector<std::string> warnings;
+  if (po.split.empty()) {
+    if (auto w = shard::FewShardsWarning(r.index, "")) warnings.push_back(*w);
+  } else {
+    for (const auto& s : r.splits) {
+      if (auto w = shard::FewShardsWarning(s.index, s.name)) warnings.push_back(*w);
+    }
+  }
+  for (const auto& w : warnings) std::fprintf(stderr, "ferry shard pack: warning: %s\n", w.c_str());
   if (o.json) {
     Json j = PackSummaryJson(r);
+    j["warnings"] = warnings;
     j["skipped_dotfiles"] = r.hidden;
     j["excluded"] = r.excluded;
     if (!po.split.empty()) {

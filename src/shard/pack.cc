@@ -415,4 +415,18 @@ Result<PackReport> PackShards(storage::StoreRegistry& registry, const std::strin
   return report;
 }
 
+std::optional<std::string> FewShardsWarning(const DatasetIndex& index, const std::string& what) {
+  const size_t shards = index.shards.size();
+  const uint64_t samples = index.samples();
+  if (shards >= kMinShards || samples < kMinShards) return std::nullopt;
+  // A fixed sample count is the exact remedy: floor(samples / kMinShards) per shard makes at
+  // least kMinShards shards, whatever the samples' sizes.
+  const uint64_t per_shard = samples / kMinShards;
+  const uint64_t would_make = (samples + per_shard - 1) / per_shard;
+  return fmt::format(
+      "{}{} shard(s) for {} samples: readers take whole shards, so DataLoader workers beyond {} "
+      "(per rank) would idle; --samples-per-shard {} makes {}",
+      what.empty() ? "" : what + ": ", shards, samples, shards, per_shard, would_make);
+}
+
 }  // namespace ferry::shard

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,14 @@ struct PackReport {
   uint64_t excluded = 0;  // files left out by --include/--exclude
   double seconds = 0;
 };
+
+// Readers take whole shards (ferry.data and WebDataset give each DataLoader worker of each rank
+// its own shards), so a dataset of fewer shards than readers leaves readers idle. Below
+// kMinShards shards for at least kMinShards samples: the warning, with the numbers and the
+// --samples-per-shard that would make at least kMinShards; nullopt otherwise. `what` names the
+// dataset ("" or a split's name).
+inline constexpr size_t kMinShards = 8;
+std::optional<std::string> FewShardsWarning(const DatasetIndex& index, const std::string& what);
 
 Result<PackReport> PackShards(storage::StoreRegistry& registry, const std::string& src_url,
                               const std::string& dst_prefix, const PackOptions& options);

@@ -66,6 +66,26 @@ def test_packed_shards_are_plain_tar_for_python(ferry, tmp_path):
     assert (tmp_path / "out" / "train-000000.tar").read_bytes() == first
 
 
+def test_too_few_shards_for_the_readers_is_said_with_the_remedy(ferry, tmp_path):
+    make_tree(tmp_path / "src")  # 122 samples, ~1.2 MB: one shard at the default 1G target
+    p = ferry.run("shard", "pack", tmp_path / "src", tmp_path / "out" / "t", "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    line = ("1 shard(s) for 122 samples: readers take whole shards, so DataLoader workers beyond 1 "
+            "(per rank) would idle; --samples-per-shard 15 makes 9")
+    assert json.loads(p.stdout)["warnings"] == [line]
+    assert p.stderr.decode().splitlines()[-1] == "ferry shard pack: warning: " + line
+    # The remedy does what it says, and then there is nothing to say.
+    p = ferry.run("shard", "pack", "--overwrite", tmp_path / "src", tmp_path / "out" / "t",
+                  "--samples-per-shard", "15", "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["shards"] == 9
+    assert json.loads(p.stdout)["warnings"] == [] and b"warning" not in p.stderr
+    # Per split, named.
+    p = ferry.run("shard", "pack", tmp_path / "src", tmp_path / "split" / "", "--split",
+                  "train=0.9,val=0.1", "--samples-per-shard", "20", "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    assert [w.split(":")[0] for w in json.loads(p.stdout)["warnings"]] == ["train", "val"]
+
+
 def test_shards_written_by_tarfile_are_indexed_and_read(ferry, python, tmp_path):
     files = make_tree(tmp_path / "src")
     names = sorted(files)
