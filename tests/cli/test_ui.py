@@ -8,6 +8,7 @@ temporary directory) for review."""
 import hashlib
 import json
 import os
+import re
 import pathlib
 import shutil
 import subprocess
@@ -121,6 +122,16 @@ def test_pages_in_headless_chromium(seeded, tmp_path):
         assert s["in_answer"] and s["column_max"] == ui_helpers.SPIKE_VALUE, (name, s)
         assert s["y_max"] >= ui_helpers.SPIKE_VALUE and s["coloured_pixels"] > 0, (name, s)
     assert charts["loss"]["maxPointsPerRun"] < 2000
+    # Issue 33: what users look at first opens first (not the alphabetical data/* first).
+    assert out["compare_keys"] == ["loss", "acc", "data/train/wait_fraction"], out["compare_keys"]
+    assert out["legend"] == {"n": 5, "match": True}
+    assert out["hover"]["runs"] == 5 and out["hover"]["real"], out["hover"]
+    steps = re.findall(r"step (\S+?)(?=resnet|$| )", out["hover"]["text"])
+    assert len(steps) == 5 and all(x.isdigit() for x in steps), out["hover"]  # not "891.4514"
+    assert out["params_diff"] == [["batch_size", True, 6], ["epochs", False, 6], ["lr", True, 6],
+                                  ["optim", True, 6]], out["params_diff"]
+    assert out["params_only"] == ["batch_size", "lr", "optim"]
+    assert out["pinned_order"][0] == "acc" and out["pinned_url"].startswith("acc,loss")
     # Zoom fetched steps 1000..1500 again (finer: one bucket per step now).
     assert out["zoom"]["range"] == [1000, 1500] and out["zoom"]["x0"] >= 1000 and out["zoom"]["x1"] <= 1500
     assert out["spike_zoomed"]["line"] == ui_helpers.SPIKE_VALUE
@@ -136,6 +147,13 @@ def test_pages_in_headless_chromium(seeded, tmp_path):
     assert ov["Git commit"].startswith("003f9a1c") and ov["Host"] == "gpu-node-0"
     assert ov["Exit code"] == "0" and ov["Status"] == "FINISHED" and ov["Duration"] == "8m 20s"
     assert out["sections"] == ["Metrics", "System", "GPU", "Data"]
+    assert out["run_metrics_order"] == ["acc", "loss"]  # pinned in the compare view
+    assert out["run_metrics_unpinned"] == ["loss", "acc"]
+    assert out["summary_tables"] == ["Summary"]  # once, not again as "Latest metric values"
+    sa = out["system_axis"]
+    assert sa["xmode"] == "relative" and sa["label"] == "time since start", sa
+    assert sa["loss_label"] == "step"
+    assert sa["ticks"] and all(re.fullmatch(r"\d+s|\d+:\d\d(:\d\d)?", t) for t in sa["ticks"]), sa
     assert out["run_charts"] == sorted(["acc", "loss", "system/cpu_utilization_percentage",
                                         "system/system_memory_usage_megabytes",
                                         "system/gpu_0_utilization_percentage", "data/train/wait_fraction"])
@@ -149,6 +167,9 @@ def test_pages_in_headless_chromium(seeded, tmp_path):
     assert out["live"] is True
     # A run logged by ferry.track: its config as params, its log_image key with 3 steps.
     assert out["tracked"]["params"] == ["lr", "optim.name"]
+    assert out["tracked"]["summary"] == ["data/train/batches_per_second", "loss"]
+    sp = out["tracked"]["single_point"]
+    assert sp["points"] == 1 and sp["columns"] == 1 and sp["coloured"] > 0, sp
     assert out["tracked"]["image"] == {"key": "samples/val", "w": 16, "steps": "3",
                                        "alt": "samples/val at step 20"}
 

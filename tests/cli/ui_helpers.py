@@ -118,7 +118,8 @@ def seed_demo(url, steps=2000, runs=5):
         last = pts[-2]["value"]
         log_points(c, rid, pts,
                    params=[{"key": "lr", "value": str(lr)}, {"key": "batch_size", "value": str(64 * (r + 1))},
-                           {"key": "optim", "value": "sgd" if r % 2 else "adam"}],
+                           {"key": "optim", "value": "sgd" if r % 2 else "adam"},
+                           {"key": "epochs", "value": "10"}],
                    tags=[{"key": "summary.loss", "value": f"{last:.4f}"}])
         if r < runs - 1:
             c.api("runs/set-tag", {"run_id": rid, "key": "ferry.exit_code", "value": "0"})
@@ -184,5 +185,10 @@ def seed_tracked(url, spool_dir):
         if step % 10 == 0:
             image = png(16, 16, lambda x, y, s=step: (s * 8, x * 16, y * 16))
             run.log_image(image, key="samples/val", step=step)
+    # One loader sample, as ferry.track logs a ferry.data.timed meter's window: a single point
+    # at the run's current step (its chart must still show it).
+    Client(url).api("runs/log-batch", {"run_id": run.run_id, "metrics": [
+        {"key": "data/train/batches_per_second", "value": 57.0, "timestamp": int(time.time() * 1000),
+         "step": 29}]})
     run.finish()
     return run.run_id

@@ -79,3 +79,22 @@ export function a11yAudit(page) {
             controls: document.querySelectorAll('input, select, button').length};
   });
 }
+
+// Chart `key`'s first run at its first column: how many pixels of the 7x7 square around the
+// point (x = the column's x, y = `value`) are coloured (a line, band or point marker).
+export function pointColoured(page, key, value) {
+  return page.evaluate(({key, value}) => {
+    const c = window.__ferry.charts.find((x) => x.key === key);
+    if (!c || !c.u || !c.cols) return {error: 'no chart'};
+    const u = c.u;
+    const cx = Math.round(u.valToPos(c.cols.x[0], 'x', true));
+    const cy = Math.round(u.valToPos(value, 'y', true));
+    const img = u.ctx.getImageData(cx - 3, cy - 3, 7, 7).data;
+    let coloured = 0;
+    for (let k = 0; k < img.length; k += 4) {
+      const [r, g, b] = [img[k], img[k + 1], img[k + 2]];
+      if (Math.max(r, g, b) - Math.min(r, g, b) > 40) coloured++;
+    }
+    return {columns: c.cols.x.length, coloured, points: c.series[0].points.length};
+  }, {key, value});
+}

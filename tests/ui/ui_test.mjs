@@ -7,7 +7,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import {chartsDrawn, launch, newPage} from './browser.mjs';
-import {a11yAudit, checkSpike} from './checks.mjs';
+import {a11yAudit, checkSpike, pointColoured} from './checks.mjs';
 
 const cfg = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
 const out = {problems: []};
@@ -73,7 +73,35 @@ try {
     key: c.key, series: c.u ? c.u.series.length - 1 : 0, ...c.lastRequest,
     plotArea: c.u ? c.u.bbox.width / devicePixelRatio : 0})));
   out.spike = await checkSpike(page, 'loss', cfg.demo.spike);
+  // Default charts: loss and accuracy before data/* (system/* not charted by default).
+  out.compare_keys = await page.$$eval('#compare-charts figure.chart', (fs) => fs.map((f) => f.dataset.key));
+  // The legend: one entry per run, its swatch the colour of the run's line.
+  out.legend = await page.evaluate(() => {
+    const c = window.__ferry.charts.find((x) => x.key === 'loss');
+    const css = (color) => Object.assign(document.createElement('span').style, {background: color}).background;
+    const items = [...document.querySelectorAll('#legend li')];
+    return {n: items.length, match: c.runs.every((r, i) => items[i]?.textContent.startsWith(r.name) &&
+        items[i].querySelector('.swatch').style.background === css(r.color))};
+  });
+  // Hover: every run in view, each at a step it really logged (no column centre like 891.45).
+  out.hover = await page.evaluate(() => {
+    const c = window.__ferry.charts.find((x) => x.key === 'loss');
+    c.u.setCursor({left: c.u.valToPos(891.4514, 'x'), top: 40});
+    const real = c.hovered.every((hv) => c.series.find((s) => s.id === hv.run).points.some(
+        (p) => p.step === hv.step && p.value === hv.value && Number.isInteger(p.step)));
+    return {runs: c.hovered.length, real, text: c.readout.textContent};
+  });
+  // Params diff: the runs' params side by side, the differing ones marked; a toggle hides the rest.
+  out.params_diff = await page.$$eval('#params-diff tbody tr', (trs) => trs.map(
+      (tr) => [tr.dataset.key, tr.classList.contains('differs'), tr.children.length]));
+  await page.check('#params-only-diff');
+  out.params_only = await page.$$eval('#params-diff tbody tr', (trs) => trs.map((tr) => tr.dataset.key));
+  await page.uncheck('#params-only-diff');
   await shot('ui-compare');
+  // Pinning acc puts its chart first (in the URL too), and on the run page below.
+  await page.click('#compare-charts figure[data-key="acc"] button.pin');
+  out.pinned_order = await page.$$eval('#compare-charts figure.chart', (fs) => fs.map((f) => f.dataset.key));
+  out.pinned_url = await page.evaluate(() => decodeURIComponent(location.hash.split('keys=')[1]));
   // Zoom: select steps ~[1000, 1500] of the loss chart; the chart fetches that range again.
   out.zoom = await page.evaluate(async () => {
     const c = window.__ferry.charts.find((x) => x.key === 'loss');
@@ -133,6 +161,19 @@ try {
   for (const f of await page.$$('figure.chart')) await f.scrollIntoViewIfNeeded();
   await chartsDrawn(page, 6);
   out.run_charts = await page.evaluate(() => window.__ferry.charts.map((c) => c.key).sort());
+  out.run_metrics_order = await page.$$eval('[data-section="Metrics"] figure.chart',
+                                            (fs) => fs.map((f) => f.dataset.key));
+  await page.click('[data-section="Metrics"] figure[data-key="acc"] button.pin');  // unpinned
+  out.run_metrics_unpinned = await page.$$eval('[data-section="Metrics"] figure.chart',
+                                               (fs) => fs.map((f) => f.dataset.key));
+  out.summary_tables = await page.$$eval('table caption', (cs) => cs.map((c) => c.textContent)
+                                                                  .filter((t) => /summary|latest/i.test(t)));
+  // System metrics count seconds: a time axis, its ticks read as clock times.
+  out.system_axis = await page.evaluate(() => {
+    const c = window.__ferry.charts.find((x) => x.key === 'system/cpu_utilization_percentage');
+    return {xmode: c.xmode(), label: c.u.axes[0].label, ticks: c.u.axes[0]._values,
+            loss_label: window.__ferry.charts.find((x) => x.key === 'loss').u.axes[0].label};
+  });
   await page.evaluate(() => window.scrollTo(0, 0));
   await shot('ui-run');
   await page.waitForFunction(() => document.querySelector('.logged-image')?.complete);
@@ -159,7 +200,12 @@ try {
   await page.waitForFunction((id) => document.querySelector('#overview dd[data-field="Run ID"]')
       ?.textContent === id && document.querySelector('#images figure.image-key'), cfg.demo.tracked);
   await page.waitForFunction(() => document.querySelector('.logged-image')?.complete);
+  for (const f of await page.$$('figure.chart')) await f.scrollIntoViewIfNeeded();
+  await chartsDrawn(page, 2);
   out.tracked = {
+    summary: await page.$$eval('#summary tbody th', (ths) => ths.map((t) => t.textContent)),
+    // A loader metric logged once, at the run's current step: drawn as a point.
+    single_point: await pointColoured(page, 'data/train/batches_per_second', 57),
     params: await page.$$eval('#params tbody th', (ths) => ths.map((t) => t.textContent)),
     image: await page.$eval('#images figure.image-key', (f) => ({
       key: f.dataset.key, w: f.querySelector('img').naturalWidth,

@@ -9,13 +9,16 @@
 
 import {bulkInterval, MAX_BULK_RESULTS} from './api.js';
 import {h} from './dom.js';
-import {smooth, stepRangeFor, toColumns, xOf} from './series.js';
+import {fmtSeconds, isTimeKey, smooth, stepRangeFor, toColumns, xOf} from './series.js';
 
 export const registry = (window.__ferry ??= {charts: [], draws: []});
 
 // Runs per bulk request: requests run in parallel on the server's worker pool.
 const RUNS_PER_REQUEST = 25;
 const AXIS_PX = 64;  // the y axis' width, left of the plot area
+// A run with at most this many points in view gets a marker per point: a single point (a
+// metric logged once, at the run's current step) has no line to draw.
+const MARKED_POINTS = 30;
 
 let resizeTimer = null;
 window.addEventListener('resize', () => {
@@ -27,8 +30,8 @@ window.addEventListener('resize', () => {
 // smoothing: 0..0.99, log: bool, bands: bool}. runs: [{id, name, color, start}].
 export class MetricChart {
   // `ready`: a promise the first draw waits for (the runs' names and start times arriving while
-  // the points are fetched).
-  constructor(key, runs, options, {height = 240, title, ready} = {}) {
+  // the points are fetched). `extra`: elements for the caption (a pin button).
+  constructor(key, runs, options, {height = 240, title, ready, extra} = {}) {
     this.key = key;
     this.ready = ready || Promise.resolve();
     this.runs = runs;
@@ -49,10 +52,16 @@ export class MetricChart {
     this.status = h('div', {class: 'chart-status', role: 'status'});
     this.el = h('figure', {class: 'chart', 'data-key': key},
                 h('figcaption', {}, h('span', {class: 'chart-title'}, title || key),
-                  zoomIn, this.resetButton),
+                  zoomIn, this.resetButton, extra),
                 this.plot, this.readout, this.status);
     this.plot.addEventListener('dblclick', () => this.range && this.zoom(null));
     registry.charts.push(this);
+  }
+
+  // The x axis in use: system metrics count seconds in their steps, so they are charted on a
+  // time axis (time since start) where the page asks for steps.
+  xmode() {
+    return this.options.xmode === 'step' && isTimeKey(this.key) ? 'relative' : this.options.xmode;
   }
 
   // The chart's width: its box's.
@@ -113,7 +122,7 @@ export class MetricChart {
     for (const s of this.series) {
       const s0 = start.get(s.id);
       for (const p of s.points) {
-        p.x = xOf(o.xmode, p, s0);
+        p.x = xOf(this.xmode(), p, s0);
         if (p.x < x0) x0 = p.x;
         if (p.x > x1) x1 = p.x;
       }
@@ -127,6 +136,13 @@ export class MetricChart {
     const cols = toColumns(this.series, x0, x1, this.pixels(), o.log);
     this.cols = cols;
     const lines = cols.runs.map((r) => smooth(r.mean, o.smoothing));
+    this.marked = lines.map((line) => {
+      const idx = [];
+      for (let c = 0; c < line.length && idx.length <= MARKED_POINTS; c++) {
+        if (line[c] !== null) idx.push(c);
+      }
+      return idx.length <= MARKED_POINTS ? idx : null;
+    });
     this.yRange = this.extent(cols, lines);
     this.resetButton.hidden = !this.range;
     this.ensurePlot([cols.x, ...lines]);
@@ -135,7 +151,7 @@ export class MetricChart {
   // Sets the data, creating the uPlot first (again when the scales' kind changed).
   ensurePlot(data) {
     const o = this.options;
-    const shape = `${o.log}|${o.xmode}|${this.runs.length}`;
+    const shape = `${o.log}|${this.xmode()}|${this.runs.length}`;
     if (this.u && this.shape === shape) {
       this.u.setData(data);
       return;
@@ -164,6 +180,7 @@ export class MetricChart {
 
   config() {
     const o = this.options;
+    const xmode = this.xmode();
     const self = this;
     return {
       width: this.width(),
@@ -175,7 +192,9 @@ export class MetricChart {
       cursor: {drag: {x: true, y: false, setScale: false}, points: {show: false},
                bind: {dblclick: () => null}},
       scales: {
-        x: {time: o.xmode === 'wall'},
+        // One distinct x (a single point): a range around it, not an empty one.
+        x: {time: xmode === 'wall',
+            range: (u, lo, hi) => (lo === hi ? [lo - 1, hi + 1] : [lo, hi])},
         y: {distr: o.log ? 3 : 1,
             range: () => {
               const [lo, hi] = self.yRange;
@@ -184,12 +203,15 @@ export class MetricChart {
             }},
       },
       axes: [
-        {label: {step: 'step', relative: 'seconds since start', wall: 'time'}[o.xmode],
-         stroke: '#333', grid: {stroke: '#e5e5e5'}},
+        {label: {step: 'step', relative: 'time since start', wall: 'time'}[xmode],
+         stroke: '#333', grid: {stroke: '#e5e5e5'},
+         values: xmode === 'relative' ? (u, splits) => splits.map(fmtSeconds) : undefined},
         {size: AXIS_PX, stroke: '#333', grid: {stroke: '#e5e5e5'}},
       ],
       series: [{}, ...this.runs.map((r) => ({
-        label: r.name, stroke: r.color, width: 1.25, spanGaps: true, points: {show: false}}))],
+        label: r.name, stroke: r.color, width: 1.25, spanGaps: true,
+        points: {show: false, size: 7, fill: r.color,
+                 filter: (u, si) => self.marked?.[si - 1] ?? null}}))],
       hooks: {
         drawAxes: [(u) => o.bands && self.drawBands(u)],
         draw: [() => self.drawn()],
@@ -256,29 +278,46 @@ export class MetricChart {
   // Fetches the steps behind the x range [a, b] (steps, or times mapped back to steps).
   zoomToX(a, b) {
     let steps = [a, b];
-    if (this.options.xmode !== 'step') steps = stepRangeFor(this.series, a, b);
+    if (this.xmode() !== 'step') steps = stepRangeFor(this.series, a, b);
     if (!steps) return;
     const lo = Math.max(0, Math.floor(steps[0]));
     const hi = Math.max(lo, Math.ceil(steps[1]));
     this.zoom([lo, hi]);
   }
 
-  // Shows the x value and the values of the runs nearest the cursor.
+  // Lists every run with a point in view: its real point nearest the cursor's x (the step it
+  // was logged at, never a column's centre) and that point's value.
   hover(u) {
-    const i = u.cursor.idx;
-    if (i === null || i === undefined || !this.cols) { this.readout.textContent = ''; return; }
-    const x = this.cols.x[i];
-    const y = u.cursor.top >= 0 ? u.posToVal(u.cursor.top, 'y') : 0;
-    const vals = [];
-    for (let s = 1; s < u.data.length; s++) {
-      const v = u.data[s][i];
-      if (v !== null && v !== undefined) vals.push([Math.abs(v - y), this.runs[s - 1].name, v]);
+    const left = u.cursor.left;
+    if (left === null || left === undefined || left < 0 || !this.cols) {
+      this.readout.replaceChildren();
+      this.hovered = [];
+      return;
     }
-    vals.sort((p, q) => p[0] - q[0]);
-    const xs = this.options.xmode === 'wall' ? new Date(x * 1000).toLocaleString()
-                                             : Number(x.toPrecision(7));
-    this.readout.textContent = `${this.options.xmode === 'step' ? 'step' : 'x'} ${xs}: ` +
-        vals.slice(0, 5).map((v) => `${v[1]} ${Number(v[2].toPrecision(5))}`).join(' · ');
+    const x = u.posToVal(left, 'x');
+    const {min, max} = u.scales.x;
+    const xmode = this.xmode();
+    const rows = [];
+    this.series.forEach((s, i) => {
+      let best = null;
+      for (const p of s.points) {
+        if (p.x < min || p.x > max || !Number.isFinite(p.value)) continue;
+        if (!best || Math.abs(p.x - x) < Math.abs(best.x - x)) best = p;
+      }
+      if (best) rows.push({run: this.runs[i], p: best});
+    });
+    rows.sort((a, b) => b.p.value - a.p.value);
+    this.hovered = rows.map((r) => ({run: r.run.id, step: r.p.step, value: r.p.value}));
+    const where = (p) => (xmode === 'step' ? `step ${p.step}`
+        : xmode === 'wall' ? `${new Date(p.timestamp).toLocaleString()} (step ${p.step})`
+        : `${fmtSeconds(p.x)} (step ${p.step})`);
+    const steps = new Set(rows.map((r) => r.p.step));
+    const common = xmode === 'step' && steps.size === 1;
+    this.readout.replaceChildren(
+        ...(common ? [h('span', {class: 'ro-x'}, `step ${rows[0].p.step}`)] : []),
+        ...rows.map((r) => h('span', {class: 'ro-run'},
+            h('span', {class: 'swatch', style: {background: r.run.color}, 'aria-hidden': 'true'}),
+            `${r.run.name} ${Number(r.p.value.toPrecision(5))}`, common ? '' : ` at ${where(r.p)}`)));
   }
 
   // After the page's width changed: a new size, and data for the new number of pixels.

@@ -104,3 +104,58 @@ export function sectionOf(key) {
   if (key.startsWith('data/')) return 'Data';
   return 'Metrics';
 }
+
+// Metrics a user looks at first, in this order (a key goes to the first pattern it matches);
+// then every other key of the run's own, then data/* (the loader), system/* and system/gpu*.
+const FIRST_LOOKS = [/loss/i, /acc/i, /(^|[/_.-])val|valid/i, /eval|test/i,
+  /(^|[/_.-])lr($|[/_.-])|learning.?rate/i, /f1|precision|recall|auc|bleu|score|perplexity|ppl/i];
+
+function tierOf(key) {
+  if (key.startsWith('system/gpu')) return FIRST_LOOKS.length + 3;
+  if (key.startsWith('system/')) return FIRST_LOOKS.length + 2;
+  if (key.startsWith('data/')) return FIRST_LOOKS.length + 1;
+  const i = FIRST_LOOKS.findIndex((re) => re.test(key));
+  return i < 0 ? FIRST_LOOKS.length : i;
+}
+
+// `keys` in the order charts and default columns take them: the pinned keys first (in the
+// order pinned), then by tierOf, then alphabetically.
+export function rankKeys(keys, pinned = []) {
+  const pin = new Map(pinned.map((k, i) => [k, i]));
+  const rank = (k) => (pin.has(k) ? [0, pin.get(k)] : [1, tierOf(k)]);
+  return [...keys].sort((a, b) => {
+    const [ra, rb] = [rank(a), rank(b)];
+    return ra[0] - rb[0] || ra[1] - rb[1] || a.localeCompare(b);
+  });
+}
+
+// Keys whose steps count seconds (`ferry run --track`'s system metrics): charted on a time axis.
+export function isTimeKey(key) {
+  return key.startsWith('system/');
+}
+
+// The point of `points` (sorted by x) nearest to x; null when there are none.
+export function nearestPoint(points, x) {
+  if (!points.length) return null;
+  let lo = 0;
+  let hi = points.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (points[mid].x < x) lo = mid + 1; else hi = mid;
+  }
+  if (lo > 0 && Math.abs(points[lo - 1].x - x) <= Math.abs(points[lo].x - x)) lo--;
+  return points[lo];
+}
+
+// Seconds as a clock reads them: 45s, 2:05, 1:02:05 (12.5s below 10 s).
+export function fmtSeconds(s) {
+  const neg = s < 0 ? '-' : '';
+  s = Math.abs(s);
+  if (s < 10 && s !== Math.round(s)) return `${neg}${s.toFixed(1)}s`;
+  s = Math.round(s);
+  if (s < 60) return `${neg}${s}s`;
+  const p = (n) => String(n).padStart(2, '0');
+  const hh = Math.floor(s / 3600);
+  const mm = Math.floor((s % 3600) / 60);
+  return hh ? `${neg}${hh}:${p(mm)}:${p(s % 60)}` : `${neg}${mm}:${p(s % 60)}`;
+}

@@ -1,14 +1,18 @@
 // #/compare?exp=E&runs=A,B,...&keys=K1,K2 : the selected runs' metrics overlaid, one chart per key
-// (min/max bands, smoothing, step/time x axis, log scale, zoom; see chart.js), with a legend
-// linking each run. Runs still RUNNING are refreshed every few seconds ("Live").
+// (min/max bands, smoothing, step/time x axis, log scale, zoom; see chart.js), a legend saying
+// which colour is which run (each linked), and the runs' parameters side by side with the
+// differing ones marked. Runs still RUNNING are refreshed every few seconds ("Live").
 import {getRuns} from '../api.js';
 import {MetricChart} from '../chart.js';
 import {colorFor, h, message, setChildren} from '../dom.js';
+import {pinButton, ranked} from '../pins.js';
 import {chartOptionsBar, defaultOptions} from './options.js';
+import {paramsDiffSection} from './params_diff.js';
 import {LIVE_INTERVAL_MS} from './run.js';
 import {MAX_COMPARE} from './runs.js';
 
-// Keys charted when the URL names none: the first few that are not system metrics.
+// Keys charted when the URL names none: the first few that are not system metrics, in the
+// order users look at them (pinned, loss, accuracy, val, ...; series.js rankKeys).
 const DEFAULT_KEYS = 6;
 
 export async function compareView(main, params, query, page) {
@@ -36,7 +40,7 @@ export async function compareView(main, params, query, page) {
   const early = keys.length > 0;
   const list = early ? [] : await runsReady;
   if (!early) {
-    allKeys = [...new Set(list.flatMap((r) => (r.data.metrics || []).map((m) => m.key)))].sort();
+    allKeys = ranked(new Set(list.flatMap((r) => (r.data.metrics || []).map((m) => m.key))));
     keys = allKeys.filter((k) => !k.startsWith('system/')).slice(0, DEFAULT_KEYS);
   }
   const options = defaultOptions();
@@ -52,12 +56,22 @@ export async function compareView(main, params, query, page) {
     charts.length = 0;
     grid.replaceChildren();
     for (const k of keys) {
-      const c = new MetricChart(k, runs, options, {height: 300, ready: runsReady});
+      const c = new MetricChart(k, runs, options, {height: 300, ready: runsReady,
+                                                   extra: pinButton(k, reorder)});
       charts.push(c);
       grid.append(c.el);
     }
     if (!keys.length) grid.append(message('Choose metrics to chart.'));
     return Promise.all(charts.map((c) => c.load()));
+  }
+
+  // A pin moves its chart first (unpinning, back) without fetching again.
+  function reorder() {
+    keys = ranked(keys);
+    allKeys = ranked(allKeys);
+    for (const k of keys) grid.append(charts.find((c) => c.key === k).el);
+    syncUrl();
+    renderKeys();
   }
 
   const keyBox = h('div', {class: 'columns-list'});
@@ -75,21 +89,22 @@ export async function compareView(main, params, query, page) {
   }
   renderKeys();
   const live = h('input', {type: 'checkbox', id: 'opt-live'});
-  const legend = h('ul', {class: 'legend', id: 'legend', 'aria-label': 'Runs'});
+  const legend = h('ul', {class: 'legend', id: 'legend', 'aria-label': 'Runs: colour and name'});
   const notes = h('div', {});
+  const paramsBox = h('div', {});
   setChildren(main,
     h('h1', {}, `Compare ${ids.length} runs`),
     chartOptionsBar(options, () => charts.forEach((c) => c.series.length && c.draw())),
     h('div', {class: 'toolbar'},
       h('details', {class: 'columns'}, keySummary, keyBox),
       h('label', {class: 'check'}, live, 'Live updates')),
-    notes, grid, h('h2', {}, 'Runs'), legend);
+    legend, notes, grid, paramsBox);
   syncUrl();
   const loading = build();
   const found = await runsReady;
   if (early) {
     const logged = found.flatMap((r) => (r.data.metrics || []).map((m) => m.key));
-    allKeys = [...new Set([...keys, ...logged])].sort();
+    allKeys = ranked(new Set([...keys, ...logged]));
     renderKeys();
   }
   const shown = runs.filter((r) => r.run);
@@ -97,6 +112,7 @@ export async function compareView(main, params, query, page) {
       h('span', {class: 'swatch', style: {background: r.color}, 'aria-hidden': 'true'}),
       h('a', {href: `#/runs/${r.id}`}, r.name),
       r.run.info.status === 'RUNNING' ? h('span', {class: 'status status-RUNNING'}, 'RUNNING') : '')));
+  setChildren(paramsBox, paramsDiffSection(shown));
   live.checked = shown.some((r) => r.run.info.status === 'RUNNING');
   if (shown.length < ids.length) {
     setChildren(notes, message(`${ids.length - shown.length} of the selected runs were not found.`));

@@ -1,11 +1,12 @@
 // #/runs/{run_id} : one run: where it came from (status, duration, host, git commit, exit
-// code, ...), params, summary and tags, its metric charts grouped into Metrics / System / GPU /
+// code, ...), params, summary (latest values) and tags, its metric charts grouped into Metrics / System / GPU /
 // Data, logged images, the output log, the checkpoint manifest and the artifact tree. While
 // the run is RUNNING, the page refreshes its status, charts and log every few seconds.
 import {artifactRoot, getRun} from '../api.js';
 import {MetricChart} from '../chart.js';
 import {colorFor, fmtDuration, fmtNum, fmtTime, h, message, runDuration,
         setChildren} from '../dom.js';
+import {pinButton, ranked} from '../pins.js';
 import {sectionOf} from '../series.js';
 import {chartOptionsBar, defaultOptions} from './options.js';
 import {artifactsSection, checkpointsSection, imagesSection, logSection} from './artifacts.js';
@@ -66,13 +67,14 @@ export async function runView(main, params, query, page) {
   const tags = run.data.tags || [];
   const paramRows = (run.data.params || []).map((p) => [p.key, p.value])
                                            .sort((a, b) => a[0].localeCompare(b[0]));
-  const summaryRows = tags.filter((t) => t.key.startsWith('summary.'))
-                          .map((t) => [t.key.slice(8), t.value]);
+  // One summary: each metric's latest value, or its summary.<key> tag where the run set one
+  // (ferry.track's finish() sets one per metric: the same values, shown once).
+  const summary = new Map((run.data.metrics || []).map((m) => [m.key, fmtNum(m.value)]));
+  for (const t of tags) if (t.key.startsWith('summary.')) summary.set(t.key.slice(8), t.value);
+  const summaryRows = [...summary].sort((a, b) => a[0].localeCompare(b[0]));
   const tagRows = tags.filter((t) => !t.key.startsWith('summary.') &&
                                      !t.key.startsWith('mlflow.log-model'))
                       .map((t) => [t.key, t.value]).sort((a, b) => a[0].localeCompare(b[0]));
-  const latest = (run.data.metrics || []).map((m) => [m.key, fmtNum(m.value)])
-                                         .sort((a, b) => a[0].localeCompare(b[0]));
 
   // Datasets the run read (mlflow.log_input) and the logged models it produced (MLflow 3).
   const datasets = (run.inputs?.dataset_inputs || []).map((d) => {
@@ -88,7 +90,7 @@ export async function runView(main, params, query, page) {
   function renderCharts() {
     charts.forEach((c) => c.destroy());
     charts.length = 0;
-    const keys = (run.data.metrics || []).map((m) => m.key).sort();
+    const keys = ranked((run.data.metrics || []).map((m) => m.key));
     const bySection = new Map(SECTIONS.map((s) => [s, []]));
     for (const k of keys) bySection.get(sectionOf(k)).push(k);
     const parts = [];
@@ -100,7 +102,8 @@ export async function runView(main, params, query, page) {
                    h('h2', {id: `sec-${name}`}, name), grid));
       for (const k of ks) {
         const title = name === 'Metrics' ? k : k.replace(/^system\//, '');
-        const c = new MetricChart(k, runs, options, {height: 200, title});
+        const c = new MetricChart(k, runs, options, {height: 200, title,
+                                                     extra: pinButton(k, reorder)});
         charts.push(c);
         grid.append(c.el);
       }
@@ -117,6 +120,15 @@ export async function runView(main, params, query, page) {
     charts.forEach((c) => io.observe(c.el));
   }
 
+  // A pin moves its chart (and unpinning moves it back) without fetching again.
+  function reorder() {
+    const order = ranked(charts.map((c) => c.key));
+    for (const k of order) {
+      const c = charts.find((x) => x.key === k);
+      c.el.parentElement.append(c.el);
+    }
+  }
+
   const optionsBar = chartOptionsBar(options, (what) => {
     for (const c of charts) if (c.series.length) c.draw();
   });
@@ -129,9 +141,7 @@ export async function runView(main, params, query, page) {
                 kvTable('datasets', 'Datasets', datasets),
                 kvTable('model-outputs', 'Logged models', outputs)),
               h('h2', {}, 'Charts'), optionsBar, chartsBox,
-              h('div', {class: 'columns2'},
-                kvTable('latest', 'Latest metric values', latest),
-                kvTable('tags', 'Tags', tagRows)),
+              kvTable('tags', 'Tags', tagRows),
               h('div', {id: 'artifact-sections'}, root === null
                   ? message(`Artifacts are at ${info.artifact_uri}, not on this server.`)
                   : message('Loading artifacts…')));

@@ -5,6 +5,7 @@
 import {getExperiment, searchRuns} from '../api.js';
 import {arrowNavigation, fmtDuration, fmtNum, fmtTime, h, message, runDuration,
         setChildren} from '../dom.js';
+import {ranked} from '../pins.js';
 
 const PAGE_SIZES = [25, 50, 100, 250, 500];
 export const MAX_COMPARE = 100;
@@ -133,9 +134,12 @@ export async function runsView(main, params, query) {
       }
     }
     if (!state.columns) {
-      const pick = (kind, n) => [...state.known].filter((k) => k.startsWith(kind) &&
-          !k.startsWith('metrics:system/')).sort().slice(0, n);
-      state.columns = [...pick('metrics:', 4), ...pick('params:', 4)];
+      // Metrics users look at first (loss, accuracy, val..., pinned ones before them), then
+      // data/*; system metrics only on request.
+      const metrics = ranked([...state.known].filter((k) => k.startsWith('metrics:') &&
+          !k.startsWith('metrics:system/')).map((k) => k.slice(8))).slice(0, 4);
+      const params = [...state.known].filter((k) => k.startsWith('params:')).sort().slice(0, 4);
+      state.columns = [...metrics.map((k) => `metrics:${k}`), ...params];
     }
   }
 
