@@ -161,6 +161,8 @@ def test_pages_in_headless_chromium(seeded, tmp_path):
     assert out["image_step0"].endswith("/images/samples/step-00000000.png")
     assert out["log_tail"].endswith("training done\n")
     assert out["checkpoints"][:4] == ["ckpt.pt", "700.0 MiB", "0a1b2c3d", "ok"]
+    assert out["checkpoints"][4] == "s3://ckpt/resnet/0/ckpt.pt ferry cp 's3://ckpt/resnet/0/ckpt.pt' ."
+    assert out["checkpoint_download"] == {"name": "model.pt", "size": 4096}
     assert out["weights_size_text"] == "195.3 KiB"
     assert out["download"] == {"name": "weights.bin", "size": len(demo["weights"]),
                                "sha256": hashlib.sha256(demo["weights"]).hexdigest()}

@@ -140,7 +140,12 @@ def seed_demo(url, steps=2000, runs=5):
                      "manifest": "s3://ckpt/resnet/0/_ferry/manifest.json",
                      "synced_at": "2026-12-01T10:00:00Z", "attempt": "0", "state": "complete", "final": True,
                      "files": [{"path": "ckpt.pt", "url": "s3://ckpt/resnet/0/ckpt.pt", "size": 734003200,
-                                "crc32c": "0a1b2c3d", "status": "ok"}]}]}, indent=2).encode())
+                                "crc32c": "0a1b2c3d", "status": "ok"},
+                               # an http(s) destination: the browser fetches the bytes itself
+                               {"path": "best/model.pt", "size": 4096, "crc32c": "98dd4acc",
+                                "status": "ok", "url": url + "/api/2.0/mlflow-artifacts/artifacts/"
+                                + run0["info"]["artifact_uri"].split(":", 1)[1].lstrip("/")
+                                + "/checkpoints/best/model.pt"}]}]}, indent=2).encode())
     weights = bytes(rng.getrandbits(8) for _ in range(200_000))
     c.put_artifact(run0, "model/weights.bin", weights)
     c.put_artifact(run0, "checkpoints/best/model.pt", b"\0" * 4096)

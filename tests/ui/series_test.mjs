@@ -2,7 +2,8 @@
 //   node --test tests/ui/series_test.mjs      (run by tests/cli/test_ui.py)
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import {sectionOf, smooth, stepRangeFor, toColumns, xOf} from '../../src/ui/web/series.js';
+import {fmtSeconds, rankKeys, sectionOf, smooth, stepRangeFor, toColumns,
+        xOf} from '../../src/ui/web/series.js';
 
 const pts = (pairs) => pairs.map(([step, value]) => ({step, value, timestamp: 1000 + step, x: step}));
 
@@ -54,4 +55,20 @@ test('metric keys fall into the run page sections', () => {
   assert.equal(sectionOf('system/gpu_0_utilization_percentage'), 'GPU');
   assert.equal(sectionOf('system/cpu_utilization_percentage'), 'System');
   assert.equal(sectionOf('data/train/wait_fraction'), 'Data');
+});
+
+test('keys users look at first come first, pinned ones before them', () => {
+  const keys = ['data/train/wait_fraction', 'system/gpu_0_utilization_percentage', 'acc',
+                'system/cpu_utilization_percentage', 'epoch_time', 'val/loss', 'loss', 'lr',
+                'eval/f1', 'val_accuracy'];
+  assert.deepEqual(rankKeys(keys), ['loss', 'val/loss', 'acc', 'val_accuracy', 'eval/f1', 'lr',
+                                    'epoch_time', 'data/train/wait_fraction',
+                                    'system/cpu_utilization_percentage',
+                                    'system/gpu_0_utilization_percentage']);
+  assert.deepEqual(rankKeys(['loss', 'acc', 'data/x'], ['data/x', 'acc']), ['data/x', 'acc', 'loss']);
+});
+
+test('seconds read as clock times', () => {
+  assert.deepEqual([0, 45, 125, 3725, 2.5, -30].map(fmtSeconds),
+                   ['0s', '45s', '2:05', '1:02:05', '2.5s', '-30s']);
 });

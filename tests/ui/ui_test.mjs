@@ -185,6 +185,11 @@ try {
   await shot('ui-run-artifacts');
   out.log_tail = await page.$eval('pre.log', (p) => p.textContent.slice(-40));
   out.checkpoints = await page.$$eval('table.checkpoints td', (tds) => tds.map((t) => t.textContent));
+  // Manifest entries link to the bytes where a browser can fetch them (an http(s) destination).
+  const [ckpt] = await Promise.all([page.waitForEvent('download'),
+                                    page.click('table.checkpoints a[data-path="best/model.pt"]')]);
+  out.checkpoint_download = {name: ckpt.suggestedFilename(),
+                             size: fs.readFileSync(await ckpt.path()).length};
   await page.click('#artifacts summary:text("model/")');
   const link = await page.waitForSelector('#artifacts a[data-path$="weights.bin"]');
   out.weights_size_text = await page.$eval('#artifacts a[data-path$="weights.bin"] + .size',

@@ -134,19 +134,6 @@ export function isTimeKey(key) {
   return key.startsWith('system/');
 }
 
-// The point of `points` (sorted by x) nearest to x; null when there are none.
-export function nearestPoint(points, x) {
-  if (!points.length) return null;
-  let lo = 0;
-  let hi = points.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (points[mid].x < x) lo = mid + 1; else hi = mid;
-  }
-  if (lo > 0 && Math.abs(points[lo - 1].x - x) <= Math.abs(points[lo].x - x)) lo--;
-  return points[lo];
-}
-
 // Seconds as a clock reads them: 45s, 2:05, 1:02:05 (12.5s below 10 s).
 export function fmtSeconds(s) {
   const neg = s < 0 ? '-' : '';

@@ -103,7 +103,7 @@ export async function checkpointsSection(root) {
             h('tbody', {}, (o.files || []).map((f) => h('tr', {},
               h('td', {}, f.path), h('td', {class: 'num'}, fmtBytes(f.size)),
               h('td', {}, h('code', {}, f.crc32c || '')), h('td', {}, f.status || ''),
-              h('td', {}, h('code', {}, f.url || '')))))));
+              h('td', {}, fileLink(f)))))));
       }
     } else {
       parts.push(h('pre', {class: 'log'}, manifest.text));
@@ -117,6 +117,21 @@ export async function checkpointsSection(root) {
   if (!parts.length) return null;
   return h('section', {id: 'checkpoints', 'aria-labelledby': 'ckpt-h'},
            h('h2', {id: 'ckpt-h'}, 'Checkpoints'), parts);
+}
+
+// A manifest file's URL: a download link where the browser can fetch the bytes (http(s)://
+// destinations); other destinations (s3://, file://) need credentials or the host the run wrote
+// to, so the URL is shown with the command that fetches it.
+function fileLink(f) {
+  const url = f.url || '';
+  if (/^https?:\/\//i.test(url)) {
+    const name = (f.path || '').split('/').pop() || 'checkpoint';
+    const plain = url.split(/[?#]/)[0];  // a presigned query is not shown
+    return h('a', {href: url, download: name, rel: 'noreferrer', 'data-path': f.path}, plain);
+  }
+  if (!url) return '';
+  return h('span', {}, h('code', {}, url), ' ',
+           h('span', {class: 'help'}, h('code', {}, `ferry cp '${url}' .`)));
 }
 
 // A lazily listed directory (<details>) or a file with its size and a download link.
