@@ -7,7 +7,8 @@
 
 What it shows (scripts/demo.sh runs it twice, interrupted once):
 - the data streams from the shards with `ferry.data.ShardDataset` (no copy to local disk first),
-  decoded in DataLoader workers, and `ferry.data.timed` makes data stalls a chart;
+  decoded in DataLoader workers, and `ferry.data.timed` makes data stalls a chart
+  (`data/train/wait_fraction`, `batches_per_second`; docs/semantics/shards.md, "Data stalls");
 - metrics go to the run that `ferry run --track` created (`ferry.track.init` attaches to
   MLFLOW_RUN_ID; with --mlflow, plain MLflow calls do the same);
 - a checkpoint (model, optimiser, step and the loader's exact position) is written whole or not
@@ -151,6 +152,9 @@ def main():
             dataset.set_epoch(epoch)
             batches = iter(loader)  # persistent workers: no new fork
         correct = total = 0
+        # A new meter each epoch feeds the same "train" stream as the last one, so ferry.track's
+        # data/train/* windows cover every batch: the first of an epoch (its wait is a real
+        # stall) as the rest; the checkpoint between epochs is outside the loop (not a stall).
         for x, y, keys in ferry.data.timed(batches, "train"):
             out = model(x)
             loss = nn.functional.cross_entropy(out, y)

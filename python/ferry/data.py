@@ -39,7 +39,8 @@ per-tensor segments and the pipe (ferry/_shm.py); the batch arrives as the same 
 tensors and lists.
 
 Data stalls: `for batch in ferry.data.timed(loader): ...` times how long the loop waited for each
-batch; `ferry.track` logs it as `data/train/wait_fraction` etc. (ferry/_stall.py).
+batch; `ferry.track` logs it as `data/train/wait_fraction` etc. (ferry/_stall.py). Every meter of
+one name feeds one stream, so a new meter or DataLoader per epoch loses no batch.
 """
 
 import io
