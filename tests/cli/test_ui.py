@@ -149,6 +149,7 @@ def test_pages_in_headless_chromium(seeded, tmp_path):
     assert out["sections"] == ["Metrics", "System", "GPU", "Data"]
     assert out["run_metrics_order"] == ["acc", "loss"]  # pinned in the compare view
     assert out["run_metrics_unpinned"] == ["loss", "acc"]
+    assert out["edit_controls"] == 4
     assert out["summary_tables"] == ["Summary"]  # once, not again as "Latest metric values"
     sa = out["system_axis"]
     assert sa["xmode"] == "relative" and sa["label"] == "time since start", sa
@@ -226,9 +227,24 @@ def test_sign_in_with_a_read_token_in_chromium(ferry_bin, tmp_path):
         assert out["cookie_write"]["status"] == 403
         assert out["cookie_write"]["body"]["error_code"] == "PERMISSION_DENIED"
         assert out["after_sign_out"] == 0
+        # Editing: a read-only sign-in has no edit controls, its token neither unlocks them nor
+        # writes through the API; the write token edits, and values with markup stay text.
+        assert out["ro_controls"] == 0
+        assert out["ro_unlock"] == "This token is read-only: it cannot edit runs."
+        assert out["ro_direct"] == 403
+        xss = '<img src=x onerror="window.__pwned=1">'
+        assert out["xss"] == {"pwned": 0, "imgs": 0, "title": f"run {xss}", "tag": xss,
+                              "note": "line 1\n<script>window.__pwned=2</script>"}, out["xss"]
+        assert "This run is deleted" in out["deleted_note"]
+        got = c.request("GET", f"/api/2.0/mlflow/runs/get?run_id={run['info']['run_id']}")["run"]
+        assert got["info"]["lifecycle_stage"] == "active" and got["info"]["run_name"] == f"run {xss}"
+        tags = {t["key"]: t["value"] for t in got["data"]["tags"]}
+        assert "team" not in tags and tags["mlflow.note.content"].startswith("line 1\n")
         assert out["signin_kept"], "a late answer replaced the sign-in form"
         # The 401s before signing in and with the wrong token are the only HTTP errors.
-        assert all(x.startswith("http 401") or "experiments/create" in x for x in out["problems"]), out
+        assert all(x.startswith("http 401") or "experiments/create" in x or
+                   x.startswith("http 403") and x.endswith("runs/set-tag")
+                   for x in out["problems"]), out
         assert "write-token" not in server.log() and "read+token" not in server.log()
     finally:
         server.stop()

@@ -31,6 +31,51 @@ try {
   await link.waitFor({timeout: 30000});
   const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
   out.download = fs.readFileSync(await download.path()).toString('hex');
+  // Editing (issue 33, docs/semantics/ui.md "Editing"): signed in with a read-only token the
+  // run page has no edit controls; that token cannot unlock them, nor write calling the API.
+  await page.waitForSelector('#edit #unlock');
+  out.ro_controls = await page.$$eval('#edit-name, #delete-run, #edit-note, #edit-tag-key',
+                                      (e) => e.length);
+  await page.fill('#edit-token', cfg.read_token);
+  await page.click('#unlock button[type=submit]');
+  await page.waitForSelector('#unlock [role=alert]');
+  out.ro_unlock = await page.textContent('#unlock [role=alert]');
+  out.ro_direct = await page.evaluate(async ({token, run}) => (await fetch(
+      '/ajax-api/2.0/mlflow/runs/set-tag', {method: 'POST', credentials: 'omit',
+        headers: {'Content-Type': 'application/json', Authorization: `Bearer ${token}`},
+        body: JSON.stringify({run_id: run, key: 'x', value: 'y'})})).status,
+      {token: cfg.read_token, run: cfg.run_id});
+  // The write token unlocks: rename, note and tag, with markup in the values (shown as text).
+  await page.fill('#edit-token', cfg.write_token);
+  await page.click('#unlock button[type=submit]');
+  await page.waitForSelector('#edit-name');
+  const xss = '<img src=x onerror="window.__pwned=1">';
+  await page.fill('#edit-name', `run ${xss}`);
+  await page.click('#rename button[type=submit]');
+  await page.waitForFunction(() => document.querySelector('h1')?.textContent.startsWith('run <img'));
+  await page.waitForSelector('#edit-note');
+  await page.fill('#edit-note', 'line 1\n<script>window.__pwned=2</script>');
+  await page.click('#note-form button[type=submit]');
+  await page.waitForSelector('#note');
+  await page.waitForSelector('#edit-tag-key');
+  await page.fill('#edit-tag-key', 'team');
+  await page.fill('#edit-tag-value', xss);
+  await page.click('#tag-form button[type=submit]');
+  await page.waitForSelector('button[aria-label="Delete tag team"]');
+  out.xss = await page.evaluate(() => ({
+    pwned: window.__pwned || 0, imgs: document.querySelectorAll('main img').length,
+    title: document.querySelector('h1').textContent, note: document.querySelector('#note').textContent,
+    tag: [...document.querySelectorAll('#tags tr')].find((tr) => tr.textContent.startsWith('team'))
+        ?.querySelector('td').textContent}));
+  await page.click('button[aria-label="Delete tag team"]');
+  await page.waitForFunction(() => !document.querySelector('button[aria-label="Delete tag team"]') &&
+                             document.querySelector('#edit-name'));
+  page.once('dialog', (d) => d.accept());
+  await page.click('#delete-run');
+  await page.waitForSelector('#restore-run');
+  out.deleted_note = await page.textContent('main .msg');
+  await page.click('#restore-run');
+  await page.waitForSelector('#delete-run');
   // A write through the cookie: refused even after signing in with the read-write token.
   out.write_sign_in = await page.evaluate(async (token) => (await fetch('/api/ferry/signin', {
     method: 'POST', headers: {Authorization: `Bearer ${token}`}})).status, cfg.write_token);

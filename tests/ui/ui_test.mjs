@@ -161,6 +161,10 @@ try {
   for (const f of await page.$$('figure.chart')) await f.scrollIntoViewIfNeeded();
   await chartsDrawn(page, 6);
   out.run_charts = await page.evaluate(() => window.__ferry.charts.map((c) => c.key).sort());
+  // A server without tokens lets everyone write: the edit controls are there.
+  await page.waitForSelector('#edit-name');
+  out.edit_controls = await page.$$eval('#edit-name, #edit-note, #edit-tag-key, #delete-run',
+                                        (e) => e.length);
   out.run_metrics_order = await page.$$eval('[data-section="Metrics"] figure.chart',
                                             (fs) => fs.map((f) => f.dataset.key));
   await page.click('[data-section="Metrics"] figure[data-key="acc"] button.pin');  // unpinned

@@ -26,9 +26,38 @@ async function request(url, init) {
 }
 
 function post(path, body) {
-  return request(`${MLFLOW}/${path}`, {
-    method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify(body)});
+  const headers = {'Content-Type': 'application/json'};
+  return request(`${MLFLOW}/${path}`, {method: 'POST', headers, body: JSON.stringify(body)});
 }
+
+// Edits (docs/semantics/ui.md, "Editing"). On a server with tokens the sign-in cookie only reads,
+// so a write carries the write token the user unlocked editing with, in Authorization; it is
+// kept in this module's memory only (never in storage or a cookie) and gone on reload.
+let writeToken = null;
+
+export function setWriteToken(token) {
+  writeToken = token || null;
+}
+
+// {auth_required, access: 'write'|'read'|'none', signed_in} for this browser, or for `token`.
+export async function whoami(token) {
+  const headers = token ? {Authorization: `Bearer ${token}`} : {};
+  return request('/api/ferry/whoami', {headers, cache: 'no-store',
+                                       credentials: token ? 'omit' : 'same-origin'});
+}
+
+function write(path, body) {
+  const headers = {'Content-Type': 'application/json'};
+  if (writeToken) headers.Authorization = `Bearer ${writeToken}`;
+  return request(`${MLFLOW}/${path}`, {method: 'POST', headers, body: JSON.stringify(body),
+                                       credentials: writeToken ? 'omit' : 'same-origin'});
+}
+
+export const setTag = (runId, key, value) => write('runs/set-tag', {run_id: runId, key, value});
+export const deleteTag = (runId, key) => write('runs/delete-tag', {run_id: runId, key});
+export const renameRun = (runId, name) => write('runs/update', {run_id: runId, run_name: name});
+export const deleteRun = (runId) => write('runs/delete', {run_id: runId});
+export const restoreRun = (runId) => write('runs/restore', {run_id: runId});
 
 function get(path, params) {
   const q = new URLSearchParams();
@@ -48,9 +77,11 @@ export async function getExperiment(id) {
 }
 
 // {runs, next_page_token}
-export async function searchRuns({experimentIds, filter, orderBy, maxResults, pageToken}) {
+export async function searchRuns({experimentIds, filter, orderBy, maxResults, pageToken,
+                                  viewType}) {
   const body = await post('runs/search', {
     experiment_ids: experimentIds, filter: filter || '', order_by: orderBy || [],
+    run_view_type: viewType || undefined,
     max_results: maxResults || 100, page_token: pageToken || undefined});
   return {runs: body.runs || [], next: body.next_page_token || null};
 }

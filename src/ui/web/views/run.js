@@ -10,6 +10,7 @@ import {pinButton, ranked} from '../pins.js';
 import {sectionOf} from '../series.js';
 import {chartOptionsBar, defaultOptions} from './options.js';
 import {artifactsSection, checkpointsSection, imagesSection, logSection} from './artifacts.js';
+import {editSection, NOTE_TAG} from './run_edit.js';
 
 export const LIVE_INTERVAL_MS = 5000;
 const SECTIONS = ['Metrics', 'System', 'GPU', 'Data'];
@@ -72,7 +73,8 @@ export async function runView(main, params, query, page) {
   const summary = new Map((run.data.metrics || []).map((m) => [m.key, fmtNum(m.value)]));
   for (const t of tags) if (t.key.startsWith('summary.')) summary.set(t.key.slice(8), t.value);
   const summaryRows = [...summary].sort((a, b) => a[0].localeCompare(b[0]));
-  const tagRows = tags.filter((t) => !t.key.startsWith('summary.') &&
+  const note = tags.find((t) => t.key === NOTE_TAG)?.value;
+  const tagRows = tags.filter((t) => !t.key.startsWith('summary.') && t.key !== NOTE_TAG &&
                                      !t.key.startsWith('mlflow.log-model'))
                       .map((t) => [t.key, t.value]).sort((a, b) => a[0].localeCompare(b[0]));
 
@@ -133,7 +135,13 @@ export async function runView(main, params, query, page) {
     for (const c of charts) if (c.series.length) c.draw();
   });
   const root = artifactRoot(run);
+  const editBox = h('div', {});
   setChildren(main, head,
+              info.lifecycle_stage === 'deleted'
+                ? message('This run is deleted: it is left out of the runs table and can be ' +
+                          'restored (Edit run, below).') : null,
+              note ? h('section', {id: 'note', 'aria-label': 'Note'},
+                       h('p', {class: 'note'}, note)) : null,
               h('div', {class: 'columns2'}, overviewBox,
                 kvTable('params', 'Parameters', paramRows),
                 kvTable('summary', 'Summary', summaryRows)),
@@ -141,11 +149,12 @@ export async function runView(main, params, query, page) {
                 kvTable('datasets', 'Datasets', datasets),
                 kvTable('model-outputs', 'Logged models', outputs)),
               h('h2', {}, 'Charts'), optionsBar, chartsBox,
-              kvTable('tags', 'Tags', tagRows),
+              kvTable('tags', 'Tags', tagRows), editBox,
               h('div', {id: 'artifact-sections'}, root === null
                   ? message(`Artifacts are at ${info.artifact_uri}, not on this server.`)
                   : message('Loading artifacts…')));
   renderCharts();
+  editSection(run).then((s) => s && setChildren(editBox, s));
 
   let log = null;
   if (root !== null) {

@@ -43,6 +43,7 @@ export async function runsView(main, params, query) {
     runs: [],
     next: null,
     selected: new Set((query.get('selected') || '').split(',').filter(Boolean)),
+    deleted: query.get('deleted') === '1',  // deleted runs instead (to restore one)
     columns: JSON.parse(localStorage.getItem(store) || 'null'),
     known: new Set(),
   };
@@ -72,6 +73,12 @@ export async function runsView(main, params, query) {
   h('button', {type: 'submit'}, 'Apply'),
   h('label', {for: 'page-size'}, 'Rows per page'), sizeSelect,
   h('details', {class: 'columns'}, h('summary', {}, 'Columns'), columnsBox),
+  h('label', {class: 'check'}, h('input', {type: 'checkbox', id: 'show-deleted',
+      checked: state.deleted, onchange: (ev) => {
+        state.deleted = ev.target.checked;
+        syncUrl();
+        reload();
+      }}), 'Deleted runs'),
   compareBtn);
   setChildren(main, title, form,
               h('p', {id: 'filter-help', class: 'help'},
@@ -85,6 +92,7 @@ export async function runsView(main, params, query) {
     const q = new URLSearchParams();
     if (state.filter) q.set('filter', state.filter);
     if (state.order) q.set('order', state.order);
+    if (state.deleted) q.set('deleted', '1');
     history.replaceState(null, '', `#/experiments/${encodeURIComponent(expId)}` +
                          (q.toString() ? `?${q}` : ''));
   }
@@ -109,7 +117,8 @@ export async function runsView(main, params, query) {
     try {
       r = await searchRuns({experimentIds: [expId], filter: state.filter,
                             orderBy: state.order ? [state.order] : [],
-                            maxResults: state.pageSize, pageToken: state.tokens[state.page]});
+                            maxResults: state.pageSize, pageToken: state.tokens[state.page],
+                            viewType: state.deleted ? 'DELETED_ONLY' : undefined});
     } catch (e) {
       errorBox.replaceChildren(message(`Search failed: ${e.message}`, 'error'));
       return;
