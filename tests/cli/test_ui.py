@@ -161,6 +161,12 @@ def test_pages_in_headless_chromium(seeded, tmp_path):
     assert out["image"] == {"w": 32, "alt": "samples at step 200"}
     assert out["image_step0"].endswith("/images/samples/step-00000000.png")
     assert out["log_tail"].endswith("training done\n")
+    # The resumed run's attempts, each with its own output log; the latest one's log is shown.
+    assert [r[:2] for r in out["attempts"]] == [["0", "interrupted, resumed by a later attempt"],
+                                                ["1", "latest"]], out["attempts"]
+    assert out["attempts"][0][2].startswith("output.log") and \
+        out["attempts"][1][2].startswith("output-attempt1.log")
+    assert out["attempt_overview"] == "1 (resumed: 2 attempts)"
     assert out["checkpoints"][:4] == ["ckpt.pt", "700.0 MiB", "0a1b2c3d", "ok"]
     assert out["checkpoints"][4] == "s3://ckpt/resnet/0/ckpt.pt ferry cp 's3://ckpt/resnet/0/ckpt.pt' ."
     assert out["checkpoint_download"] == {"name": "model.pt", "size": 4096}

@@ -130,9 +130,15 @@ def seed_demo(url, steps=2000, runs=5):
     for step in (0, 100, 200):
         c.put_artifact(run0, f"images/samples/step-{step:08d}.png",
                        png(32, 32, lambda x, y, s=step: (x * 8 % 256, y * 8 % 256, s % 256)))
+    # Run 0 was resumed once: attempt 0 stopped half-way, attempt 1 (tag ferry.attempt) finished;
+    # `ferry run --track` keeps each attempt's output log.
+    c.api("runs/set-tag", {"run_id": run0["info"]["run_id"], "key": "ferry.attempt", "value": "1"})
     c.put_artifact(run0, "ferry/output.log",
                    "".join(f"step {s} loss {2 / math.sqrt(s + 1):.4f}\n"
-                           for s in range(0, steps, 50)).encode()
+                           for s in range(0, steps // 2, 50)).encode() + b"stopped: SIGTERM\n")
+    c.put_artifact(run0, "ferry/output-attempt1.log",
+                   "".join(f"step {s} loss {2 / math.sqrt(s + 1):.4f}\n"
+                           for s in range(steps // 2, steps, 50)).encode()
                    + b"training done\n")
     c.put_artifact(run0, "ferry/checkpoints.json", json.dumps({
         "format": 1, "run_id": "job-demo", "attempt": "0", "rank": "0",

@@ -188,6 +188,9 @@ try {
   await page.$eval('#images', (e) => e.scrollIntoView());
   await shot('ui-run-artifacts');
   out.log_tail = await page.$eval('pre.log', (p) => p.textContent.slice(-40));
+  out.attempts = await page.$$eval('#attempts tbody tr', (trs) => trs.map(
+      (tr) => [...tr.children].map((td) => td.textContent)));
+  out.attempt_overview = await page.textContent('#overview dd[data-field="Attempt"]');
   out.checkpoints = await page.$$eval('table.checkpoints td', (tds) => tds.map((t) => t.textContent));
   // Manifest entries link to the bytes where a browser can fetch them (an http(s) destination).
   const [ckpt] = await Promise.all([page.waitForEvent('download'),

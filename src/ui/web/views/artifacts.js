@@ -50,10 +50,18 @@ function imageViewer({key, files}, n) {
            img);
 }
 
-// ferry/output.log (and output-attempt<N>.log): the last 256 KiB, reloaded while running.
+// The attempt an output log belongs to: output.log is attempt 0, output-attempt<N>.log N.
+function logAttempt(name) {
+  const m = name.match(/^output(?:-attempt(\d+))?\.log$/);
+  return m ? Number(m[1] || 0) : null;
+}
+
+// ferry/output.log (and output-attempt<N>.log): the last 256 KiB, reloaded while running; the
+// newest attempt's log first.
 export async function logSection(root, running) {
   const logs = (await listOrEmpty(`${root}/ferry`))
-      .filter((f) => !f.is_dir && /^output(-attempt\d+)?\.log$/.test(f.name));
+      .filter((f) => !f.is_dir && logAttempt(f.name) !== null)
+      .sort((a, b) => logAttempt(b.name) - logAttempt(a.name));
   if (!logs.length) return null;
   const pre = h('pre', {class: 'log', tabindex: 0, 'aria-label': 'Output log'});
   const note = h('p', {class: 'help'});
@@ -79,6 +87,33 @@ export async function logSection(root, running) {
                     note, pre);
   section.refresh = load;
   return section;
+}
+
+// A resumed run's attempts (`ferry run --track` continues one tracking run across attempts; tag
+// ferry.attempt is the latest): one row per attempt seen, with its own output log. Null for a
+// run of one attempt.
+export async function attemptsSection(root, current) {
+  const logs = new Map((await listOrEmpty(`${root}/ferry`))
+      .filter((f) => !f.is_dir && logAttempt(f.name) !== null)
+      .map((f) => [logAttempt(f.name), f]));
+  const cur = /^\d+$/.test(current || '') ? Number(current) : null;
+  const numbers = new Set(logs.keys());
+  if (cur !== null) numbers.add(cur);
+  if (numbers.size < 2 && !(cur > 0)) return null;
+  const rows = [...numbers].sort((a, b) => a - b).map((n) => {
+    const f = logs.get(n);
+    return h('tr', {'data-attempt': n}, h('td', {class: 'num'}, n),
+      h('td', {}, n === cur ? 'latest' : n < cur ? 'interrupted, resumed by a later attempt' : ''),
+      h('td', {}, f ? [h('a', {href: artifactUrl(f.path), download: f.name}, f.name), ' ',
+                       h('span', {class: 'size'}, fmtBytes(f.file_size))] : 'no log'));
+  });
+  return h('section', {id: 'attempts', 'aria-labelledby': 'attempts-h'},
+    h('h2', {id: 'attempts-h'}, `Attempts (${numbers.size})`),
+    h('p', {class: 'help'}, 'This run was resumed: each attempt of the job continued it.'),
+    h('table', {class: 'grid attempts'},
+      h('thead', {}, h('tr', {}, ['Attempt', 'State', 'Output log'].map(
+          (t) => h('th', {scope: 'col'}, t)))),
+      h('tbody', {}, rows)));
 }
 
 // ferry/checkpoints.json: every output's newest complete checkpoint set (files by reference),

@@ -9,7 +9,8 @@ import {colorFor, fmtDuration, fmtNum, fmtTime, h, message, runDuration,
 import {pinButton, ranked} from '../pins.js';
 import {sectionOf} from '../series.js';
 import {chartOptionsBar, defaultOptions} from './options.js';
-import {artifactsSection, checkpointsSection, imagesSection, logSection} from './artifacts.js';
+import {artifactsSection, attemptsSection, checkpointsSection, imagesSection,
+        logSection} from './artifacts.js';
 import {editSection, NOTE_TAG} from './run_edit.js';
 
 export const LIVE_INTERVAL_MS = 5000;
@@ -158,11 +159,20 @@ export async function runView(main, params, query, page) {
 
   let log = null;
   if (root !== null) {
-    const [images, logS, ckpt, arts] = await Promise.all([
-      imagesSection(root), logSection(root, info.status === 'RUNNING'), checkpointsSection(root),
+    const attempt = tags.find((t) => t.key === 'ferry.attempt')?.value;
+    const [attempts, images, logS, ckpt, arts] = await Promise.all([
+      attemptsSection(root, attempt), imagesSection(root),
+      logSection(root, info.status === 'RUNNING'), checkpointsSection(root),
       artifactsSection(root)]);
     log = logS;
-    setChildren(main.querySelector('#artifact-sections'), images, logS, ckpt, arts);
+    setChildren(main.querySelector('#artifact-sections'), attempts, images, logS, ckpt, arts);
+    const row = main.querySelector('#overview dd[data-field="Attempt"]');
+    if (attempts && row) {
+      row.append(' ', h('a', {href: '#attempts', onclick: (ev) => {
+        ev.preventDefault();
+        main.querySelector('#attempts').scrollIntoView();
+      }}, `(resumed: ${attempts.querySelectorAll('tbody tr').length} attempts)`));
+    }
   }
 
   // Live updates: status, duration and latest values; charts refetch their current range.
