@@ -105,6 +105,14 @@ Result<PathDiagnosis> DiagnosePath(const std::string& path, const DoctorOptions&
     } else {
       d.measure_error = m.status().message();
     }
+    if (options.store) {
+      auto r = ProbeReads(*options.store, options.key, options.read);
+      if (r.ok()) {
+        d.read = *r;
+      } else {
+        d.read_error = r.status().message();
+      }
+    }
   }
   return d;
 }

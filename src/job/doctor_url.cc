@@ -47,6 +47,15 @@ Result<UrlDiagnosis> DiagnoseUrl(const std::string& url, storage::StoreRegistry&
     d.list_latency_ms = lat[2];
     d.listable = true;
   }
+  // Reads first, so that the write probe below is not among the objects read.
+  if (measure && d.listable) {
+    auto read = ProbeReads(*opened.store, opened.key, {});
+    if (read.ok()) {
+      d.read = *read;
+    } else {
+      d.errors.push_back("read: " + read.status().message());
+    }
+  }
   std::random_device rd;
   std::string key = prefix + "_ferry/doctor-probe-" + std::to_string(rd());
   std::string data(measure ? (16u << 20) : 4096u, 'd');

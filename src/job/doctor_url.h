@@ -3,10 +3,12 @@
 // uses, request latency, and whether (and how fast) the prefix can be listed, written, read
 // back and deleted, using a probe object under PREFIX/_ferry/.
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
+#include "job/doctor_read.h"
 #include "storage/registry.h"
 
 namespace ferry::job {
@@ -17,6 +19,10 @@ struct UrlDiagnosis {
   bool listable = false, writable = false;
   double write_mib_s = 0, read_mib_s = 0;  // 16 MiB probe (0 when not measured)
   std::vector<std::string> errors;
+  // Reading the objects already under the prefix, never writing (doctor_read.h): read-only
+  // credentials get a speed too. Absent when not measured or when listing/reading failed
+  // (then `errors` says why).
+  std::optional<ReadProbe> read;
 };
 
 // Endpoint, region, addressing and credentials come from the store (Store::Describe()).
