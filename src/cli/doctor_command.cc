@@ -134,7 +134,7 @@ Status RunDoctor(Context& ctx, const DoctorCliOptions& o) {
                                                                         .store = opened.store.get(),
                                                                         .key = opened.key}));
     Json j = PathDiagnosisJson(d);
-    j["writable"] = d.measured.has_value();
+    if (!o.no_bench) j["writable"] = d.measured.has_value();  // the write test ran
     if (d.read) j["read"] = ReadJson(*d.read);
     if (!d.read_error.empty()) j["read_error"] = d.read_error;
     FERRY_RETURN_IF_ERROR(o.json ? PrintJson(ctx, j) : Print(ctx, Human(d)));
