@@ -1,4 +1,5 @@
 """The HTTP side of `ferry.track`: MLflow REST calls to `ferry serve`, retried with backoff."""
+import copy
 import hashlib
 import http.client
 import json
@@ -13,7 +14,8 @@ ARTIFACTS_API = "/api/2.0/mlflow-artifacts/artifacts"
 MAX_METRICS = 1000      # per log-batch call (docs/semantics/mlflow.md, "Logging and limits")
 MAX_PARAMS = 100
 MAX_TAGS = 100
-HTTP_TIMEOUT = 30
+HTTP_TIMEOUT = 30       # seconds without a byte on an artifact transfer
+API_TIMEOUT = 10        # seconds for a JSON call: a hung server is said within seconds
 
 
 class TrackError(RuntimeError):
@@ -54,20 +56,32 @@ class _Client:
         self.https = parts.scheme == "https"
         self.netloc, self.base = parts.netloc, parts.path.rstrip("/")
         self.timeout = timeout
+        self.deadline = None    # time.monotonic() by which every request must end
 
-    def _connection(self):
+    def until(self, deadline):
+        """This client, its requests cut short to end by `deadline` (time.monotonic())."""
+        c = copy.copy(self)
+        c.deadline = deadline
+        return c
+
+    def _connection(self, timeout):
         cls = http.client.HTTPSConnection if self.https else http.client.HTTPConnection
-        conn = cls(self.netloc, timeout=self.timeout, blocksize=1 << 20)
+        conn = cls(self.netloc, timeout=timeout, blocksize=1 << 20)
         conn.connect()
         # As urllib3 (MLflow's client) and curl: no Nagle wait on a body's last partial segment.
         conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return conn
 
-    def raw(self, method, path, body=None, headers=None):
+    def raw(self, method, path, body=None, headers=None, timeout=None):
         what = f"{method} {self.url}{path}"
+        timeout = timeout or self.timeout
+        if self.deadline is not None:
+            timeout = min(timeout, self.deadline - time.monotonic())
+            if timeout <= 0:
+                raise TrackError(f"ferry.track: {what} failed: no time left for it")
         conn = None
         try:
-            conn = self._connection()
+            conn = self._connection(timeout)
             headers = dict(headers or {})
             # A server started with --token-file wants a bearer token: MLflow's own variable,
             # read at each request and never put in a message.
@@ -90,11 +104,11 @@ class _Client:
     def post(self, endpoint, body):
         data = json.dumps(body, allow_nan=False).encode()
         return json.loads(self.raw("POST", API + endpoint, data,
-                                   {"Content-Type": "application/json"}) or b"{}")
+                                   {"Content-Type": "application/json"}, API_TIMEOUT) or b"{}")
 
     def get(self, endpoint, query):
-        return json.loads(self.raw("GET", API + endpoint + "?" + urllib.parse.urlencode(query))
-                          or b"{}")
+        return json.loads(self.raw("GET", API + endpoint + "?" + urllib.parse.urlencode(query),
+                                   timeout=API_TIMEOUT) or b"{}")
 
     def error_code(self, error):
         try:
@@ -145,6 +159,27 @@ def _create_run(client, project, name, start_time, tags=None):
         body["run_name"] = name
     info = client.post("runs/create", body)["run"]["info"]
     return info["run_id"], info["artifact_uri"]
+
+
+def _find_or_create_run(client, project, name, start_time, tags):
+    """As _create_run, but first looks for the run its tag ferry.track.client_id names: a
+    creation whose answer was lost (a timeout at init) is found, not made twice."""
+    client_id = (tags or {}).get("ferry.track.client_id")
+    if client_id:
+        try:
+            exp_id = client.get("experiments/get-by-name",
+                                {"experiment_name": project})["experiment"]["experiment_id"]
+        except TrackError as e:
+            if e.status != 404:
+                raise
+            exp_id = None
+        if exp_id is not None:
+            found = client.post("runs/search", {
+                "experiment_ids": [exp_id], "max_results": 1, "run_view_type": "ALL",
+                "filter": f"tags.`ferry.track.client_id` = '{client_id}'"}).get("runs", [])
+            if found:
+                return found[0]["info"]["run_id"], found[0]["info"]["artifact_uri"]
+    return _create_run(client, project, name, start_time, tags)
 
 
 def _log_params(client, run_id, params):

@@ -4,7 +4,7 @@ transformers or accelerate; an ImportError names the missing library."""
 import numbers
 import os
 
-from ferry.track import _log_params, flatten, init
+from ferry.track import flatten, init
 
 
 def _numeric_only(values):
@@ -60,10 +60,7 @@ def _accelerate_tracker_class():
             return self.run
 
         def store_init_configuration(self, values):
-            params = flatten(dict(values))
-            self.run.config.update(params)
-            if not self.run.offline:
-                _log_params(self.run._client, self.run.run_id, params)
+            self.run.log_params(values)
 
         def log(self, values, step=None, **kwargs):
             self.run.log(_numeric_only(values), step=step)

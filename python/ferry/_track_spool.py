@@ -37,15 +37,29 @@ class _Spool:
         return sorted([*self.dir.glob("batch-*.jsonl"), *self.dir.glob("image-*.bin")],
                       key=lambda p: p.stem.split("-")[1])
 
+    @staticmethod
+    def _write(path, write, mode="w"):
+        """Writes `path` through path.tmp, fsynced, renamed; a failure (a full disk) leaves
+        neither file behind and raises the OSError."""
+        tmp = path.with_name(path.name + ".tmp") if path.suffix == ".json" else path.with_suffix(".tmp")
+        try:
+            with open(tmp, mode) as f:
+                write(f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except OSError:
+            tmp.unlink(missing_ok=True)
+            raise
+
     def write_image(self, name, data):
         path = self._next("image", ".bin")
-        path.with_suffix(".name").write_text(name)
-        tmp = path.with_suffix(".tmp")
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        try:
+            self._write(path.with_suffix(".name"), lambda f: f.write(name))
+            self._write(path, lambda f: f.write(data), "wb")
+        except OSError:
+            path.with_suffix(".name").unlink(missing_ok=True)
+            raise
         return path
 
     @staticmethod
@@ -60,12 +74,8 @@ class _Spool:
 
     def write_batch(self, points):
         path = self._next("batch", ".jsonl")
-        tmp = path.with_suffix(".tmp")
-        with open(tmp, "w") as f:
-            f.writelines(json.dumps(p, allow_nan=False) + "\n" for p in points)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        text = "".join(json.dumps(p, allow_nan=False) + "\n" for p in points)
+        self._write(path, lambda f: f.write(text))
         return path
 
     @staticmethod
@@ -80,9 +90,8 @@ class _Spool:
     def update_meta(self, **values):
         meta = self.meta()
         meta.update(values)
-        tmp = self.dir / "meta.json.tmp"
-        tmp.write_text(json.dumps(meta, indent=1, allow_nan=False))
-        os.replace(tmp, self.dir / "meta.json")
+        text = json.dumps(meta, indent=1, allow_nan=False)
+        self._write(self.dir / "meta.json", lambda f: f.write(text))
 
     def remove_if_done(self):
         """Deletes the directory once nothing is left to send (refused batches, renamed

@@ -323,9 +323,12 @@ Result<Response> Client::Send(const Request& request, const BodySink& sink,
   } else {
     curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 1L);
   }
-  if (options_.total_timeout.count() > 0) {
-    curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.total_timeout.count()));
+  auto total = options_.total_timeout;
+  if (request.timeout.count() > 0 && (total.count() == 0 || request.timeout < total)) {
+    total = request.timeout;
   }
+  if (total.count() > 0)
+    curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(total.count()));
   // Larger buffers cut per-chunk overhead on multi-hundred-MB/s transfers.
   curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, 256L * 1024);
   curl_easy_setopt(easy, CURLOPT_UPLOAD_BUFFERSIZE, 1024L * 1024);

@@ -50,6 +50,9 @@ struct Request {
   // choose itself (a redirect's or a page's link). Another address fails the request with
   // kPermissionDenied before any byte is sent.
   bool public_addresses_only = false;
+  // Overall limit for this request, when shorter than ClientOptions::total_timeout (or that is
+  // 0); 0 = the client's.
+  std::chrono::milliseconds timeout{0};
 };
 
 struct Response;

@@ -103,7 +103,7 @@ def env_for(tmp_path, **extra):
 
 
 def ferry_run(ferry_bin, tmp_path, url, script, *extra, env=None, job="job-t", wait=True,
-              verbose=False):
+              verbose=False, stdin=None):
     scratch = tmp_path / "scratch"
     dst = tmp_path / "dst"
     (tmp_path / "script.py").write_text(script)
@@ -113,7 +113,8 @@ def ferry_run(ferry_bin, tmp_path, url, script, *extra, env=None, job="job-t", w
     e = env or env_for(tmp_path)
     e["FERRY_RUN_ID"] = job
     if not wait:
-        return subprocess.Popen(args, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        return subprocess.Popen(args, env=e, stdin=stdin, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
     return subprocess.run(args, env=e, capture_output=True, timeout=120)
 
 
@@ -235,6 +236,46 @@ def test_an_unreachable_server_is_one_warning_and_the_command_runs(ferry_bin, tm
     warnings = [l for l in p.stderr.decode().splitlines() if "--track" in l]
     assert len(warnings) == 1, p.stderr.decode()
     assert "the command runs without tracking" in warnings[0]
+
+
+def test_a_hung_server_delays_neither_the_start_nor_the_exit_past_the_bounds(ferry_bin, server,
+                                                                            tmp_path):
+    """A server that accepts connections and never answers: the command starts within
+    kStartBudget (5 s) of ferry (the report: 30 s), and ferry exits within kFinalFlush (20 s)
+    of the command's end when the server hangs mid-run (the report: 57 s). Bounds, not speeds:
+    asserted with slack for a loaded machine."""
+    from sick_server import SickServer
+    sick = SickServer(server.url.split("://")[1], mode="hang")
+    script = ("import os, time\n"
+              "print(time.monotonic(), 'MLFLOW_RUN_ID' in os.environ, flush=True)\n")
+    try:
+        t0 = time.monotonic()
+        p = ferry_run(ferry_bin, tmp_path, sick.url, script)
+        assert p.returncode == 0, p.stderr.decode()
+        started, tracked = p.stdout.decode().split()
+        assert tracked == "False" and "the command runs without tracking" in p.stderr.decode()
+        assert float(started) - t0 < 12, float(started) - t0
+        # Answers at the start, hangs once the command runs: its end cannot be recorded.
+        sick.set("forward")
+        script = ("import os, sys, time\n"
+                  "print('MLFLOW_RUN_ID' in os.environ, flush=True)\n"
+                  "sys.stdin.readline()\n"          # until the server hangs
+                  "time.sleep(2)\n"                  # a system-metrics sample meets it
+                  "print(time.monotonic(), flush=True)\n")
+        p = ferry_run(ferry_bin, tmp_path, sick.url, script, job="job-hang", wait=False,
+                      stdin=subprocess.PIPE)
+        assert p.stdout.readline() == b"True\n"
+        sick.set("hang")
+        p.stdin.write(b"go\n")
+        p.stdin.flush()
+        ended = float(p.stdout.readline())
+        out, err = p.communicate(timeout=120)
+        exited = time.monotonic()
+        assert p.returncode == 0, err.decode()
+        assert b"could not record the end of run" in err, err.decode()
+        assert exited - ended < 20 + 8, exited - ended
+    finally:
+        sick.stop()
 
 
 def test_track_mistakes_are_usage_errors(ferry_bin, tmp_path):

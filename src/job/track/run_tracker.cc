@@ -67,6 +67,7 @@ RunTracker::RunTracker(TrackOptions options, storage::StoreRegistry& registry,
 RunTracker::~RunTracker() {
   {
     MutexLock lock(mu_);
+    if (!stop_) end_deadline_ = Clock::now() + kFinalFlush;  // Ended was not called
     stop_ = true;
   }
   wake_.NotifyAll();
@@ -78,6 +79,7 @@ Status RunTracker::OpenRun(const RunPlan& plan) {
   if (!token.empty()) RegisterSecret(token);
   FERRY_ASSIGN_OR_RETURN(
       client_, tracker::client::MlflowClient::Create({.url = options_.url, .token = token}));
+  client_->SetDeadline(Clock::now() + kStartBudget);
   attempt_ = plan.id.attempt;
   auto tags =
       RunTags(plan, HostName(), env_.GetOr("USER", ""), std::filesystem::current_path().string());
@@ -151,6 +153,7 @@ std::vector<std::pair<std::string, std::string>> RunTracker::BeforeStart(const R
   std::vector<std::pair<std::string, std::string>> unbuffered;
   if (log_ && !env_.Get("PYTHONUNBUFFERED")) unbuffered.emplace_back("PYTHONUNBUFFERED", "1");
   Status opened = OpenRun(plan);
+  if (client_) client_->SetDeadline(std::nullopt);
   if (!opened.ok()) {
     Log(LogLevel::kWarn, "--track: {}; the command runs without tracking", opened.message());
     return unbuffered;
@@ -195,9 +198,12 @@ void RunTracker::AfterSync(const RunPlan& plan, SyncKind /*kind*/, const SyncRou
 
 void RunTracker::Ended(const ChildState& child, int exit_code) {
   if (!active_) return;
+  const auto deadline = Clock::now() + kFinalFlush;
+  client_->SetDeadline(deadline);
   {
     MutexLock lock(mu_);
     stop_ = true;
+    end_deadline_ = deadline;
     // A command that never started (a stop signal while the run was being created): KILLED
     // when ferry was stopped, else FAILED.
     final_status_ =
@@ -206,6 +212,14 @@ void RunTracker::Ended(const ChildState& child, int exit_code) {
     log_due_ = true;
   }
   wake_.NotifyAll();
+  bool done;
+  {
+    // A call to a hung server started before the end would outlast the deadline: aborted then.
+    MutexLock lock(mu_);
+    done = wake_.WaitFor(lock, std::max(deadline - Clock::now(), Clock::duration(0)),
+                         [this]() REQUIRES(mu_) { return worker_done_; });
+  }
+  if (!done) client_->CancelAll();
   if (worker_.joinable()) worker_.join();
 }
 
@@ -360,8 +374,13 @@ void RunTracker::Work() {
     }
     if (Clock::now() >= retry_at_) Flush(false);
   }
-  // The end: a last sample, everything left, then the run's status, within kFinalFlush.
-  const auto deadline = Clock::now() + kFinalFlush;
+  // The end: a last sample, everything left, then the run's status, within kFinalFlush of the
+  // command's end (Ended).
+  Clock::time_point deadline;
+  {
+    MutexLock lock(mu_);
+    deadline = end_deadline_;
+  }
   if (sampler) {
     const int64_t now = NowMs();
     const int64_t step = NextStep(now);
@@ -395,6 +414,9 @@ void RunTracker::Work() {
     Log(LogLevel::kWarn, "--track: could not record the end of run {} within {} s", run_.run_id,
         kFinalFlush.count());
   }
+  MutexLock lock(mu_);
+  worker_done_ = true;
+  wake_.NotifyAll();
 }
 
 }  // namespace ferry::job::track

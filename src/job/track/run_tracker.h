@@ -44,7 +44,11 @@ struct TrackOptions {
 
 // Metric points kept while the server does not take them (~20 h of 10 s samples).
 inline constexpr size_t kMaxQueuedPoints = 100000;
-// How long the end of the run waits for the last uploads and the final status.
+// How long the start may wait for the server (creating or re-attaching the run): a server that
+// does not answer within it is the "runs without tracking" warning, never a later start.
+inline constexpr std::chrono::seconds kStartBudget{5};
+// How long the end of the run waits for the last uploads and the final status, counted from the
+// command's end: calls still in flight then are aborted (within about a second).
 inline constexpr std::chrono::seconds kFinalFlush{20};
 
 // Errors: a URL that is not http(s)://.
@@ -95,6 +99,8 @@ class RunTracker final : public RunHooks {
   std::string checkpoints_tag_ GUARDED_BY(mu_);
   bool log_due_ GUARDED_BY(mu_) = false;
   bool stop_ GUARDED_BY(mu_) = false;
+  std::chrono::steady_clock::time_point end_deadline_ GUARDED_BY(mu_){};  // set with stop_
+  bool worker_done_ GUARDED_BY(mu_) = false;
   std::string final_status_ GUARDED_BY(mu_);
   int exit_code_ GUARDED_BY(mu_) = 0;
   // Only the worker touches these.

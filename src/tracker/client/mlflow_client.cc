@@ -93,10 +93,25 @@ MlflowClient::MlflowClient(ClientOptions options) : options_(std::move(options))
   http::ClientOptions ho;
   ho.connect_timeout = std::chrono::milliseconds(5000);
   ho.total_timeout = options_.timeout;
+  ho.cancel = &cancel_;
   http_ = std::make_unique<http::Client>(ho);
 }
 
 MlflowClient::~MlflowClient() = default;
+
+void MlflowClient::SetDeadline(std::optional<std::chrono::steady_clock::time_point> deadline) {
+  deadline_ns_ = deadline ? std::max<int64_t>(1, deadline->time_since_epoch().count()) : 0;
+}
+
+Result<std::chrono::milliseconds> MlflowClient::TimeLeft(const std::string& what) const {
+  const int64_t ns = deadline_ns_;
+  if (ns == 0) return std::chrono::milliseconds(0);
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(ns)) -
+      std::chrono::steady_clock::now());
+  if (left.count() <= 0) return Status(StatusCode::kUnavailable, what + ": no time left for it");
+  return left;
+}
 
 Result<std::string> MlflowClient::Call(const char* method, const std::string& api,
                                        const std::string& body) {
@@ -113,6 +128,7 @@ Result<std::string> MlflowClient::Call(const char* method, const std::string& ap
   if (!options_.token.empty()) req.headers.push_back({"Authorization", "Bearer " + options_.token});
   const std::string what =
       std::string("MLflow ") + method + " " + api + " at " + http::DisplayUrl(options_.url);
+  FERRY_ASSIGN_OR_RETURN(req.timeout, TimeLeft(what));
   auto resp = http_->Send(req);
   if (!resp.ok()) return resp.status().WithContext(what);
   if (!resp->ok()) return MlflowAnswerError(what, resp->status, resp->body);
@@ -233,6 +249,7 @@ Status MlflowClient::UploadArtifact(const std::string& artifact_uri, const std::
   req.headers.push_back({"Content-Type", "application/octet-stream"});
   if (!options_.token.empty()) req.headers.push_back({"Authorization", "Bearer " + options_.token});
   const std::string what = "upload of artifact '" + path + "' to " + http::DisplayUrl(options_.url);
+  FERRY_ASSIGN_OR_RETURN(req.timeout, TimeLeft(what));
   auto resp = http_->Send(req);
   if (!resp.ok()) return resp.status().WithContext(what);
   if (!resp->ok()) return MlflowAnswerError(what, resp->status, resp->body);

@@ -11,6 +11,7 @@
 //
 // Thread-safety: safe to share (the HTTP client is); calls do not retry unless they say so.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -57,6 +58,13 @@ class MlflowClient final {
 
   const std::string& url() const { return options_.url; }
 
+  // Every call from now on ends by `deadline` (its timeout shortened; one that starts after it
+  // fails at once with kUnavailable); nullopt = no deadline. Callable from any thread.
+  void SetDeadline(std::optional<std::chrono::steady_clock::time_point> deadline);
+  // Aborts the calls in flight (within about a second, kCancelled) and every later one: for an
+  // owner that must stop waiting on a hung server.
+  void CancelAll() { cancel_ = true; }
+
   // The id of experiment `name`, created when there is none (a concurrent creation is fine).
   Result<std::string> GetOrCreateExperiment(const std::string& name);
   Result<RunInfo> CreateRun(const std::string& experiment_id, const std::string& run_name,
@@ -87,7 +95,12 @@ class MlflowClient final {
   // POST/GET `api` (e.g. "runs/create") under /api/2.0/mlflow/; the parsed JSON text.
   Result<std::string> Call(const char* method, const std::string& api, const std::string& body);
 
+  // The http request's timeout under the deadline; kUnavailable naming `what` when it passed.
+  Result<std::chrono::milliseconds> TimeLeft(const std::string& what) const;
+
   ClientOptions options_;
+  std::atomic<int64_t> deadline_ns_{0};  // steady_clock nanoseconds; 0 = none
+  std::atomic<bool> cancel_{false};
   std::unique_ptr<http::Client> http_;
 };
 

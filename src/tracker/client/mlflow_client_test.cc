@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "base/hash.h"
 #include "http/testing/local_http_server.h"
@@ -40,6 +41,24 @@ TEST(MlflowClientTest, CreatesTheExperimentWhenThereIsNone) {
   ASSERT_EQ(reqs.size(), 2u);
   EXPECT_EQ(reqs[0].target, "/api/2.0/mlflow/experiments/get-by-name?experiment_name=my%20exp");
   EXPECT_EQ(json::parse(reqs[1].body)["name"], "my exp");
+}
+
+TEST(MlflowClientTest, ADeadlineCutsCallsShortAndOnePastItFailsAtOnce) {
+  LocalHttpServer server([](const ServerRequest&) -> ServerResponse {
+    std::this_thread::sleep_for(std::chrono::seconds(3));  // a server that thinks for long
+    return {.body = R"({"experiment_id":"7"})"};
+  });
+  auto client = ClientFor(server);
+  const auto t0 = std::chrono::steady_clock::now();
+  client->SetDeadline(t0 + std::chrono::milliseconds(300));
+  Status s = client->UpdateRun("r1", "FINISHED", 1);
+  EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded) << s.ToString();
+  EXPECT_TRUE(IsRetryable(s));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+  s = client->UpdateRun("r1", "FINISHED", 1);  // the deadline has passed: not even sent
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_NE(s.message().find("no time left"), std::string::npos) << s.message();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
 }
 
 TEST(MlflowClientTest, CreateRunSendsTagsAndTheToken) {

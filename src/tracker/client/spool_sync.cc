@@ -189,11 +189,15 @@ Result<std::string> SyncSpool(MlflowClient& client, const fs::path& run_dir,
     }));
     meta["run_id"] = run_id;  // a second sync after a failure reuses the run
     FERRY_RETURN_IF_ERROR(WriteAtomically(meta_path, meta.dump(1)));
-    auto params = Pairs(meta.value("config", json::object()));
-    if (!params.empty()) {
-      FERRY_RETURN_IF_ERROR(
-          Retry(options, "log params", [&] { return client.LogParams(run_id, params); }));
-    }
+  }
+  // ferry.track logs params from its sender thread: a run it created may not have them yet.
+  auto params = Pairs(meta.value("config", json::object()));
+  const json sent = meta.value("params_sent", json());
+  if (!params.empty() && !(sent.is_boolean() && sent.get<bool>())) {
+    FERRY_RETURN_IF_ERROR(
+        Retry(options, "log params", [&] { return client.LogParams(run_id, params); }));
+    meta["params_sent"] = true;
+    FERRY_RETURN_IF_ERROR(WriteAtomically(meta_path, meta.dump(1)));
   }
   std::string artifact_uri;
   for (const fs::path& path : Pending(run_dir)) {
