@@ -97,6 +97,7 @@ try {
   await page.check('#params-only-diff');
   out.params_only = await page.$$eval('#params-diff tbody tr', (trs) => trs.map((tr) => tr.dataset.key));
   await page.uncheck('#params-only-diff');
+  await page.evaluate(() => window.scrollTo(0, 0));
   await shot('ui-compare');
   // Pinning acc puts its chart first (in the URL too), and on the run page below.
   await page.click('#compare-charts figure[data-key="acc"] button.pin');
