@@ -85,7 +85,7 @@ set(FERRY_LAYER_ALLOW_cli
     tracker/retention tracker/client ui
     server storage http base)
 set(FERRY_LAYER_ALLOW_apps cli base)
-set(FERRY_LAYER_ALLOW_python backends shard storage base)
+set(FERRY_LAYER_ALLOW_python backends shard sysmetrics storage base)
 
 set(FERRY_LAYER_TEST_FIXTURES
     storage/memory storage/local storage/testing http/testing tracker/memory tracker/testing)

@@ -53,6 +53,7 @@ CLIENT_ID_TAG = "ferry.track.client_id"       # finds a run whose creation answe
 SPOOL_ERROR_TAG = "ferry.track.spool_error"   # set while the client's spool cannot be written
 DROPPED_TAG = "ferry.track.dropped_points"    # points given up (spool unwritable, server gone)
 DATA_INTERVAL = 10.0    # seconds between data-stall samples (ferry.data.timed meters)
+SYSTEM_INTERVAL = 10.0  # seconds between system-metric samples (as `ferry run --track`)
 
 
 # ---------------------------------------------------------------- small pure helpers
@@ -112,12 +113,21 @@ class Run:
     are the run's state as the user can read it."""
 
     def __init__(self, project, name=None, config=None, url=None, offline=False, spool_dir=None,
-                 data_interval=DATA_INTERVAL, require_server=False):
+                 data_interval=DATA_INTERVAL, require_server=False, system_interval=SYSTEM_INTERVAL,
+                 disk_path=None):
         self.project, self.name, self.offline = project, name, offline
         if not isinstance(data_interval, numbers.Real) or data_interval < 0:
             raise ValueError(f"ferry.track: data_interval must be seconds >= 0 (0 = off), not "
                              f"{data_interval!r}")
         self.data_interval = float(data_interval)
+        if not isinstance(system_interval, numbers.Real) or system_interval < 0:
+            raise ValueError(f"ferry.track: system_interval must be seconds >= 0 (0 = off), not "
+                             f"{system_interval!r}")
+        self.system_interval = float(system_interval)
+        self._disk_path = str(disk_path or os.getcwd())
+        self._sampler = None
+        self._next_system_sample = time.monotonic() + self.system_interval
+        self._system_step = -1
         self._next_data_sample = time.monotonic() + self.data_interval
         self.config = flatten(dict(config or {}))
         self.summary = {}
@@ -133,9 +143,11 @@ class Run:
             self.run_id = "offline-" + uuid.uuid4().hex
         elif os.environ.get("MLFLOW_RUN_ID"):
             # Attached to a run its owner created (`ferry run --track`): nothing to ask the server
-            # now; the artifact URI is read when an upload needs it.
+            # now; the artifact URI is read when an upload needs it. The owner logs the system
+            # metrics (ferry run --track does), so they are not logged twice.
             self.run_id = os.environ["MLFLOW_RUN_ID"]
             self._attached = True
+            self.system_interval = 0.0
         else:
             self._open(project, name, tags, require_server)
         local_id = self.run_id or "pending-" + self._client_id
@@ -279,6 +291,7 @@ class Run:
             self._spool_wake.clear()
             stopping = self._stop.is_set()
             self._sample_data(final=stopping)
+            self._sample_system(final=stopping)
             if self._spill():
                 self._wake.set()
             if stopping:
@@ -441,6 +454,33 @@ class Run:
                 values.update({f"data/{meter.name}/{k}": v for k, v in window.items()})
         if values:
             self._log_points(values, max(self._next_step - 1, 0))
+
+    def _sample_system(self, final=False):
+        """Every system_interval seconds (and once when finishing), the system metrics of
+        `ferry run --track` (the same C++ sampler: CPU, memory, disk, network, NVIDIA GPUs) at
+        step = seconds since the run started, as there."""
+        if self.system_interval <= 0:
+            return
+        if self._sampler is None:   # at the first round: the baseline of the rates
+            try:
+                from ferry import _native
+                self._sampler = _native.SystemSampler(self._disk_path)
+            except (ImportError, OSError) as e:
+                warnings.warn(f"ferry.track: no system metrics: ferry's native module is not "
+                              f"importable ({e}); pass system_interval=0 to say nothing")
+                self.system_interval = 0.0
+            return
+        if not final and time.monotonic() < self._next_system_sample:
+            return
+        self._next_system_sample = time.monotonic() + self.system_interval
+        now = _now_ms()
+        self._system_step = max(self._system_step + 1, (now - self.start_time) // 1000)
+        points = [{"k": k, "v": _json_value(v), "t": now, "s": self._system_step}
+                  for k, v in self._sampler.sample()]
+        if points:
+            with self._lock:
+                self._queue.extend(points)
+                self._queued_total += len(points)
 
     def _give_up(self):
         return self._deadline is not None and time.monotonic() > self._deadline
@@ -618,7 +658,8 @@ def _run_tags():
 
 
 def init(project, name=None, config=None, url=None, offline=False, spool_dir=None,
-         data_interval=DATA_INTERVAL, require_server=False):
+         data_interval=DATA_INTERVAL, require_server=False, system_interval=SYSTEM_INTERVAL,
+         disk_path=None):
     """Starts (or, with MLFLOW_RUN_ID set, attaches to) a run in experiment `project` on the
     server at `url` (default MLFLOW_TRACKING_URI, then FERRY_TRACK_URL); `config` (nested dicts
     flattened with '.') is logged as params. offline=True only writes the spool
@@ -628,9 +669,13 @@ def init(project, name=None, config=None, url=None, offline=False, spool_dir=Non
     batches_per_second. A server that does not answer within START_TIMEOUT seconds (down,
     hung, slow) is a warning, not a wait: the run logs to the spool and the background thread
     creates it when the server answers (`run.run_id` is None until then); require_server=True
-    retries for 30 s and raises TrackError instead."""
+    retries for 30 s and raises TrackError instead. Every `system_interval` seconds (0 = off;
+    off when attached through MLFLOW_RUN_ID, whose owner logs them) the system metrics of
+    `ferry run --track` are logged as system/... (disk usage: of `disk_path`, default the
+    working directory)."""
     return Run(project, name=name, config=config, url=url, offline=offline, spool_dir=spool_dir,
-               data_interval=data_interval, require_server=require_server)
+               data_interval=data_interval, require_server=require_server,
+               system_interval=system_interval, disk_path=disk_path)
 
 
 # ---------------------------------------------------------------- integrations

@@ -1,4 +1,5 @@
-// ferry._native: the C++ shard reader (src/shard) for Python. Thin: ferry/data.py builds the
+// ferry._native: the C++ shard reader (src/shard) for Python, and the system-metrics sampler of
+// `ferry run --track` (src/sysmetrics) for ferry.track. Thin: ferry/data.py builds the
 // PyTorch-facing ShardDataset on it. Each reader owns its store registry (HTTP handles, threads),
 // created where the reader is, so readers made in DataLoader worker processes after fork() are
 // independent of the parent's.
@@ -13,6 +14,7 @@
 #include "shard/plan.h"
 #include "shard/reader.h"
 #include "shard/resolve.h"
+#include "sysmetrics/sampler.h"
 
 namespace py = pybind11;
 
@@ -204,4 +206,22 @@ PYBIND11_MODULE(_native, m) {
   m.def("index_summary", &ferry::IndexSummary, py::arg("url"));
   m.def("resolve", &ferry::Resolve, py::arg("inputs"), py::arg("cache_dir") = "",
         py::arg("jobs") = 4);
+  using ferry::sysmetrics::SystemSampler;
+  py::class_<SystemSampler>(m, "SystemSampler")
+      .def(py::init([](const std::string& disk_path) {
+             return std::make_unique<SystemSampler>(
+                 ferry::sysmetrics::SamplerOptions{.disk_path = disk_path});
+           }),
+           py::arg("disk_path") = "/")
+      .def(
+          "sample",
+          [](SystemSampler& s) {
+            std::vector<std::pair<std::string, double>> out;
+            {
+              py::gil_scoped_release release;  // NVML calls may take milliseconds
+              for (auto& metric : s.Sample()) out.emplace_back(std::move(metric.name), metric.value);
+            }
+            return out;
+          })
+      .def_property_readonly("gpu_note", &SystemSampler::gpu_note);
 }

@@ -208,3 +208,41 @@ def test_a_full_spool_disk_is_said_at_once_and_no_point_is_lost(server, tiny_dis
     assert run.dropped_points == 0
     left = [p.name for p in (tiny_disk / "spool").iterdir()] if (tiny_disk / "spool").exists() else []
     assert not [n for n in left if n.endswith(".tmp")], left
+
+
+SYSTEM = r"""
+import json, os, sys, time, warnings
+import ferry.track as track
+warnings.simplefilter("error")          # no warning: the native sampler is there
+run = track.init(project="system", url=sys.argv[1], system_interval=0.3)
+for step in range(20):
+    run.log({"loss": 1 / (step + 1)})
+    time.sleep(0.05)
+time.sleep(0.8)
+run.finish()
+os.environ["MLFLOW_RUN_ID"] = run.run_id   # attached: the owner logs them, not this client
+attached = track.init(project="system", url=sys.argv[1], system_interval=0.3)
+attached.log({"later": 1.0})
+time.sleep(0.8)
+attached.finish()
+print(run.run_id)
+"""
+
+
+def test_system_metrics_are_logged_by_the_same_sampler_as_ferry_run(server, python):
+    """ferry.track logs system/... through ferry._native.SystemSampler (src/sysmetrics, the code
+    of `ferry run --track`) at step = seconds since the start; not when attached."""
+    run_id = python(SYSTEM.replace("sys.argv[1]", repr(server.url))).stdout.split()[-1]
+    run = call(server.url, "runs/get", run_id=run_id)["run"]
+    keys = {m["key"] for m in run["data"]["metrics"]}
+    for key in ("system/cpu_utilization_percentage", "system/system_memory_usage_megabytes",
+                "system/disk_usage_percentage", "system/network_receive_megabytes"):
+        assert key in keys, sorted(keys)
+    memory = call(server.url, "metrics/get-history", run_id=run_id,
+                  metric_key="system/system_memory_usage_megabytes")["metrics"]
+    assert len(memory) >= 3 and all(m["value"] > 0 for m in memory)
+    assert [int(m["step"]) for m in memory] == sorted({int(m["step"]) for m in memory})
+    assert int(memory[-1]["step"]) <= 10       # seconds since the start, not a counter
+    # The attached client logged its point and no system sample of its own.
+    assert len(call(server.url, "metrics/get-history", run_id=run_id,
+                    metric_key="system/system_memory_usage_megabytes")["metrics"]) == len(memory)
