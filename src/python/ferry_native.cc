@@ -213,15 +213,15 @@ PYBIND11_MODULE(_native, m) {
                  ferry::sysmetrics::SamplerOptions{.disk_path = disk_path});
            }),
            py::arg("disk_path") = "/")
-      .def(
-          "sample",
-          [](SystemSampler& s) {
-            std::vector<std::pair<std::string, double>> out;
-            {
-              py::gil_scoped_release release;  // NVML calls may take milliseconds
-              for (auto& metric : s.Sample()) out.emplace_back(std::move(metric.name), metric.value);
-            }
-            return out;
-          })
+      .def("sample",
+           [](SystemSampler& s) {
+             std::vector<std::pair<std::string, double>> out;
+             {
+               py::gil_scoped_release release;  // NVML calls may take milliseconds
+               for (auto& metric : s.Sample())
+                 out.emplace_back(std::move(metric.name), metric.value);
+             }
+             return out;
+           })
       .def_property_readonly("gpu_note", &SystemSampler::gpu_note);
 }
