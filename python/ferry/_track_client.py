@@ -137,21 +137,27 @@ def _with_retry(call, what, deadline=None):
             delay = min(delay * 2, 5.0)
 
 
-def _create_run(client, project, name, start_time, tags=None):
-    """The run's (run_id, artifact_uri): experiment `project` found by name or created."""
+def _experiment_id(client, project):
+    """The id of experiment `project`, or None when there is none."""
     try:
-        exp = client.get("experiments/get-by-name", {"experiment_name": project})
-        exp_id = exp["experiment"]["experiment_id"]
+        return client.get("experiments/get-by-name",
+                          {"experiment_name": project})["experiment"]["experiment_id"]
     except TrackError as e:
         if e.status != 404:
             raise
+        return None
+
+
+def _create_run(client, project, name, start_time, tags=None):
+    """The run's (run_id, artifact_uri): experiment `project` found by name or created."""
+    exp_id = _experiment_id(client, project)
+    if exp_id is None:
         try:
             exp_id = client.post("experiments/create", {"name": project})["experiment_id"]
         except TrackError as e2:   # created by a concurrent process in between
             if client.error_code(e2) != "RESOURCE_ALREADY_EXISTS":
                 raise
-            exp_id = client.get("experiments/get-by-name",
-                                {"experiment_name": project})["experiment"]["experiment_id"]
+            exp_id = _experiment_id(client, project)
     body = {"experiment_id": exp_id, "start_time": start_time,
             "user_id": (tags or {}).get("mlflow.user") or os.environ.get("USER", ""),
             "tags": [{"key": k, "value": v} for k, v in (tags or {}).items()]}
@@ -166,13 +172,7 @@ def _find_or_create_run(client, project, name, start_time, tags):
     creation whose answer was lost (a timeout at init) is found, not made twice."""
     client_id = (tags or {}).get("ferry.track.client_id")
     if client_id:
-        try:
-            exp_id = client.get("experiments/get-by-name",
-                                {"experiment_name": project})["experiment"]["experiment_id"]
-        except TrackError as e:
-            if e.status != 404:
-                raise
-            exp_id = None
+        exp_id = _experiment_id(client, project)
         if exp_id is not None:
             found = client.post("runs/search", {
                 "experiment_ids": [exp_id], "max_results": 1, "run_view_type": "ALL",

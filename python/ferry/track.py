@@ -37,7 +37,7 @@ import uuid
 import warnings
 
 from ._stall import live_meters
-from ._track_client import (MAX_METRICS, TrackError, _Client, _create_run,
+from ._track_client import (MAX_METRICS, TrackError, _Client, _create_run, _experiment_id,
                             _find_or_create_run, _log_params, _param_value, _remote_size,
                             _retryable, _send_points, _set_tags, _upload_artifact, _with_retry)
 from ._track_images import artifact_name, encode_png, image_bytes
@@ -703,12 +703,8 @@ def set_retention(project, keep_last=None, keep_best=None, metric=None, goal=Non
     Only the settings given are changed; "" unsets one. The server applies the policy at once
     and after every checkpoint upload. Returns the experiment id; TrackError when refused."""
     client = _Client(url)
-    try:
-        exp_id = client.get("experiments/get-by-name",
-                            {"experiment_name": project})["experiment"]["experiment_id"]
-    except TrackError as e:
-        if e.status != 404:
-            raise
+    exp_id = _experiment_id(client, project)
+    if exp_id is None:
         exp_id = client.post("experiments/create", {"name": project})["experiment_id"]
     settings = {"keep_last": keep_last, "keep_best": keep_best, "metric": metric, "goal": goal}
     for key, value in settings.items():
