@@ -37,7 +37,8 @@ import uuid
 import warnings
 
 from ._stall import live_meters
-from ._track_client import (MAX_METRICS, TrackError, _Client, _create_run, _experiment_id,
+from ._track_client import (MAX_METRICS, TrackError, _artifact_dir, _Client, _create_run,
+                            _experiment_id,
                             _find_or_create_run, _log_params, _param_value, _remote_size,
                             _retryable, _send_points, _set_tags, _upload_artifact, _with_retry)
 from ._track_images import artifact_name, encode_png, image_bytes
@@ -166,6 +167,7 @@ class Run:
         self._params_sent = not self.config
         self._lock = threading.Lock()
         self._run_lock = threading.Lock()   # _ensure_run: the sender and log_artifact
+        self._uploads = []        # (thread, path, name) of log_artifact(background=True)
         self._queue = []          # logged, not yet given to the spooler
         self._held = []           # the spooler could not write them (spool_error): sent from here
         self._spool_wake = threading.Event()
@@ -509,15 +511,50 @@ class Run:
 
     # -- artifacts
 
-    def log_artifact(self, path, name=None, delete_local=False, timeout=10):
+    def log_artifact(self, path, name=None, delete_local=False, timeout=10, background=False):
         """Uploads a file (streamed, verified with its SHA-256) under the run's artifacts as
         `name` (default: the file's name). With delete_local=True the local file is deleted
         after the server acknowledged it and a listing shows the same size. Raises TrackError
-        (the local file kept) when the server refuses it or stays unreachable for `timeout` s."""
+        (the local file kept) when the server refuses it or stays unreachable for `timeout` s.
+        background=True returns at once: a thread of its own uploads it (the server shows an
+        artifact only once all of it arrived verified), a failure is a warning naming the file
+        (kept), and `finish` waits for it within its own timeout."""
         path = pathlib.Path(path)
         name = name or path.name
         if self.offline:
             raise TrackError("ferry.track: log_artifact needs a server; not available offline")
+        if self.finished:
+            raise TrackError("ferry.track: run.log_artifact after run.finish()")
+        if background:
+            if not path.is_file():
+                raise TrackError(f"ferry.track: log_artifact: {path} is not a file")
+            t = threading.Thread(target=self._upload_in_background,
+                                 args=(path, name, delete_local, timeout),
+                                 name=f"ferry.track upload {name}", daemon=True)
+            with self._lock:
+                self._uploads.append((t, path, name))
+            t.start()
+            return self._artifact_path(name)
+        return self._upload(path, name, delete_local, timeout)
+
+    def _artifact_path(self, name):
+        uri = self._artifact_uri
+        return f"{_artifact_dir(uri)}/{name}" if uri else name
+
+    def _upload_in_background(self, path, name, delete_local, timeout):
+        # Until the upload succeeds, the server refuses it, or finish's deadline passes.
+        while True:
+            try:
+                self._upload(path, name, delete_local, timeout)
+                return
+            except (TrackError, OSError) as e:
+                retry = isinstance(e, TrackError) and _retryable(e) and not self._give_up()
+                if not retry:
+                    warnings.warn(f"ferry.track: background upload of {path} as {name} failed: "
+                                  f"{str(e).removeprefix('ferry.track: ')}; {path} kept")
+                    return
+
+    def _upload(self, path, name, delete_local, timeout):
         deadline = time.monotonic() + timeout
         with self._run_lock:
             _with_retry(self._ensure_run, "create the run", deadline=deadline)
@@ -578,6 +615,15 @@ class Run:
         self._wake.set()
         ok = self.flush(max(self._deadline - time.monotonic(), 0))
         self._thread.join(min(5, max(self._deadline - time.monotonic(), 0)))
+        with self._lock:
+            uploads = list(self._uploads)
+        for t, _, _ in uploads:
+            t.join(max(self._deadline - time.monotonic(), 0))
+        left = [f"{path} as {name}" for t, path, name in uploads if t.is_alive()]
+        if left:
+            warnings.warn(f"ferry.track: {len(left)} background upload(s) still in flight at the "
+                          f"finish timeout, abandoned (the server keeps no part of them; the local "
+                          f"files are kept): {', '.join(left)}")
         self._meta(summary={k: _json_value(v) for k, v in self.summary.items()},
                    status=status, end_time=end, exit_code=int(exit_code),
                    dropped_points=self.dropped_points)

@@ -246,3 +246,29 @@ def test_system_metrics_are_logged_by_the_same_sampler_as_ferry_run(server, pyth
     # The attached client logged its point and no system sample of its own.
     assert len(call(server.url, "metrics/get-history", run_id=run_id,
                     metric_key="system/system_memory_usage_megabytes")["metrics"]) == len(memory)
+
+
+def test_background_log_artifact_returns_at_once_and_finish_waits_for_it(server, tmp_path):
+    """log_artifact(background=True) behind a server 2 s slow per request: training goes on at
+    once, finish waits, the bytes arrive verified and the local file goes only after that."""
+    sick = SickServer(server.url.split("://")[1], mode="forward", delay=2.0)
+    try:
+        run = track.init(project="sick-background", url=sick.url, spool_dir=tmp_path / "spool",
+                         system_interval=0)
+        ckpt = tmp_path / "ckpt.bin"
+        data = os.urandom(8 << 20)
+        ckpt.write_bytes(data)
+        sick.set("slow")
+        t0 = time.monotonic()
+        remote = run.log_artifact(ckpt, name="model/ckpt.bin", delete_local=True, timeout=30,
+                                  background=True)
+        assert time.monotonic() - t0 < 1.0          # did not wait for the 2 s-slow server
+        assert remote.endswith("/model/ckpt.bin") and ckpt.exists()
+        run.log({"x": 1.0})
+        run.finish(timeout=60)
+        assert not ckpt.exists()                    # deleted after the verified upload
+        url = f"{server.url}/api/2.0/mlflow-artifacts/artifacts/{urllib.parse.quote(remote)}"
+        with urllib.request.urlopen(url, timeout=30) as r:
+            assert r.read() == data
+    finally:
+        sick.stop()
