@@ -215,6 +215,8 @@ def test_a_resumed_attempt_logs_into_the_same_run(ferry_bin, server, tmp_path):
     assert run["info"]["status"] == "FINISHED"
     t = tags(run)
     assert t["ferry.attempt"] == "1" and t["ferry.exit_code"] == "0"
+    # When each attempt began, for the UI's marks.
+    assert 0 < int(t["ferry.attempt.0.started_ms"]) < int(t["ferry.attempt.1.started_ms"])
     assert t["ferry.checkpoints"] == f"{tmp_path}/dst/job-r/1/"
     # Each attempt's output log is kept.
     assert "hello from the script" in artifact(server.url, run, "ferry/output.log")

@@ -83,6 +83,8 @@ Status RunTracker::OpenRun(const RunPlan& plan) {
   attempt_ = plan.id.attempt;
   auto tags =
       RunTags(plan, HostName(), env_.GetOr("USER", ""), std::filesystem::current_path().string());
+  // When this attempt began (the UI marks attempts on the charts' axes).
+  tags.emplace_back(AttemptStartedTag(attempt_), std::to_string(NowMs()));
   // A later attempt of this job and rank continues the run its first attempt created.
   std::optional<storage::OpenedUrl> records;
   std::string record_key;
@@ -100,7 +102,7 @@ Status RunTracker::OpenRun(const RunPlan& plan) {
             experiment_ = rec->experiment;
             FERRY_RETURN_IF_ERROR(client_->UpdateRun(run_.run_id, "RUNNING", 0));
             for (const auto& [k, v] : tags) {
-              if (k == "ferry.attempt" || k == "ferry.host") {
+              if (k == "ferry.attempt" || k == "ferry.host" || k == AttemptStartedTag(attempt_)) {
                 FERRY_RETURN_IF_ERROR(client_->SetTag(run_.run_id, k, v));
               }
             }

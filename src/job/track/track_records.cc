@@ -187,6 +187,10 @@ std::string FinalStatus(const ChildState& child, int exit_code) {
   return "FAILED";
 }
 
+std::string AttemptStartedTag(const std::string& attempt) {
+  return "ferry.attempt." + (attempt.empty() ? std::string("0") : attempt) + ".started_ms";
+}
+
 std::string OutputLogArtifact(const std::string& attempt) {
   if (attempt.empty() || attempt == "0") return "ferry/output.log";
   return "ferry/output-attempt" + attempt + ".log";

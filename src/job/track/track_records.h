@@ -59,6 +59,11 @@ std::optional<std::string> GitCommit(const std::string& dir);
 // and passed it on, or the command was killed by a signal), else FAILED.
 std::string FinalStatus(const ChildState& child, int exit_code);
 
+// The tag saying when attempt `attempt` began, in ms since the epoch:
+// "ferry.attempt.<N>.started_ms"
+// ("0" for an unknown attempt), set by every attempt on the run it creates or continues.
+std::string AttemptStartedTag(const std::string& attempt);
+
 // The artifact path of the output log of `attempt`: ferry/output.log for attempt 0 (and an
 // unknown one), ferry/output-attempt<N>.log for later attempts, so a resumed run keeps each.
 std::string OutputLogArtifact(const std::string& attempt);

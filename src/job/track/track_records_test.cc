@@ -120,5 +120,10 @@ TEST(TrackRecordsTest, CommandLineSecretsAreRedacted) {
             "--keep v");
 }
 
+TEST(TrackRecordsTest, AttemptStartedTagNamesTheAttempt) {
+  EXPECT_EQ(AttemptStartedTag("2"), "ferry.attempt.2.started_ms");
+  EXPECT_EQ(AttemptStartedTag(""), "ferry.attempt.0.started_ms");
+}
+
 }  // namespace
 }  // namespace ferry::job::track
