@@ -14,6 +14,7 @@ ARTIFACTS_API = "/api/2.0/mlflow-artifacts/artifacts"
 MAX_METRICS = 1000      # per log-batch call (docs/semantics/mlflow.md, "Logging and limits")
 MAX_PARAMS = 100
 MAX_TAGS = 100
+DROPPED_TAG = "ferry.track.dropped_points"    # points given up (spool unwritable, server gone)
 HTTP_TIMEOUT = 30       # seconds without a byte on an artifact transfer
 API_TIMEOUT = 10        # seconds for a JSON call: a hung server is said within seconds
 

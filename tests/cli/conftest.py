@@ -151,6 +151,14 @@ def fault_proxy(rgw, tmp_path):
     return lambda *args: Proxy(target, tmp_path, *args)
 
 
+@pytest.fixture
+def no_tracking_env(monkeypatch):
+    """The MLflow / ferry.track variables of the caller's environment unset."""
+    for name in ("MLFLOW_TRACKING_URI", "FERRY_TRACK_URL", "MLFLOW_RUN_ID", "MLFLOW_TRACKING_TOKEN",
+                 "FERRY_TRACK_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+
+
 def python_env(rgw, **extra):
     """Environment for a /usr/bin/python3 child that imports ferry.data from the build."""
     env = base_env(rgw, **extra)

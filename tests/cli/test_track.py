@@ -48,10 +48,8 @@ def server(ferry_bin, tmp_path_factory):
 
 
 @pytest.fixture(autouse=True)
-def no_tracking_env(monkeypatch):
-    for name in ("MLFLOW_TRACKING_URI", "FERRY_TRACK_URL", "MLFLOW_RUN_ID", "MLFLOW_TRACKING_TOKEN",
-                 "FERRY_TRACK_TOKEN"):
-        monkeypatch.delenv(name, raising=False)
+def _no_tracking_env(no_tracking_env):
+    """No tracking server, run or token from the caller's environment (conftest.py)."""
 
 
 def test_20000_points_over_10_keys_read_back_exactly_with_params_summary_and_status(server, tmp_path):
